@@ -1,0 +1,50 @@
+# memorychat — `make run` serves the app, `make test` runs every test. Both set up .venv first.
+SHELL := /bin/bash
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-stamp
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: install migrate run test test-fast lint browser bench clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	@touch $(STAMP)
+
+migrate: install
+	DEBUG=$${DEBUG:-true} $(PY) manage.py migrate --noinput
+
+# The development server (ASGI through daphne) with a background-job worker beside it.
+run: migrate
+	@export DEBUG=$${DEBUG:-true}; \
+	$(PY) manage.py first_run; \
+	trap 'kill 0' EXIT; \
+	$(PY) manage.py db_worker --queue-name '*' & \
+	$(PY) manage.py runserver $(HOST):$(PORT)
+
+# Debian's chromium for the browser tests (Playwright cannot download browsers here).
+browser:
+	@test -x /usr/bin/chromium || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get install -y -q chromium >/dev/null || (apt-get update -q && apt-get install -y -q chromium); \
+	  else echo "Install chromium: sudo apt-get install -y chromium" >&2; exit 1; fi; }
+
+test: install browser
+	$(PY) -m pytest
+
+test-fast: install
+	$(PY) -m pytest -m "not e2e"
+
+lint: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+bench: install
+	$(PY) bench/window.py
+
+clean:
+	rm -rf $(VENV) var .pytest_cache .ruff_cache .hypothesis

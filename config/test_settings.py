@@ -1,0 +1,13 @@
+"""Settings for the test suite: the real settings with test defaults for the environment."""
+
+import os
+
+os.environ.setdefault("DEBUG", "true")
+os.environ.setdefault("ALLOWED_HOSTS", "localhost,127.0.0.1,testserver")
+os.environ.setdefault("CREATE_DEMO_USER", "false")
+# Tests never talk to a real provider unless a test points the client at its own server.
+os.environ["OPENAI_API_KEY"] = os.environ.get("TEST_OPENAI_API_KEY", "")
+
+from config.settings import *  # noqa: F403
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast users in tests
