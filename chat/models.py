@@ -1,0 +1,108 @@
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.urls import reverse
+from django.utils import timezone
+
+from memory.window import MemoryStrategy
+
+
+class Conversation(models.Model):
+    class Strategy(models.TextChoices):
+        SLIDING_WINDOW = MemoryStrategy.SLIDING_WINDOW.value, "Sliding window"
+        TOKEN_LIMIT = MemoryStrategy.TOKEN_LIMIT.value, "Token limit"
+        SUMMARY_BUFFER = MemoryStrategy.SUMMARY_BUFFER.value, "Rolling summary"
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="conversations"
+    )
+    title = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+    archived = models.BooleanField(default=False)
+    # A temporary conversation reads and writes no long-term memory.
+    temporary = models.BooleanField(default=False)
+    strategy = models.CharField(
+        max_length=20, choices=Strategy.choices, default=Strategy.SUMMARY_BUFFER
+    )
+    # Tokens per request; null means the default budget (settings.MEMORYCHAT_CONTEXT_BUDGET).
+    context_budget = models.PositiveIntegerField(null=True, blank=True)
+    # Blank means settings.OPENAI_MODEL.
+    model = models.CharField(max_length=100, blank=True)
+
+    class Meta:
+        ordering = ["-updated_at", "-id"]
+        indexes = [models.Index(fields=["user", "archived", "-updated_at"], name="conv_user_recent")]
+
+    def __str__(self) -> str:
+        return self.title or f"Conversation {self.pk}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("chat:conversation", args=[self.pk])
+
+    @property
+    def display_title(self) -> str:
+        return self.title or "New conversation"
+
+    @property
+    def effective_model(self) -> str:
+        return self.model or settings.OPENAI_MODEL
+
+    @property
+    def effective_budget(self) -> int:
+        return self.context_budget or settings.MEMORYCHAT_CONTEXT_BUDGET
+
+
+class Message(models.Model):
+    class Role(models.TextChoices):
+        SYSTEM = "system"
+        USER = "user"
+        ASSISTANT = "assistant"
+
+    class Status(models.TextChoices):
+        COMPLETE = "complete"
+        STREAMING = "streaming"
+        INTERRUPTED = "interrupted"
+        FAILED = "failed"
+
+    conversation = models.ForeignKey(
+        Conversation, on_delete=models.CASCADE, related_name="messages"
+    )
+    role = models.CharField(max_length=10, choices=Role.choices)
+    content = models.TextField(blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    # Tokens of the content alone, counted once at write time with the conversation's model.
+    token_count = models.PositiveIntegerField(default=0)
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.COMPLETE)
+    # Why a reply is interrupted or failed, in words the page shows.
+    error = models.CharField(max_length=500, blank=True)
+    model = models.CharField(max_length=100, blank=True)
+    prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
+    completion_tokens = models.PositiveIntegerField(null=True, blank=True)
+    time_to_first_token = models.FloatField(null=True, blank=True, help_text="seconds")
+    duration = models.FloatField(null=True, blank=True, help_text="seconds")
+    # Set by the browser on user messages so a resend after a reconnect is stored once.
+    client_id = models.CharField(max_length=64, blank=True)
+    # The user message an assistant reply answers.
+    reply_to = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="replies"
+    )
+    # What the model saw for this reply: blocks, token counts, memories, messages left out.
+    context_report = models.JSONField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        indexes = [
+            models.Index(fields=["conversation", "-created_at", "-id"], name="msg_conv_latest"),
+            models.Index(fields=["status"], name="msg_status", condition=~Q(status="complete")),
+        ]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["conversation", "client_id"],
+                condition=~Q(client_id=""),
+                name="msg_unique_client_id",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.role}: {self.content[:60]}"
