@@ -32,7 +32,9 @@ class Conversation(models.Model):
 
     class Meta:
         ordering = ["-updated_at", "-id"]
-        indexes = [models.Index(fields=["user", "archived", "-updated_at"], name="conv_user_recent")]
+        indexes = [
+            models.Index(fields=["user", "archived", "-updated_at"], name="conv_user_recent")
+        ]
 
     def __str__(self) -> str:
         return self.title or f"Conversation {self.pk}"
@@ -87,6 +89,10 @@ class Message(models.Model):
     reply_to = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="replies"
     )
+    # The memory.SystemPrompt version this reply was generated with.
+    system_prompt_version = models.PositiveIntegerField(null=True, blank=True)
+    # While streaming: the time by which the streaming server must renew it (see services).
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
     # What the model saw for this reply: blocks, token counts, memories, messages left out.
     context_report = models.JSONField(null=True, blank=True)
 

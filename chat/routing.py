@@ -1,1 +1,7 @@
-websocket_urlpatterns: list = []
+from django.urls import path
+
+from chat.consumers import ChatConsumer
+
+websocket_urlpatterns = [
+    path("ws/chat/<int:conversation_id>/", ChatConsumer.as_asgi()),
+]

@@ -5,4 +5,11 @@ from chat import views
 app_name = "chat"
 urlpatterns = [
     path("", views.home, name="home"),
+    path("c/new/", views.conversation_new, name="new"),
+    path("c/<int:conversation_id>/", views.conversation_detail, name="conversation"),
+    path("c/<int:conversation_id>/history/", views.message_history, name="history"),
+    path("c/<int:conversation_id>/rename/", views.conversation_rename, name="rename"),
+    path("c/<int:conversation_id>/archive/", views.conversation_archive, name="archive"),
+    path("c/<int:conversation_id>/delete/", views.conversation_delete, name="delete"),
+    path("c/<int:conversation_id>/settings/", views.conversation_settings, name="settings"),
 ]

@@ -1,7 +1,193 @@
+"""Chat pages: thin views over chat.services and chat.selectors."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
-from django.shortcuts import render
+from django.http import HttpResponseBadRequest, JsonResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.vary import vary_on_headers
+from django_htmx.http import HttpResponseClientRedirect
+
+from chat import selectors, services
+from chat.forms import ConversationSettingsForm, NewConversationForm, RenameForm, SignupForm
+
+
+def signup(request):
+    if request.user.is_authenticated:
+        return redirect("chat:home")
+    form = SignupForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        user = form.save()
+        login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+        return redirect("chat:home")
+    return render(request, "registration/signup.html", {"form": form})
+
+
+def _sidebar_context(request, current=None) -> dict:
+    query = request.GET.get("q", "").strip()[:200]
+    archived = request.GET.get("archived") == "1"
+    return {
+        "conversations": selectors.conversation_list(
+            user=request.user, query=query, archived=archived
+        )[:200],
+        "query": query,
+        "show_archived": archived,
+        "current": current,
+    }
+
+
+def _page_context(request, conversation=None) -> dict:
+    context = _sidebar_context(request, conversation)
+    context["max_message_chars"] = settings.MEMORYCHAT_MAX_MESSAGE_CHARS
+    if conversation is not None:
+        services.replies_interrupt_stale(conversation=conversation)
+        messages, has_more = selectors.message_page(conversation=conversation)
+        context.update(
+            conversation=conversation,
+            messages=messages,
+            has_more=has_more,
+            last_context=selectors.last_context(conversation),
+            settings_form=ConversationSettingsForm(instance=conversation),
+        )
+    return context
 
 
 @login_required
+@require_GET
+@vary_on_headers("HX-Request")
 def home(request):
-    return render(request, "chat/home.html")
+    template = "chat/chat.html"
+    if request.htmx and request.htmx.target == "sidebar-list":
+        template += "#sidebar-list"
+    return render(request, template, _page_context(request))
+
+
+@login_required
+@require_GET
+@vary_on_headers("HX-Request")
+def conversation_detail(request, conversation_id: int):
+    conversation = selectors.conversation_get_for_user(
+        user=request.user, conversation_id=conversation_id
+    )
+    template = "chat/chat.html"
+    if request.htmx and request.htmx.target == "sidebar-list":
+        template += "#sidebar-list"
+    return render(request, template, _page_context(request, conversation))
+
+
+@login_required
+@require_GET
+def message_history(request, conversation_id: int):
+    """Older messages, for "Load earlier"."""
+    conversation = selectors.conversation_get_for_user(
+        user=request.user, conversation_id=conversation_id
+    )
+    try:
+        before = int(request.GET["before"])
+    except (KeyError, ValueError):
+        return HttpResponseBadRequest("before must be a message id")
+    messages, has_more = selectors.message_page(conversation=conversation, before_id=before)
+    return render(
+        request,
+        "chat/chat.html#message-list",
+        {"conversation": conversation, "messages": messages, "has_more": has_more},
+    )
+
+
+@login_required
+@require_POST
+def conversation_new(request):
+    """Start a conversation. The page's script calls this on the first Send and pushes the new
+    URL; a plain form post (no JS) redirects."""
+    form = NewConversationForm(request.POST)
+    temporary = form.is_valid() and form.cleaned_data["temporary"]
+    conversation = services.conversation_create(user=request.user, temporary=temporary)
+    url = conversation.get_absolute_url()
+    if request.headers.get("Accept") == "application/json":
+        return JsonResponse({"id": conversation.pk, "url": url}, status=201)
+    return redirect(url)
+
+
+@login_required
+@require_POST
+def conversation_rename(request, conversation_id: int):
+    conversation = selectors.conversation_get_for_user(
+        user=request.user, conversation_id=conversation_id
+    )
+    form = RenameForm(request.POST)
+    if form.is_valid():
+        services.conversation_rename(conversation=conversation, title=form.cleaned_data["title"])
+    context = _sidebar_context(request, conversation)
+    context["rename_error"] = (conversation.pk, form.errors.get("title")) if form.errors else None
+    if request.htmx:
+        return render(request, "chat/chat.html#sidebar-list", context)
+    return redirect(conversation)
+
+
+@login_required
+@require_POST
+def conversation_archive(request, conversation_id: int):
+    conversation = selectors.conversation_get_for_user(
+        user=request.user, conversation_id=conversation_id
+    )
+    archived = request.POST.get("archived", "1") == "1"
+    services.conversation_set_archived(conversation=conversation, archived=archived)
+    if request.htmx:
+        return render(request, "chat/chat.html#sidebar-list", _sidebar_context(request))
+    return redirect("chat:home")
+
+
+@login_required
+def conversation_delete(request, conversation_id: int):
+    """GET: confirm. POST: delete (and, if asked, the memories that came only from it)."""
+    conversation = selectors.conversation_get_for_user(
+        user=request.user, conversation_id=conversation_id
+    )
+    only_here = _memories_only_from(conversation)
+    if request.method == "POST":
+        if request.POST.get("delete_memories") == "1":
+            _delete_memories_only_from(conversation)
+        services.conversation_delete(conversation=conversation)
+        if request.htmx:
+            return HttpResponseClientRedirect("/")
+        return redirect("chat:home")
+    return render(
+        request,
+        "chat/confirm_delete.html",
+        {"conversation": conversation, "memories_only_here": only_here},
+    )
+
+
+def _memories_only_from(conversation) -> int:
+    try:
+        from memory.services import memories_only_from
+    except ImportError:
+        return 0
+    return sum(len(ids) for ids in memories_only_from(conversation=conversation).values())
+
+
+def _delete_memories_only_from(conversation) -> None:
+    from memory.services import memories_delete_only_from
+
+    memories_delete_only_from(conversation=conversation)
+
+
+@login_required
+@require_POST
+def conversation_settings(request, conversation_id: int):
+    conversation = selectors.conversation_get_for_user(
+        user=request.user, conversation_id=conversation_id
+    )
+    form = ConversationSettingsForm(request.POST, instance=conversation)
+    if form.is_valid():
+        form.save()
+    if request.htmx:
+        return render(
+            request,
+            "chat/chat.html#conversation-settings",
+            {"conversation": conversation, "settings_form": form, "saved": form.is_valid()},
+        )
+    return redirect(conversation)

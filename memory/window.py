@@ -216,21 +216,25 @@ class ConversationMemory:
 
 
 def select_recent(
-    costs_newest_first: Iterable[int], budget: int, max_messages: int | None = None
+    costs_newest_first: Iterable[int],
+    budget: int,
+    max_messages: int | None = None,
+    *,
+    keep_newest: bool = True,
 ) -> int:
     """How many of the newest messages fit in ``budget`` tokens (and ``max_messages``).
 
     The database-backed context engine uses this with stored per-message costs, reading
     newest-first and stopping at the first message that no longer fits, so a turn costs
-    O(window), never O(history). The newest message always counts (1 is the minimum) when
-    there is one.
+    O(window), never O(history). With ``keep_newest`` the newest message always counts, as in
+    ``ConversationMemory``.
     """
     used = 0
     kept = 0
     for cost in costs_newest_first:
         if max_messages is not None and kept >= max_messages:
             break
-        if kept and used + cost > budget:
+        if used + cost > budget and (kept or not keep_newest):
             break
         used += cost
         kept += 1

@@ -1,0 +1,198 @@
+"""The chat websocket: validates frames, checks ownership, hands turns to chat.turn."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from django.conf import settings
+from django.utils.html import escape
+
+from chat import services
+from chat.models import Conversation, Message
+from chat.services import ChatError
+from chat.turn import ReplyTask, reply_end_frame
+
+logger = logging.getLogger(__name__)
+
+CLOSE_UNAUTHENTICATED = 4401
+CLOSE_FORBIDDEN = 4403
+CLIENT_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+def group_name(conversation_id: int) -> str:
+    return f"conversation-{conversation_id}"
+
+
+class FrameError(ChatError):
+    def __init__(self, message: str, code: str = "bad_frame"):
+        super().__init__(message, code=code)
+
+
+def parse_send(frame: dict) -> tuple[str, str]:
+    text, client_id = frame.get("text"), frame.get("client_id", "")
+    if not isinstance(text, str):
+        raise FrameError("A message must be text.")
+    if not isinstance(client_id, str) or (client_id and not CLIENT_ID.match(client_id)):
+        raise FrameError("client_id must be 1-64 letters, digits, '-' or '_'.")
+    if not text.strip():
+        raise FrameError("The message is empty.", code="empty")
+    limit = settings.MEMORYCHAT_MAX_MESSAGE_CHARS
+    if len(text) > limit:
+        raise FrameError(
+            f"The message is too long ({len(text):,} characters; the limit is {limit:,}).",
+            code="too_long",
+        )
+    return text, client_id
+
+
+class ChatConsumer(AsyncJsonWebsocketConsumer):
+    conversation: Conversation | None = None
+    reply_task: ReplyTask | None = None
+
+    async def connect(self):
+        user = self.scope.get("user")
+        if user is None or not user.is_authenticated:
+            await self.close(code=CLOSE_UNAUTHENTICATED)
+            return
+        conversation_id = self.scope["url_route"]["kwargs"]["conversation_id"]
+        self.conversation = (
+            await Conversation.objects.select_related("user")
+            .filter(pk=conversation_id, user=user)
+            .afirst()
+        )
+        if self.conversation is None:
+            await self.close(code=CLOSE_FORBIDDEN)
+            return
+        self.group = group_name(self.conversation.pk)
+        await self.channel_layer.group_add(self.group, self.channel_name)
+        await self.accept()
+        streaming = await database_sync_to_async(self._streaming_reply_id)()
+        await self.send_json(
+            {"type": "ready", "streaming": streaming, "offline": not settings.OPENAI_API_KEY}
+        )
+
+    def _streaming_reply_id(self) -> int | None:
+        services.replies_interrupt_stale(conversation=self.conversation)
+        return (
+            Message.objects.filter(conversation=self.conversation, status="streaming")
+            .values_list("pk", flat=True)
+            .first()
+        )
+
+    async def disconnect(self, code):
+        if self.conversation is None:
+            return
+        await self.channel_layer.group_discard(self.group, self.channel_name)
+        if self.reply_task is not None and self.reply_task.task is not None:
+            self.reply_task.cancel("The page was closed before the reply finished.")
+            await self.reply_task.task  # the partial reply is stored before we go
+
+    # -- frames from the browser ----------------------------------------------------------
+
+    async def receive(self, text_data=None, bytes_data=None, **kwargs):
+        if text_data is None:
+            await self.send_error(FrameError("Frames must be JSON text."))
+            return
+        try:
+            frame = json.loads(text_data)
+        except ValueError:
+            await self.send_error(FrameError("That frame is not valid JSON."))
+            return
+        await self.receive_json(frame)
+
+    async def receive_json(self, content, **kwargs):
+        client_id = content.get("client_id", "") if isinstance(content, dict) else ""
+        try:
+            if not isinstance(content, dict):
+                raise FrameError("A frame must be a JSON object.")
+            handler = {
+                "send": self.handle_send,
+                "stop": self.handle_stop,
+                "retry": self.handle_retry,
+            }.get(content.get("type"))
+            if handler is None:
+                raise FrameError(f"Unknown frame type {content.get('type')!r}.")
+            await handler(content)
+        except ChatError as exc:
+            await self.send_error(exc, client_id=client_id if isinstance(client_id, str) else "")
+
+    async def handle_send(self, frame: dict) -> None:
+        text, client_id = parse_send(frame)
+        start = await database_sync_to_async(services.turn_begin)(
+            conversation=self.conversation, text=text, client_id=client_id
+        )
+        if start.replayed:
+            await self.replay(start)
+            return
+        await self.publish(self.user_message_frame(start.user_message))
+        if not self.conversation.title:
+            await self.refresh_title()
+        self.start_reply(start)
+
+    async def handle_retry(self, frame: dict) -> None:
+        message_id = frame.get("message_id")
+        if not isinstance(message_id, int) or isinstance(message_id, bool):
+            raise FrameError("retry needs a message_id (an integer).")
+        start = await database_sync_to_async(services.turn_retry)(
+            conversation=self.conversation, user_message_id=message_id
+        )
+        self.start_reply(start)
+
+    async def handle_stop(self, frame: dict) -> None:
+        if self.reply_task is not None and not self.reply_task.task.done():
+            self.reply_task.cancel("Stopped before the reply finished.")
+        else:  # the reply may be streaming from another tab or process
+            await self.channel_layer.group_send(self.group, {"type": "chat.stop"})
+
+    def start_reply(self, start) -> None:
+        self.reply_task = ReplyTask(
+            conversation=self.conversation,
+            user_message=start.user_message,
+            reply=start.reply,
+            publish=self.publish,
+        )
+        self.reply_task.start()
+
+    async def replay(self, start) -> None:
+        """A resend of a stored message: show this tab what exists, store nothing."""
+        await self.send_json(self.user_message_frame(start.user_message))
+        reply = start.reply
+        if reply is not None and reply.status != Message.Status.STREAMING:
+            await self.send_json(reply_end_frame(reply))
+
+    async def refresh_title(self) -> None:
+        await self.conversation.arefresh_from_db(fields=["title"])
+        if self.conversation.title:
+            await self.publish({"type": "title", "title": self.conversation.title})
+
+    # -- frames to the browser ------------------------------------------------------------
+
+    @staticmethod
+    def user_message_frame(message: Message) -> dict:
+        return {
+            "type": "user_message",
+            "id": message.pk,
+            "client_id": message.client_id,
+            "html": escape(message.content),
+        }
+
+    async def publish(self, frame: dict) -> None:
+        await self.channel_layer.group_send(self.group, {"type": "chat.frame", "frame": frame})
+
+    async def send_error(self, exc: ChatError, client_id: str = "") -> None:
+        await self.send_json(
+            {"type": "error", "code": exc.code, "message": exc.message, "client_id": client_id}
+        )
+
+    # -- group events ---------------------------------------------------------------------
+
+    async def chat_frame(self, event):
+        await self.send_json(event["frame"])
+
+    async def chat_stop(self, event):
+        if self.reply_task is not None and self.reply_task.task is not None:
+            self.reply_task.cancel("Stopped before the reply finished.")

@@ -1,0 +1,38 @@
+from django import forms
+from django.contrib.auth import get_user_model
+from django.contrib.auth.forms import UserCreationForm
+
+from chat.models import Conversation
+
+
+class SignupForm(UserCreationForm):
+    class Meta(UserCreationForm.Meta):
+        model = get_user_model()
+        fields = ("username",)
+
+
+class RenameForm(forms.Form):
+    title = forms.CharField(max_length=200)
+
+    def clean_title(self):
+        title = " ".join(self.cleaned_data["title"].split())
+        if not title:
+            raise forms.ValidationError("A title cannot be empty.")
+        return title
+
+
+class NewConversationForm(forms.Form):
+    temporary = forms.BooleanField(required=False)
+
+
+class ConversationSettingsForm(forms.ModelForm):
+    class Meta:
+        model = Conversation
+        fields = ("strategy", "context_budget")
+        help_texts = {"context_budget": "Tokens per request; empty for the default."}
+
+    def clean_context_budget(self):
+        budget = self.cleaned_data["context_budget"]
+        if budget is not None and not 512 <= budget <= 2_000_000:
+            raise forms.ValidationError("Choose a budget between 512 and 2,000,000 tokens.")
+        return budget

@@ -1,0 +1,206 @@
+"""The LLM client: one place that talks to the model.
+
+``get_provider()`` returns the OpenAI-compatible provider when ``OPENAI_API_KEY`` is set, else
+the offline provider. Both stream text deltas through the same ``ReplyStream`` interface and
+raise ``UpstreamError`` with a message fit for the page.
+
+Retries: the openai client retries 429 and 5xx (and connection errors) itself, with backoff,
+before the response starts — i.e. before the first token. Once tokens flow nothing is retried:
+the partial reply is kept and the user can retry.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import weakref
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+
+import httpx
+import openai
+from django.conf import settings
+
+from chat.offline import compose_offline_reply, split_for_streaming
+
+logger = logging.getLogger(__name__)
+
+OFFLINE_MODEL = "offline"
+OFFLINE_WORD_DELAY = 0.012  # seconds between pieces, so the offline reply visibly streams
+
+
+class UpstreamError(Exception):
+    """The model could not answer (or stopped answering)."""
+
+    def __init__(self, message: str, *, kind: str = "upstream"):
+        super().__init__(message)
+        self.message = message
+        self.kind = kind
+
+
+@dataclass
+class Usage:
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+
+@dataclass
+class ReplyStream:
+    """Text deltas of one reply. Iterate it; ``usage`` is filled when the stream ends."""
+
+    model: str
+    offline: bool = False
+    chunks: AsyncIterator[str] | None = None
+    usage: Usage = field(default_factory=Usage)
+    _closer: object = None
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        assert self.chunks is not None
+        return self.chunks
+
+    async def aclose(self) -> None:
+        """Cancel the upstream request (Stop, a closed tab)."""
+        await self.chunks.aclose()  # type: ignore[attr-defined]
+        if self._closer is not None:
+            await self._closer()  # type: ignore[operator]
+
+
+def describe_error(exc: BaseException) -> UpstreamError:
+    """Map client and transport errors to what the page says."""
+    if isinstance(exc, UpstreamError):
+        return exc
+    if isinstance(exc, openai.RateLimitError):
+        return UpstreamError(
+            "The model is rate limited (HTTP 429) and did not answer after retries. "
+            "Try again in a moment.",
+            kind="rate_limited",
+        )
+    if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
+        return UpstreamError("The model server refused the API key.", kind="auth")
+    if isinstance(exc, openai.NotFoundError):
+        return UpstreamError("The model server does not know this model.", kind="not_found")
+    if isinstance(exc, openai.APIStatusError):
+        return UpstreamError(
+            f"The model server failed (HTTP {exc.status_code}). Try again.", kind="server_error"
+        )
+    if isinstance(exc, openai.APITimeoutError | httpx.TimeoutException):
+        return UpstreamError("The model took too long to answer.", kind="timeout")
+    if isinstance(exc, openai.APIConnectionError | httpx.ConnectError):
+        return UpstreamError("Could not reach the model server.", kind="unreachable")
+    if isinstance(exc, httpx.TransportError):
+        return UpstreamError("The connection to the model broke mid-reply.", kind="cut")
+    if isinstance(exc, json.JSONDecodeError | openai.APIError | ValueError | KeyError):
+        return UpstreamError("The model sent a malformed reply.", kind="malformed")
+    return UpstreamError("The model failed unexpectedly.", kind="unknown")
+
+
+# One client per event loop: httpx connection pools must not cross loops.
+_clients: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _client() -> openai.AsyncOpenAI:
+    loop = asyncio.get_running_loop()
+    key = (
+        settings.OPENAI_API_KEY,
+        settings.OPENAI_BASE_URL,
+        settings.OPENAI_TIMEOUT,
+        settings.OPENAI_MAX_RETRIES,
+    )
+    cached = _clients.get(loop)
+    if cached is None or cached[0] != key:
+        client = openai.AsyncOpenAI(
+            api_key=settings.OPENAI_API_KEY,
+            base_url=settings.OPENAI_BASE_URL or None,
+            timeout=httpx.Timeout(settings.OPENAI_TIMEOUT, connect=10.0),
+            max_retries=settings.OPENAI_MAX_RETRIES,
+        )
+        cached = (key, client)
+        _clients[loop] = cached
+    return cached[1]
+
+
+class OpenAIProvider:
+    offline = False
+
+    async def stream(self, messages: Sequence[dict], *, model: str, report=None) -> ReplyStream:
+        try:
+            response = await _client().chat.completions.create(
+                model=model,
+                messages=list(messages),
+                stream=True,
+                stream_options={"include_usage": True},
+            )
+        except Exception as exc:
+            raise describe_error(exc) from exc
+        reply = ReplyStream(model=model, _closer=response.close)
+        reply.chunks = self._deltas(response, reply)
+        return reply
+
+    async def _deltas(self, response, reply: ReplyStream) -> AsyncIterator[str]:
+        finished = False
+        try:
+            async for chunk in response:
+                if chunk.usage is not None:
+                    reply.usage.prompt_tokens = chunk.usage.prompt_tokens
+                    reply.usage.completion_tokens = chunk.usage.completion_tokens
+                for choice in chunk.choices:
+                    if choice.finish_reason:
+                        finished = True
+                    text = choice.delta.content if choice.delta else None
+                    if text:
+                        yield text
+        except (GeneratorExit, asyncio.CancelledError):
+            raise
+        except Exception as exc:
+            raise describe_error(exc) from exc
+        if not finished:
+            raise UpstreamError("The model's stream ended before the reply finished.", kind="cut")
+
+    async def complete_json(self, messages: Sequence[dict], *, model: str, schema: dict) -> dict:
+        """One non-streamed call with structured output (a JSON schema); returns the object."""
+        try:
+            response = await _client().chat.completions.create(
+                model=model,
+                messages=list(messages),
+                response_format={
+                    "type": "json_schema",
+                    "json_schema": {
+                        "name": schema.get("title", "result"),
+                        "schema": schema,
+                        "strict": True,
+                    },
+                },
+            )
+            return json.loads(response.choices[0].message.content or "")
+        except Exception as exc:
+            raise describe_error(exc) from exc
+
+    async def embed(self, texts: Sequence[str], *, model: str) -> list[list[float]]:
+        try:
+            response = await _client().embeddings.create(model=model, input=list(texts))
+        except Exception as exc:
+            raise describe_error(exc) from exc
+        return [item.embedding for item in response.data]
+
+
+class OfflineProvider:
+    """Answers with no model: a reply assembled from what the memory holds, clearly labelled."""
+
+    offline = True
+
+    async def stream(self, messages: Sequence[dict], *, model: str, report=None) -> ReplyStream:
+        user_text = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
+        text = compose_offline_reply(user_text, report or {})
+        reply = ReplyStream(model=OFFLINE_MODEL, offline=True)
+        reply.chunks = self._pieces(text)
+        return reply
+
+    async def _pieces(self, text: str) -> AsyncIterator[str]:
+        for piece in split_for_streaming(text):
+            await asyncio.sleep(OFFLINE_WORD_DELAY)
+            yield piece
+
+
+def get_provider() -> OpenAIProvider | OfflineProvider:
+    return OpenAIProvider() if settings.OPENAI_API_KEY else OfflineProvider()

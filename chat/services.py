@@ -1,0 +1,306 @@
+"""Writes for conversations and messages. Every message is stored through message_create."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.db import transaction
+from django.utils import timezone
+
+from chat.models import Conversation, Message
+from memory.tokens import count_tokens
+
+TITLE_MAX_CHARS = 60
+# A streaming reply whose lease is not renewed within this time belongs to a dead server.
+STREAM_LEASE = timedelta(seconds=30)
+
+
+class ChatError(Exception):
+    """A request the chat cannot carry out, with a message fit for the page."""
+
+    def __init__(self, message: str, *, code: str = "invalid"):
+        super().__init__(message)
+        self.message = message
+        self.code = code
+
+
+def conversation_create(
+    *,
+    user,
+    title: str = "",
+    temporary: bool = False,
+    strategy: str | None = None,
+    context_budget: int | None = None,
+    model: str = "",
+) -> Conversation:
+    conversation = Conversation(
+        user=user,
+        title=title.strip()[:200],
+        temporary=temporary,
+        model=model,
+        context_budget=context_budget,
+    )
+    if strategy:
+        conversation.strategy = strategy
+    conversation.full_clean()
+    conversation.save()
+    return conversation
+
+
+def conversation_rename(*, conversation: Conversation, title: str) -> Conversation:
+    title = " ".join(title.split())
+    if not title:
+        raise ChatError("A title cannot be empty.")
+    conversation.title = title[:200]
+    conversation.save(update_fields=["title"])
+    return conversation
+
+
+def conversation_set_archived(*, conversation: Conversation, archived: bool) -> Conversation:
+    conversation.archived = archived
+    conversation.save(update_fields=["archived"])
+    return conversation
+
+
+def conversation_delete(*, conversation: Conversation) -> None:
+    conversation.delete()
+
+
+def title_from_text(text: str) -> str:
+    """A short title from the first message: its first line, cut at a word boundary."""
+    line = " ".join(text.strip().splitlines()[0].split()) if text.strip() else ""
+    if len(line) <= TITLE_MAX_CHARS:
+        return line
+    cut = line[:TITLE_MAX_CHARS].rsplit(" ", 1)[0] or line[:TITLE_MAX_CHARS]
+    return cut + "…"
+
+
+@dataclass(frozen=True)
+class NewMessage:
+    role: str
+    content: str
+    created_at: datetime | None = None
+
+
+def _validate_role(role: str) -> None:
+    if role not in Message.Role.values:
+        raise ChatError(f"Unknown role {role!r}.", code="bad_role")
+
+
+def message_create(
+    *,
+    conversation: Conversation,
+    role: str,
+    content: str,
+    created_at: datetime | None = None,
+    status: str = Message.Status.COMPLETE,
+    client_id: str = "",
+    reply_to: Message | None = None,
+    model: str = "",
+    context_report: dict | None = None,
+    system_prompt_version: int | None = None,
+) -> Message:
+    """Store one message with its token count; the first user message titles the conversation.
+
+    The one public way to store a message: every path (websocket, import, tests) uses it.
+    """
+    _validate_role(role)
+    now = timezone.now()
+    message = Message(
+        conversation=conversation,
+        role=role,
+        content=content,
+        created_at=created_at or now,
+        token_count=count_tokens(content, conversation.effective_model),
+        status=status,
+        client_id=client_id,
+        reply_to=reply_to,
+        model=model,
+        context_report=context_report,
+        system_prompt_version=system_prompt_version,
+        lease_expires_at=now + STREAM_LEASE if status == Message.Status.STREAMING else None,
+    )
+    with transaction.atomic():
+        message.save()
+        _touch(conversation, message, now)
+    return message
+
+
+def message_create_many(
+    *, conversation: Conversation, messages: Iterable[NewMessage]
+) -> list[Message]:
+    """Store many messages in one insert (imports); same counting and titling as message_create."""
+    now = timezone.now()
+    model = conversation.effective_model
+    rows = []
+    for item in messages:
+        _validate_role(item.role)
+        rows.append(
+            Message(
+                conversation=conversation,
+                role=item.role,
+                content=item.content,
+                created_at=item.created_at or now,
+                token_count=count_tokens(item.content, model),
+            )
+        )
+    with transaction.atomic():
+        created = Message.objects.bulk_create(rows, batch_size=500)
+        if created:
+            _touch(conversation, next((m for m in created if m.role == "user"), None), now)
+    return created
+
+
+def _touch(conversation: Conversation, message: Message | None, now: datetime) -> None:
+    fields = {"updated_at": now}
+    if message is not None and message.role == Message.Role.USER and not conversation.title:
+        title = title_from_text(message.content)
+        if title:
+            conversation.title = title
+            fields["title"] = title
+    Conversation.objects.filter(pk=conversation.pk).update(**fields)
+    conversation.updated_at = now
+
+
+def reply_finish(
+    *,
+    reply: Message,
+    content: str,
+    status: str,
+    error: str = "",
+    prompt_tokens: int | None = None,
+    completion_tokens: int | None = None,
+    time_to_first_token: float | None = None,
+    duration: float | None = None,
+    model: str = "",
+    context_report: dict | None = None,
+    system_prompt_version: int | None = None,
+) -> Message:
+    """Store a streamed reply once, at its end (complete, interrupted or failed)."""
+    reply.content = content
+    reply.model = model or reply.model
+    reply.context_report = context_report
+    reply.system_prompt_version = system_prompt_version
+    reply.status = status
+    reply.error = error[:500]
+    reply.token_count = count_tokens(content, reply.conversation.effective_model)
+    reply.prompt_tokens = prompt_tokens
+    reply.completion_tokens = completion_tokens
+    reply.time_to_first_token = time_to_first_token
+    reply.duration = duration
+    reply.lease_expires_at = None
+    reply.save(
+        update_fields=[
+            "content",
+            "status",
+            "error",
+            "token_count",
+            "prompt_tokens",
+            "completion_tokens",
+            "time_to_first_token",
+            "duration",
+            "lease_expires_at",
+        ]
+    )
+    Conversation.objects.filter(pk=reply.conversation_id).update(updated_at=timezone.now())
+    return reply
+
+
+def reply_renew_lease(*, reply: Message, content: str) -> None:
+    """Keep a streaming reply alive and checkpoint its text (a few times a minute, not per
+    token), so a crashed server leaves a partial reply that a sweep marks interrupted."""
+    Message.objects.filter(pk=reply.pk, status=Message.Status.STREAMING).update(
+        content=content, lease_expires_at=timezone.now() + STREAM_LEASE
+    )
+
+
+def replies_interrupt_stale(*, conversation: Conversation | None = None) -> int:
+    """Mark replies whose streaming server stopped (lease expired) as interrupted."""
+    qs = Message.objects.filter(
+        status=Message.Status.STREAMING, lease_expires_at__lt=timezone.now()
+    )
+    if conversation is not None:
+        qs = qs.filter(conversation=conversation)
+    return qs.update(
+        status=Message.Status.INTERRUPTED,
+        error="The server restarted before this reply finished.",
+    )
+
+
+# -- a turn -----------------------------------------------------------------------------------
+
+
+@dataclass
+class TurnStart:
+    user_message: Message
+    reply: Message | None
+    replayed: bool = False  # the client_id was seen before: nothing new was stored
+
+
+def _lock_and_check_idle(conversation: Conversation) -> None:
+    """Call inside a transaction: serialise turns on this conversation, refuse a second one
+    while a reply streams (an expired lease means its server died: mark it interrupted)."""
+    Conversation.objects.select_for_update().filter(pk=conversation.pk).first()
+    replies_interrupt_stale(conversation=conversation)
+    if Message.objects.filter(conversation=conversation, status=Message.Status.STREAMING).exists():
+        raise ChatError(
+            "A reply is still being written. Stop it or wait for it to finish.", code="busy"
+        )
+
+
+def turn_begin(*, conversation: Conversation, text: str, client_id: str = "") -> TurnStart:
+    """Store the user's message and the reply's placeholder, atomically; or, for a client_id
+    already stored, return what exists without storing anything."""
+    with transaction.atomic():
+        if client_id:
+            existing = (
+                Message.objects.filter(conversation=conversation, client_id=client_id)
+                .select_related("conversation")
+                .first()
+            )
+            if existing is not None:
+                reply = existing.replies.order_by("-id").first()
+                return TurnStart(user_message=existing, reply=reply, replayed=True)
+        _lock_and_check_idle(conversation)
+        user_message = message_create(
+            conversation=conversation, role=Message.Role.USER, content=text, client_id=client_id
+        )
+        reply = message_create(
+            conversation=conversation,
+            role=Message.Role.ASSISTANT,
+            content="",
+            status=Message.Status.STREAMING,
+            reply_to=user_message,
+        )
+    return TurnStart(user_message=user_message, reply=reply)
+
+
+def turn_retry(*, conversation: Conversation, user_message_id: int) -> TurnStart:
+    """Answer a stored user message again, reusing its failed or interrupted reply row."""
+    with transaction.atomic():
+        user_message = Message.objects.filter(
+            conversation=conversation, pk=user_message_id, role=Message.Role.USER
+        ).first()
+        if user_message is None:
+            raise ChatError("That message is not in this conversation.", code="not_found")
+        _lock_and_check_idle(conversation)
+        reply = user_message.replies.order_by("-id").first()
+        if reply is not None and reply.status == Message.Status.COMPLETE:
+            raise ChatError("That message already has a complete reply.", code="bad_frame")
+        if reply is None:
+            reply = message_create(
+                conversation=conversation,
+                role=Message.Role.ASSISTANT,
+                content="",
+                status=Message.Status.STREAMING,
+                reply_to=user_message,
+            )
+        else:
+            reply.content = ""
+            reply.status = Message.Status.STREAMING
+            reply.error = ""
+            reply.lease_expires_at = timezone.now() + STREAM_LEASE
+            reply.save(update_fields=["content", "status", "error", "lease_expires_at"])
+    return TurnStart(user_message=user_message, reply=reply)

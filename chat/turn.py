@@ -1,0 +1,160 @@
+"""One reply, streamed: build the context, call the model, relay batched chunks, store once.
+
+Runs as an asyncio task owned by the consumer of the tab that sent the message. ``publish``
+sends a frame to every tab on the conversation. Cancelling the task (Stop, a closed tab) keeps
+the partial reply as interrupted; an upstream error keeps it too (failed when there is none).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+
+from channels.db import database_sync_to_async
+from django.template.loader import render_to_string
+
+from chat import services
+from chat.llm import UpstreamError, Usage, get_provider
+from chat.models import Message
+from chat.rendering import render_markdown
+from chat.streaming import ChunkBatcher
+from memory import context
+
+logger = logging.getLogger(__name__)
+
+LEASE_RENEW_SECONDS = 10.0
+Publish = Callable[[dict], Awaitable[None]]
+
+
+def reply_end_frame(reply: Message) -> dict:
+    report = reply.context_report or {}
+    return {
+        "type": "reply_end",
+        "id": reply.pk,
+        "reply_to": reply.reply_to_id,
+        "status": reply.status,
+        "error": reply.error,
+        "html": render_markdown(reply.content),
+        "report_html": (
+            render_to_string("chat/_context_report.html", {"report": report}) if report else ""
+        ),
+        "context": {
+            "used": report.get("total_tokens"),
+            "limit": report.get("limit"),
+            "budget": report.get("budget"),
+        },
+    }
+
+
+class ReplyTask:
+    """The streaming of one reply; ``cancel(reason)`` stops it and keeps what was written."""
+
+    def __init__(self, *, conversation, user_message: Message, reply: Message, publish: Publish):
+        self.conversation = conversation
+        self.user_message = user_message
+        self.reply = reply
+        self.publish = publish
+        self.stop_reason = ""
+        self.task: asyncio.Task | None = None
+
+    def start(self) -> asyncio.Task:
+        self.task = asyncio.create_task(self.run(), name=f"reply-{self.reply.pk}")
+        return self.task
+
+    def cancel(self, reason: str) -> None:
+        if self.task is not None and not self.task.done():
+            self.stop_reason = reason
+            self.task.cancel()
+
+    async def run(self) -> Message:
+        started = time.monotonic()
+        reply = self.reply
+        parts: list[str] = []
+        first_token: float | None = None
+        status, error = Message.Status.COMPLETE, ""
+        usage, model, report, prompt_version = Usage(), "", None, None
+        stream = None
+
+        async def send_chunk(text: str) -> None:
+            await self.publish({"type": "chunk", "id": reply.pk, "text": text})
+
+        batcher = ChunkBatcher(send_chunk)
+        try:
+            await self.publish(
+                {"type": "reply_start", "id": reply.pk, "reply_to": self.user_message.pk}
+            )
+            built = await database_sync_to_async(context.build)(
+                conversation=self.conversation,
+                user_text=self.user_message.content,
+                user_message=self.user_message,
+            )
+            report, prompt_version = built.report, built.report.get("system_prompt_version")
+            provider = get_provider()
+            model = self.conversation.effective_model
+            stream = await provider.stream(built.messages, model=model, report=report)
+            model = stream.model
+            renewed = time.monotonic()
+            async for delta in stream:
+                if first_token is None:
+                    first_token = time.monotonic() - started
+                parts.append(delta)
+                await batcher.add(delta)
+                if time.monotonic() - renewed > LEASE_RENEW_SECONDS:
+                    renewed = time.monotonic()
+                    await database_sync_to_async(services.reply_renew_lease)(
+                        reply=reply, content="".join(parts)
+                    )
+            usage = stream.usage
+        except asyncio.CancelledError:
+            asyncio.current_task().uncancel()
+            status = Message.Status.INTERRUPTED
+            error = self.stop_reason or "The reply was stopped."
+        except UpstreamError as exc:
+            status = Message.Status.INTERRUPTED if parts else Message.Status.FAILED
+            error = exc.message
+        except Exception:
+            logger.exception("reply %s failed", reply.pk)
+            status = Message.Status.INTERRUPTED if parts else Message.Status.FAILED
+            error = "Something went wrong while writing this reply."
+        finally:
+            if stream is not None and status != Message.Status.COMPLETE:
+                await _quietly(stream.aclose())
+        await _quietly(batcher.close())
+        reply = await database_sync_to_async(services.reply_finish)(
+            reply=reply,
+            content="".join(parts),
+            status=status,
+            error=error,
+            prompt_tokens=usage.prompt_tokens,
+            completion_tokens=usage.completion_tokens,
+            time_to_first_token=first_token,
+            duration=time.monotonic() - started,
+            model=model,
+            context_report=report,
+            system_prompt_version=prompt_version,
+        )
+        self.reply = reply
+        await _quietly(self.publish(reply_end_frame(reply)))
+        await database_sync_to_async(_after_turn)(self.conversation, reply)
+        return reply
+
+
+async def _quietly(awaitable) -> None:
+    try:
+        await awaitable
+    except Exception:
+        logger.warning("ignored error while finishing a reply", exc_info=True)
+
+
+def _after_turn(conversation, reply: Message) -> None:
+    """Background memory work once a reply is stored (summaries, extraction)."""
+    try:
+        from memory.services import conversation_after_turn
+    except ImportError:
+        return
+    try:
+        conversation_after_turn(conversation=conversation)
+    except Exception:
+        logger.exception("after-turn memory work failed for conversation %s", conversation.pk)

@@ -1,0 +1,254 @@
+"""The assembled context: what the model sees on one turn, and a report of why.
+
+``build(conversation=..., user_text=...)`` returns ``BuiltContext(messages, report)``. Blocks, in
+order: the versioned system prompt; the user's preferences and style; long-term memory
+retrieved for this turn (quoted data with dates and sources); the conversation's rolling
+summary; as many recent messages as fit under the conversation's strategy; the new message.
+
+The whole request stays within the conversation's budget minus a reserve for the reply. Recent
+messages are read newest-first with an indexed query, using their stored token counts, and the
+read stops at the first message that does not fit: O(window), never O(history).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from django.conf import settings
+
+from chat.models import Conversation, Message
+from memory import recall, selectors
+from memory.prompts import MEMORY_HEADER, PREFERENCES_HEADER, SUMMARY_HEADER
+from memory.tokens import REPLY_PRIMING_TOKENS, encoding_for_model, message_overhead
+from memory.window import MemoryStrategy, select_recent
+
+SLIDING_WINDOW_MESSAGES = 20
+HISTORY_PAGE = 64  # rows read per query while filling the window
+MEMORY_SHARE = 0.25  # at most this share of the budget goes to long-term memory
+SUMMARY_SHARE = 0.25
+MIN_REPLY_SHARE = 0.5  # the reserve never takes more than half the budget
+LEFT_OUT_COUNT_CAP = 10_000  # "messages left out" is counted up to this, to stay O(window)
+
+
+@dataclass
+class BuiltContext:
+    messages: list[dict[str, str]]
+    report: dict = field(default_factory=dict)
+
+    @property
+    def total_tokens(self) -> int:
+        return self.report["total_tokens"]
+
+
+class _Budget:
+    """Token accounting for one request, in chat-format tokens."""
+
+    def __init__(self, model: str, limit: int):
+        self.encoding = encoding_for_model(model)
+        self.model = model
+        self.limit = limit
+        self.used = REPLY_PRIMING_TOKENS
+        self._overhead = {r: message_overhead(r, self.encoding) for r in Message.Role.values}
+
+    def cost(self, role: str, text: str) -> int:
+        return self._overhead[role] + len(self.encoding.encode_ordinary(text))
+
+    def stored_cost(self, role: str, token_count: int) -> int:
+        return self._overhead[role] + token_count
+
+    @property
+    def left(self) -> int:
+        return self.limit - self.used
+
+
+def quote(text: str) -> str:
+    """Memory text as a JSON string literal: data the model reads, never markup it obeys."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def format_memory_block(items: list[recall.Recalled]) -> str:
+    lines = [MEMORY_HEADER, "<memory>"]
+    for item in items:
+        source = f" · from {quote(item.source)}" if item.source else ""
+        lines.append(f"- [{item.kind} · {item.date}{source}] {quote(item.text)}")
+    lines.append("</memory>")
+    return "\n".join(lines)
+
+
+def format_summary_block(text: str) -> str:
+    return f"{SUMMARY_HEADER}\n<summary>\n{quote(text)}\n</summary>"
+
+
+def build(
+    *, conversation: Conversation, user_text: str, user_message: Message | None = None
+) -> BuiltContext:
+    """Assemble the request for a turn. ``user_message`` is the stored message for
+    ``user_text`` (history stops before it); without it, the whole history is eligible."""
+    model = conversation.effective_model
+    total_budget = conversation.effective_budget
+    reserve = min(settings.MEMORYCHAT_REPLY_RESERVE, int(total_budget * MIN_REPLY_SHARE))
+    budget = _Budget(model, total_budget - reserve)
+    strategy = MemoryStrategy(conversation.strategy)
+    memory_on = recall.memory_enabled(conversation)
+    report: dict = {
+        "model": model,
+        "strategy": strategy.value,
+        "budget": total_budget,
+        "reserve": reserve,
+        "limit": budget.limit,
+        "temporary": conversation.temporary,
+        "memory_enabled": memory_on,
+        "blocks": [],
+        "preferences": None,
+        "memories": [],
+        "memories_left_out": [],
+        "summary": None,
+        "messages": [],
+        "messages_left_out": {"count": 0, "reason": ""},
+    }
+    head: list[dict[str, str]] = []
+
+    def add_block(name: str, text: str, detail: str, *, cost: int | None = None) -> int:
+        cost = budget.cost("system", text) if cost is None else cost
+        budget.used += cost
+        head.append({"role": "system", "content": text})
+        report["blocks"].append({"name": name, "tokens": cost, "detail": detail})
+        return cost
+
+    # The system prompt and the new message are always sent.
+    prompt = selectors.system_prompt_current()
+    report["system_prompt_version"] = prompt.version
+    add_block("system", prompt.text, f"system prompt v{prompt.version}")
+    message_cost = budget.cost("user", user_text)
+    budget.used += message_cost
+
+    instructions = recall.instructions_for(conversation.user)
+    if instructions.text:
+        text = f"{PREFERENCES_HEADER}\n{instructions.text}"
+        cost = budget.cost("system", text)
+        if cost <= budget.left:
+            add_block("preferences", text, f"{len(instructions.sources)} rules", cost=cost)
+            report["preferences"] = {"text": instructions.text, "sources": instructions.sources}
+
+    summary = None
+    if strategy is MemoryStrategy.SUMMARY_BUFFER:
+        summary = selectors.summary_current(conversation)
+    if summary is not None:
+        text = format_summary_block(summary.text)
+        cost = budget.cost("system", text)
+        entry = {
+            "id": summary.pk,
+            "version": summary.version,
+            "tokens": cost,
+            "covered_through": summary.covered_through,
+        }
+        if cost <= min(budget.left, int(budget.limit * SUMMARY_SHARE)):
+            add_block("summary", text, f"version {summary.version}", cost=cost)
+            report["summary"] = {**entry, "text": summary.text}
+        else:
+            report["summary"] = {**entry, "left_out": "budget"}
+            summary = None
+
+    history = _History(conversation, user_message, strategy, summary, budget)
+    candidates = []
+    if memory_on:
+        candidates = recall.recall_for_turn(
+            user=conversation.user,
+            conversation=conversation,
+            query=user_text,
+            exclude_message_ids=frozenset([user_message.pk]) if user_message else frozenset(),
+        )
+    memory_cap = min(budget.left, int(budget.limit * MEMORY_SHARE)) if candidates else 0
+    # Recent messages first (leaving room for memory), so memory need not repeat them; then
+    # whatever memory did not use goes back to older messages.
+    history.fill(budget.left - memory_cap)
+    if candidates:
+        in_window = {row[0] for row, _ in history.kept}
+        fresh = [c for c in candidates if not (c.kind == "message" and c.id in in_window)]
+        _add_memory(fresh, memory_cap, budget, add_block, report)
+    history.fill(budget.left)
+
+    report["messages"], messages_out = history.report(report)
+    report["blocks"].append(
+        {"name": "history", "tokens": history.tokens, "detail": f"{len(messages_out)} messages"}
+    )
+    report["blocks"].append({"name": "message", "tokens": message_cost, "detail": "new message"})
+    report["total_tokens"] = budget.used
+    messages = [*head, *messages_out, {"role": "user", "content": user_text}]
+    return BuiltContext(messages=messages, report=report)
+
+
+def _add_memory(candidates, cap, budget, add_block, report) -> None:
+    frame = budget.cost("system", format_memory_block([]))
+    used = frame
+    chosen: list[recall.Recalled] = []
+    for item in candidates:
+        line = budget.cost("system", format_memory_block([item])) - frame
+        if used + line > cap:
+            report["memories_left_out"].append({**item.as_report(), "left_out": "budget"})
+            continue
+        used += line
+        chosen.append(item)
+    if chosen:
+        add_block("memory", format_memory_block(chosen), f"{len(chosen)} memories")
+        report["memories"] = [item.as_report() for item in chosen]
+
+
+class _History:
+    """Stored messages read newest-first, a page at a time, while they fit."""
+
+    def __init__(self, conversation, user_message, strategy, summary, budget):
+        qs = (
+            Message.objects.filter(conversation=conversation)
+            .exclude(status=Message.Status.FAILED)
+            .exclude(content="")
+        )
+        if user_message is not None:
+            qs = qs.filter(id__lt=user_message.pk)
+        if summary is not None:
+            qs = qs.filter(id__gt=summary.covered_through)
+        self.qs = qs.order_by("-created_at", "-id").values_list(
+            "id", "role", "content", "token_count"
+        )
+        self.summary = summary
+        self.budget = budget
+        self.max_messages = (
+            SLIDING_WINDOW_MESSAGES if strategy is MemoryStrategy.SLIDING_WINDOW else None
+        )
+        self.kept: list[tuple[tuple, int]] = []
+        self.offset = 0  # rows consumed from the newest end
+        self.stopped_by = ""
+        self.exhausted = False
+        self.tokens = 0
+
+    def fill(self, limit: int) -> None:
+        """Add older messages while they fit in ``limit`` more tokens."""
+        while not self.exhausted:
+            page = list(self.qs[self.offset : self.offset + HISTORY_PAGE])
+            costs = [self.budget.stored_cost(role, n) for _, role, _, n in page]
+            room = None if self.max_messages is None else self.max_messages - len(self.kept)
+            fits = select_recent(costs, limit, room, keep_newest=False)
+            for row, cost in zip(page[:fits], costs[:fits], strict=True):
+                self.kept.append((row, cost))
+                self.budget.used += cost
+                self.tokens += cost
+                limit -= cost
+            self.offset += fits
+            if fits < len(page):
+                full = room is not None and fits == room
+                self.stopped_by = "sliding window" if full else "budget"
+                return
+            if len(page) < HISTORY_PAGE:
+                self.exhausted = True
+                self.stopped_by = ""
+
+    def report(self, report: dict) -> tuple[list[dict], list[dict]]:
+        if not self.exhausted and self.stopped_by:
+            left = self.qs[self.offset : self.offset + LEFT_OUT_COUNT_CAP].count()
+            report["messages_left_out"] = {"count": left, "reason": self.stopped_by}
+        if self.summary is not None:
+            report["messages_left_out"]["summarised_through"] = self.summary.covered_through
+        ordered = list(reversed(self.kept))
+        entries = [{"id": row[0], "role": row[1], "tokens": cost} for row, cost in ordered]
+        return entries, [{"role": row[1], "content": row[2]} for row, _ in ordered]

@@ -1,0 +1,209 @@
+"""Long-term memory: versioned summaries, decisions, action items, facts, system prompts."""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+from simple_history.models import HistoricalRecords
+
+
+class SystemPrompt(models.Model):
+    """The system prompt, versioned; each reply records the version it used."""
+
+    version = models.PositiveIntegerField(unique=True)
+    text = models.TextField()
+    created_at = models.DateTimeField(default=timezone.now)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["-version"]
+
+    def __str__(self) -> str:
+        return f"System prompt v{self.version}"
+
+
+class Summary(models.Model):
+    """One version of a conversation's rolling summary.
+
+    A version covers every message of the conversation with an id up to ``covered_through``
+    (message ids only grow, so the unsummarised tail is ``id > covered_through``). Exactly one
+    version is current; a new one is swapped in atomically (see services.summary_create).
+    """
+
+    class Source(models.TextChoices):
+        AUTO = "auto"
+        STAFF = "staff"
+
+    conversation = models.ForeignKey(
+        "chat.Conversation", on_delete=models.CASCADE, related_name="summaries"
+    )
+    version = models.PositiveIntegerField()
+    text = models.TextField()
+    topics = models.JSONField(default=list, blank=True)
+    decisions = models.JSONField(default=list, blank=True)
+    action_items = models.JSONField(default=list, blank=True)
+    open_questions = models.JSONField(default=list, blank=True)
+    # The id of the newest message this version covers (0: none).
+    covered_through = models.BigIntegerField(default=0)
+    message_count = models.PositiveIntegerField(default=0)
+    token_count = models.PositiveIntegerField(default=0)
+    source = models.CharField(max_length=10, choices=Source.choices, default=Source.AUTO)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    model = models.CharField(max_length=100, blank=True)
+    is_current = models.BooleanField(default=False)
+    created_at = models.DateTimeField(default=timezone.now)
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["conversation", "-version"]
+        verbose_name_plural = "summaries"
+        constraints = [
+            models.UniqueConstraint(fields=["conversation", "version"], name="summary_version"),
+            models.UniqueConstraint(
+                fields=["conversation"], condition=Q(is_current=True), name="summary_one_current"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"Summary v{self.version} of conversation {self.conversation_id}"
+
+
+class MemoryItem(models.Model):
+    """What all long-term memories share: an owner, where they came from, an audit trail."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    conversation = models.ForeignKey(
+        "chat.Conversation", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    source_messages = models.ManyToManyField("chat.Message", blank=True, related_name="+")
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        abstract = True
+
+
+class Fact(MemoryItem):
+    class Category(models.TextChoices):
+        PREFERENCE = "preference"
+        PERSONAL = "personal"
+        PROJECT = "project"
+        SCHEDULE = "schedule"
+        TECHNICAL = "technical"
+        OTHER = "other"
+
+    class Status(models.TextChoices):
+        ACTIVE = "active"
+        SUPERSEDED = "superseded"
+
+    category = models.CharField(max_length=12, choices=Category.choices, default=Category.OTHER)
+    # What the fact is about ("favourite colour", "project deadline"): facts with the same
+    # subject and different text contradict each other, so the newer supersedes the older.
+    subject = models.CharField(max_length=200, blank=True)
+    text = models.TextField()
+    importance = models.FloatField(default=0.5)  # 0..1
+    pinned = models.BooleanField(default=False)
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.ACTIVE)
+    superseded_by = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="supersedes"
+    )
+    # Normalised text, for "the same fact told again".
+    dedupe_key = models.CharField(max_length=255, blank=True)
+    mentions = models.PositiveIntegerField(default=1)
+    history = HistoricalRecords(excluded_fields=["updated_at"])
+
+    class Meta:
+        ordering = ["-pinned", "-importance", "-updated_at"]
+        indexes = [
+            models.Index(fields=["user", "status", "-updated_at"], name="fact_user_recent"),
+            models.Index(fields=["user", "subject"], name="fact_user_subject"),
+            models.Index(fields=["user", "dedupe_key"], name="fact_user_key"),
+            models.Index(fields=["category", "status"], name="fact_category"),
+        ]
+
+    def __str__(self) -> str:
+        return self.text[:80]
+
+
+class Decision(MemoryItem):
+    class Status(models.TextChoices):
+        PROPOSED = "proposed"
+        DECIDED = "decided"
+        REVISITED = "revisited"
+        REVERSED = "reversed"
+
+    what = models.TextField()
+    context = models.TextField(blank=True)
+    rationale = models.TextField(blank=True)
+    alternatives = models.JSONField(default=list, blank=True)
+    stakeholders = models.JSONField(default=list, blank=True)
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.DECIDED)
+    decided_at = models.DateTimeField(null=True, blank=True)
+    dedupe_key = models.CharField(max_length=255)
+    history = HistoricalRecords(excluded_fields=["updated_at"])
+
+    class Meta:
+        ordering = ["-updated_at"]
+        indexes = [models.Index(fields=["user", "status", "-updated_at"], name="decision_recent")]
+        constraints = [
+            models.UniqueConstraint(fields=["user", "dedupe_key"], name="decision_unique_key")
+        ]
+
+    def __str__(self) -> str:
+        return self.what[:80]
+
+
+class ActionItem(MemoryItem):
+    class Status(models.TextChoices):
+        OPEN = "open"
+        IN_PROGRESS = "in_progress", "In progress"
+        DONE = "done"
+        CANCELLED = "cancelled"
+
+    what = models.TextField()
+    owner = models.CharField(max_length=200, blank=True)
+    due_date = models.DateField(null=True, blank=True)
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.OPEN)
+    depends_on = models.ManyToManyField(
+        "self", symmetrical=False, blank=True, related_name="blocks"
+    )
+    dedupe_key = models.CharField(max_length=255)
+    history = HistoricalRecords(excluded_fields=["updated_at"])
+
+    class Meta:
+        ordering = ["-updated_at"]
+        indexes = [
+            models.Index(fields=["user", "status", "-updated_at"], name="action_recent"),
+            models.Index(fields=["user", "due_date"], name="action_due"),
+        ]
+        constraints = [
+            models.UniqueConstraint(fields=["user", "dedupe_key"], name="action_unique_key")
+        ]
+
+    def __str__(self) -> str:
+        return self.what[:80]
+
+
+class Embedding(models.Model):
+    """A stored vector for one searchable item (when OPENAI_EMBEDDING_MODEL is set)."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    kind = models.CharField(max_length=20)
+    object_id = models.BigIntegerField()
+    model = models.CharField(max_length=100)
+    vector = models.BinaryField()  # float32 array, L2-normalised
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["kind", "object_id", "model"], name="embedding_unique")
+        ]
+        indexes = [models.Index(fields=["user", "model"], name="embedding_user")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.object_id} ({self.model})"

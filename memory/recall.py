@@ -1,0 +1,163 @@
+"""What the assistant remembers for one turn: retrieval plus session resumption.
+
+The context engine asks ``recall_for_turn`` for ranked candidates and fits them in its budget.
+Candidates come from the user's long-term memory (facts, decisions, action items, summaries and
+messages of their other conversations, found by ``memory.retrieval.search``) and, for a new
+conversation, from what a new session should start knowing: pinned and important facts, open
+action items, recent decisions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from chat.models import Conversation
+from memory.models import ActionItem, Decision, Fact
+
+RESUME_FACTS = 5
+RESUME_ACTIONS = 5
+RESUME_DECISIONS = 3
+SEARCH_K = 12
+
+
+@dataclass
+class Recalled:
+    kind: str  # fact, decision, action_item, summary, message
+    id: int
+    text: str
+    score: float
+    why: str
+    date: str = ""
+    source: str = ""  # title of the conversation it came from
+    message_ids: list[int] = field(default_factory=list)
+
+    def as_report(self) -> dict:
+        return {
+            "kind": self.kind,
+            "id": self.id,
+            "text": self.text,
+            "score": round(self.score, 4),
+            "why": self.why,
+            "date": self.date,
+            "source": self.source,
+            "message_ids": self.message_ids,
+        }
+
+
+@dataclass
+class Instructions:
+    text: str = ""
+    sources: list[dict] = field(default_factory=list)
+
+
+def memory_enabled(conversation: Conversation) -> bool:
+    """Memory is read and written unless the conversation is temporary or the user
+    switched memory off."""
+    if conversation.temporary:
+        return False
+    try:
+        from profiles.services import memory_enabled as user_memory_enabled
+    except ImportError:  # profiles not installed yet
+        return True
+    return user_memory_enabled(conversation.user)
+
+
+def instructions_for(user) -> Instructions:
+    try:
+        from profiles.services import instructions_for as profile_instructions
+    except ImportError:
+        return Instructions()
+    block = profile_instructions(user)
+    return Instructions(text=block.text, sources=list(block.sources))
+
+
+def _date(value) -> str:
+    return value.date().isoformat() if value else ""
+
+
+def recall_for_turn(
+    *,
+    user,
+    conversation: Conversation,
+    query: str,
+    exclude_message_ids: frozenset[int] = frozenset(),
+) -> list[Recalled]:
+    """Ranked candidates for the memory block, best first, without duplicates."""
+    from memory import retrieval
+
+    seen: set[tuple[str, int]] = set()
+    results: list[Recalled] = []
+
+    def add(item: Recalled) -> None:
+        key = (item.kind, item.id)
+        if key not in seen:
+            seen.add(key)
+            results.append(item)
+
+    for hit in retrieval.search(
+        user=user, query=query, k=SEARCH_K, exclude_message_ids=exclude_message_ids
+    ):
+        add(
+            Recalled(
+                kind=hit.kind,
+                id=hit.id,
+                text=hit.text,
+                score=hit.score,
+                why=f"matches this message ({hit.why})",
+                date=hit.date,
+                source=hit.source,
+                message_ids=list(hit.message_ids),
+            )
+        )
+    for item in resume_items(user=user):
+        add(item)
+    return results
+
+
+def resume_items(*, user) -> list[Recalled]:
+    """What a new session starts knowing: pinned/important facts, open actions, decisions."""
+    items: list[Recalled] = []
+    facts = (
+        Fact.objects.filter(user=user, status=Fact.Status.ACTIVE)
+        .select_related("conversation")
+        .order_by("-pinned", "-importance", "-updated_at")[:RESUME_FACTS]
+    )
+    for fact in facts:
+        why = "pinned fact" if fact.pinned else f"important fact ({fact.importance:.1f})"
+        items.append(_recalled(fact, "fact", fact.text, 0.5 + fact.importance / 2, why))
+    actions = (
+        ActionItem.objects.filter(
+            user=user, status__in=[ActionItem.Status.OPEN, ActionItem.Status.IN_PROGRESS]
+        )
+        .select_related("conversation")
+        .order_by("due_date", "-updated_at")[:RESUME_ACTIONS]
+    )
+    for action in actions:
+        text = action.what
+        if action.owner:
+            text += f" (owner: {action.owner})"
+        if action.due_date:
+            text += f" (due {action.due_date.isoformat()})"
+        items.append(_recalled(action, "action_item", text, 0.6, "open action item"))
+    decisions = (
+        Decision.objects.filter(user=user)
+        .exclude(status=Decision.Status.REVERSED)
+        .select_related("conversation")
+        .order_by("-updated_at")[:RESUME_DECISIONS]
+    )
+    for decision in decisions:
+        text = decision.what + (f" — because {decision.rationale}" if decision.rationale else "")
+        items.append(_recalled(decision, "decision", text, 0.55, "recent decision"))
+    return items
+
+
+def _recalled(obj, kind: str, text: str, score: float, why: str) -> Recalled:
+    return Recalled(
+        kind=kind,
+        id=obj.pk,
+        text=text,
+        score=score,
+        why=why,
+        date=_date(obj.updated_at),
+        source=obj.conversation.display_title if obj.conversation_id else "",
+    )

@@ -1,0 +1,20 @@
+"""Reads of long-term memory."""
+
+from __future__ import annotations
+
+from memory.models import Summary, SystemPrompt
+from memory.prompts import DEFAULT_SYSTEM_PROMPT
+
+
+def system_prompt_current() -> SystemPrompt:
+    """The newest system prompt version (version 1, the default text, when there is none)."""
+    prompt = SystemPrompt.objects.order_by("-version").first()
+    if prompt is None:
+        prompt, _ = SystemPrompt.objects.get_or_create(
+            version=1, defaults={"text": DEFAULT_SYSTEM_PROMPT}
+        )
+    return prompt
+
+
+def summary_current(conversation) -> Summary | None:
+    return Summary.objects.filter(conversation=conversation, is_current=True).first()
