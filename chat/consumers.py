@@ -122,6 +122,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
 
     async def handle_send(self, frame: dict) -> None:
         text, client_id = parse_send(frame)
+        untitled = not self.conversation.title
         start = await database_sync_to_async(services.turn_begin)(
             conversation=self.conversation, text=text, client_id=client_id
         )
@@ -129,8 +130,8 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             await self.replay(start)
             return
         await self.publish(self.user_message_frame(start.user_message))
-        if not self.conversation.title:
-            await self.refresh_title()
+        if untitled and self.conversation.title:  # the first message gave it its title
+            await self.publish({"type": "title", "title": self.conversation.title})
         self.start_reply(start)
 
     async def handle_retry(self, frame: dict) -> None:
@@ -163,11 +164,6 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         reply = start.reply
         if reply is not None and reply.status != Message.Status.STREAMING:
             await self.send_json(reply_end_frame(reply))
-
-    async def refresh_title(self) -> None:
-        await self.conversation.arefresh_from_db(fields=["title"])
-        if self.conversation.title:
-            await self.publish({"type": "title", "title": self.conversation.title})
 
     # -- frames to the browser ------------------------------------------------------------
 

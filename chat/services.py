@@ -202,6 +202,9 @@ def reply_finish(
             "time_to_first_token",
             "duration",
             "lease_expires_at",
+            "model",
+            "context_report",
+            "system_prompt_version",
         ]
     )
     Conversation.objects.filter(pk=reply.conversation_id).update(updated_at=timezone.now())

@@ -207,3 +207,56 @@ class Embedding(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.object_id} ({self.model})"
+
+
+class SummaryRun(models.Model):
+    """One background (re-)summarisation of a conversation: its state for the pages.
+
+    ``incremental`` folds the unsummarised tail into the current summary; ``full`` rebuilds the
+    summary from the first message. Either way the new version becomes current only when the
+    run completes; a failure leaves the current one in place.
+    """
+
+    class Mode(models.TextChoices):
+        INCREMENTAL = "incremental"
+        FULL = "full"
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"
+
+    conversation = models.ForeignKey(
+        "chat.Conversation", on_delete=models.CASCADE, related_name="summary_runs"
+    )
+    mode = models.CharField(max_length=12, choices=Mode.choices, default=Mode.INCREMENTAL)
+    source = models.CharField(
+        max_length=10, choices=Summary.Source.choices, default=Summary.Source.AUTO
+    )
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    progress = models.PositiveSmallIntegerField(default=0)  # percent
+    stage = models.CharField(max_length=100, blank=True)
+    error = models.TextField(blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    task_id = models.CharField(max_length=64, blank=True)
+    summary = models.ForeignKey(
+        Summary, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["conversation", "status"], name="summaryrun_state")]
+
+    def __str__(self) -> str:
+        return f"{self.mode} run {self.pk} of conversation {self.conversation_id}: {self.status}"
+
+    @property
+    def active(self) -> bool:
+        return self.status in (self.Status.QUEUED, self.Status.RUNNING)

@@ -108,6 +108,8 @@ class ConversationMemory:
             raise TypeError(f"content must be a str, got {type(content).__name__}")
         if token_count is None:
             token_count = len(self._encode(content))
+        elif type(token_count) is not int or token_count < 0:
+            raise ValueError(f"token_count must be a non-negative int, got {token_count!r}")
         message = Message(role, content, token_count=token_count)
         if role == "system":
             self._system.append(message)

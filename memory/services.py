@@ -1,0 +1,497 @@
+"""Writes of long-term memory: summary versions, merged facts/decisions/action items, runs.
+
+Locking: ``summary_run_execute`` claims its run with a conditional UPDATE (two workers never
+run one run), and swaps the current summary inside a transaction that first locks the
+conversation row and checks the version it started from is still current.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Count, F, Max, Sum
+from django.utils import timezone
+
+from chat.models import Conversation, Message
+from memory import extraction, recall, summariser
+from memory.extraction import Extraction
+from memory.models import ActionItem, Decision, Fact, Summary, SummaryRun
+from memory.tokens import count_tokens
+
+logger = logging.getLogger(__name__)
+
+# A conversation is summarised when its unsummarised tail has this many messages, or this
+# share of its context budget in tokens.
+TRIGGER_MESSAGES = 12
+TRIGGER_BUDGET_SHARE = 0.3
+BATCH_MESSAGES = 200  # messages folded per LLM call
+MAX_ATTEMPTS = 3
+STALE_RUN = timedelta(minutes=10)  # a "running" run this old lost its worker
+MEMORY_MODELS = (("facts", Fact), ("decisions", Decision), ("action_items", ActionItem))
+
+
+class StaleBase(Exception):
+    """The current summary changed while the run worked: start again from the new one."""
+
+
+# -- triggering ------------------------------------------------------------------------------
+
+
+def conversation_after_turn(*, conversation: Conversation) -> SummaryRun | None:
+    """After a reply: start an incremental summary run when the unsummarised tail is long."""
+    if not recall.memory_enabled(conversation):
+        return None
+    summary_runs_recover_stale(conversation=conversation)
+    if SummaryRun.objects.filter(
+        conversation=conversation, status__in=[SummaryRun.Status.QUEUED, SummaryRun.Status.RUNNING]
+    ).exists():
+        return None
+    covered = (
+        Summary.objects.filter(conversation=conversation, is_current=True)
+        .values_list("covered_through", flat=True)
+        .first()
+        or 0
+    )
+    tail = Message.objects.filter(
+        conversation=conversation, id__gt=covered, status__in=["complete", "interrupted"]
+    ).aggregate(n=Count("id"), tokens=Sum("token_count"))
+    if tail["n"] >= TRIGGER_MESSAGES or (tail["tokens"] or 0) >= (
+        conversation.effective_budget * TRIGGER_BUDGET_SHARE
+    ):
+        return summary_run_start(conversation=conversation)
+    return None
+
+
+def summary_run_start(
+    *,
+    conversation: Conversation,
+    mode: str = SummaryRun.Mode.INCREMENTAL,
+    source: str = Summary.Source.AUTO,
+    requested_by=None,
+) -> SummaryRun:
+    """Queue a run; the task is enqueued only once the run row is committed."""
+    from memory.tasks import summarise_conversation
+
+    run = SummaryRun.objects.create(
+        conversation=conversation,
+        mode=mode,
+        source=source,
+        requested_by=requested_by,
+        stage="queued",
+    )
+
+    def enqueue():
+        result = summarise_conversation.enqueue(run.pk)
+        SummaryRun.objects.filter(pk=run.pk).update(task_id=str(result.id))
+
+    transaction.on_commit(enqueue)
+    return run
+
+
+def summary_runs_recover_stale(*, conversation: Conversation | None = None) -> int:
+    """Re-queue runs whose worker died mid-run (the current summary was never touched)."""
+    qs = SummaryRun.objects.filter(
+        status=SummaryRun.Status.RUNNING, started_at__lt=timezone.now() - STALE_RUN
+    )
+    if conversation is not None:
+        qs = qs.filter(conversation=conversation)
+    recovered = 0
+    for run in qs:
+        if _retry_or_fail(run, "The worker stopped during the run."):
+            recovered += 1
+    return recovered
+
+
+def _retry_or_fail(run: SummaryRun, error: str) -> bool:
+    from memory.tasks import summarise_conversation
+
+    if run.attempts < MAX_ATTEMPTS:
+        updated = SummaryRun.objects.filter(pk=run.pk, status=run.status).update(
+            status=SummaryRun.Status.QUEUED,
+            error=error,
+            stage=f"retrying (attempt {run.attempts + 1} of {MAX_ATTEMPTS})",
+        )
+        if updated:
+            delay = timedelta(seconds=5 * run.attempts)
+            transaction.on_commit(
+                lambda: summarise_conversation.using(run_after=timezone.now() + delay).enqueue(
+                    run.pk
+                )
+            )
+        return bool(updated)
+    SummaryRun.objects.filter(pk=run.pk).update(
+        status=SummaryRun.Status.FAILED, error=error, finished_at=timezone.now(), stage="failed"
+    )
+    return False
+
+
+# -- running -----------------------------------------------------------------------------------
+
+
+def summary_run_execute(*, run_id: int) -> SummaryRun | None:
+    """Do one run (called by the task). Returns the run, or None if another worker has it."""
+    claimed = SummaryRun.objects.filter(pk=run_id, status=SummaryRun.Status.QUEUED).update(
+        status=SummaryRun.Status.RUNNING,
+        started_at=timezone.now(),
+        attempts=F("attempts") + 1,
+        stage="reading messages",
+        progress=0,
+    )
+    if not claimed:
+        return None
+    run = SummaryRun.objects.select_related("conversation__user").get(pk=run_id)
+    try:
+        for _ in range(3):  # a concurrent swap means: start again from the new current version
+            try:
+                summary = _run(run)
+                break
+            except StaleBase:
+                continue
+        else:
+            raise StaleBase("the summary kept changing during the run")
+    except Exception as exc:
+        logger.warning("summary run %s failed", run_id, exc_info=True)
+        _retry_or_fail(run, f"{type(exc).__name__}: {exc}"[:1000])
+        run.refresh_from_db()
+        return run
+    SummaryRun.objects.filter(pk=run.pk).update(
+        status=SummaryRun.Status.DONE,
+        progress=100,
+        stage="done",
+        finished_at=timezone.now(),
+        summary=summary,
+        error="",
+    )
+    run.refresh_from_db()
+    if run.mode == SummaryRun.Mode.INCREMENTAL and summary is not None:
+        conversation_after_turn(conversation=run.conversation)  # a long tail needs more runs
+    return run
+
+
+def _run(run: SummaryRun) -> Summary | None:
+    conversation = run.conversation
+    base = Summary.objects.filter(conversation=conversation, is_current=True).first()
+    full = run.mode == SummaryRun.Mode.FULL
+    start_after = 0 if full or base is None else base.covered_through
+    messages = list(_foldable(conversation, start_after, None if full else BATCH_MESSAGES))
+    if not messages:
+        return None
+    batches = [messages[i : i + BATCH_MESSAGES] for i in range(0, len(messages), BATCH_MESSAGES)]
+    previous = "" if full or base is None else base.text
+    result: Extraction | None = None
+    merged: list[tuple[Extraction, list[Message]]] = []
+    model = conversation.effective_model
+    for number, batch in enumerate(batches, start=1):
+        _progress(
+            run, int(90 * (number - 1) / len(batches)), f"summarising {number} of {len(batches)}"
+        )
+        result = summariser.summarise(
+            previous_summary=previous,
+            messages=[{"role": m.role, "content": m.content} for m in batch],
+            model=model,
+            today=timezone.localdate(),
+        )
+        previous = result.summary
+        merged.append((result, batch))
+    _progress(run, 95, "saving")
+    with transaction.atomic():
+        Conversation.objects.select_for_update().filter(pk=conversation.pk).first()
+        current = Summary.objects.filter(conversation=conversation, is_current=True).first()
+        if (current and current.pk) != (base and base.pk):
+            raise StaleBase()
+        summary = summary_create(
+            conversation=conversation,
+            extraction=result,
+            covered_through=messages[-1].pk,
+            message_count=(0 if full or base is None else base.message_count) + len(messages),
+            source=run.source,
+            created_by=run.requested_by,
+            model="offline" if not settings.OPENAI_API_KEY else model,
+        )
+        if recall.memory_enabled(conversation):
+            for batch_result, batch in merged:
+                memories_merge(conversation=conversation, extraction=batch_result, messages=batch)
+    return summary
+
+
+def _foldable(conversation, after_id: int, limit: int | None):
+    """Stored messages after ``after_id`` in order, stopping before one still streaming so
+    that a later run picks it up: nothing is skipped, nothing counted twice."""
+    qs = Message.objects.filter(conversation=conversation, id__gt=after_id).order_by("id")
+    if limit is not None:
+        qs = qs[:limit]
+    for message in qs.only("id", "role", "content", "status", "created_at"):
+        if message.status == Message.Status.STREAMING:
+            return
+        if message.status != Message.Status.FAILED and message.content:
+            yield message
+
+
+def _progress(run: SummaryRun, percent: int, stage: str) -> None:
+    SummaryRun.objects.filter(pk=run.pk).update(progress=percent, stage=stage)
+
+
+def summary_create(
+    *,
+    conversation: Conversation,
+    extraction: Extraction,
+    covered_through: int,
+    message_count: int,
+    source: str,
+    created_by=None,
+    model: str = "",
+) -> Summary:
+    """A new version, made current atomically (the old one stays, not current)."""
+    with transaction.atomic():
+        version = (
+            Summary.objects.filter(conversation=conversation).aggregate(v=Max("version"))["v"] or 0
+        ) + 1
+        Summary.objects.filter(conversation=conversation, is_current=True).update(is_current=False)
+        return Summary.objects.create(
+            conversation=conversation,
+            version=version,
+            text=extraction.summary,
+            topics=extraction.topics,
+            decisions=[d.what for d in extraction.decisions],
+            action_items=[a.what for a in extraction.action_items],
+            open_questions=extraction.open_questions,
+            covered_through=covered_through,
+            message_count=message_count,
+            token_count=count_tokens(extraction.summary, conversation.effective_model),
+            source=source,
+            created_by=created_by,
+            model=model,
+            is_current=True,
+        )
+
+
+def summary_make_current(*, summary: Summary) -> Summary:
+    """Staff: make an older version current again."""
+    with transaction.atomic():
+        Summary.objects.filter(conversation=summary.conversation_id, is_current=True).update(
+            is_current=False
+        )
+        summary.is_current = True
+        summary.save(update_fields=["is_current"])
+    return summary
+
+
+# -- merging extracted memories ------------------------------------------------------------
+
+
+def memories_merge(
+    *, conversation: Conversation, extraction: Extraction, messages: list[Message]
+) -> dict[str, int]:
+    """Merge, don't duplicate: a restated fact updates the existing one, a contradicting one
+    supersedes it; the same decision or action item is one row. Returns counts by outcome."""
+    user = conversation.user
+    counts = {"created": 0, "updated": 0, "superseded": 0}
+
+    def source(index: int) -> Message:
+        return messages[min(max(index, 0), len(messages) - 1)]
+
+    for fact in extraction.facts:
+        outcome = fact_remember(
+            user=user,
+            conversation=conversation,
+            category=fact.category,
+            subject=fact.subject,
+            text=fact.text,
+            importance=fact.importance,
+            source_message=source(fact.message_index),
+        )
+        counts[outcome] += 1
+    for decision in extraction.decisions:
+        created = decision_remember(
+            user=user,
+            conversation=conversation,
+            what=decision.what,
+            context=decision.context,
+            rationale=decision.rationale,
+            alternatives=decision.alternatives,
+            stakeholders=decision.stakeholders,
+            status=decision.status,
+            source_message=source(decision.message_index),
+        )
+        counts["created" if created else "updated"] += 1
+    for action in extraction.action_items:
+        created = action_item_remember(
+            user=user,
+            conversation=conversation,
+            what=action.what,
+            owner=action.owner,
+            due_date=action.due_date,
+            status=action.status,
+            source_message=source(action.message_index),
+        )
+        counts["created" if created else "updated"] += 1
+    return counts
+
+
+def fact_remember(
+    *,
+    user,
+    conversation,
+    category: str,
+    subject: str,
+    text: str,
+    importance: float,
+    source_message: Message | None = None,
+) -> str:
+    """Store a fact: 'updated' (told again), 'superseded' (contradicts one), or 'created'."""
+    key = extraction.normalise_key(text)
+    subject = extraction.normalise_key(subject) if subject else ""
+    now = timezone.now()
+    active = Fact.objects.select_for_update().filter(user=user, status=Fact.Status.ACTIVE)
+    with transaction.atomic():
+        same = active.filter(dedupe_key=key).first()
+        if same is not None:
+            same.mentions += 1
+            same.importance = max(same.importance, importance)
+            same.updated_at = now
+            same.save(update_fields=["mentions", "importance", "updated_at"])
+            if source_message is not None:
+                same.source_messages.add(source_message)
+            return "updated"
+        fact = Fact.objects.create(
+            user=user,
+            conversation=conversation,
+            category=category,
+            subject=subject,
+            text=text,
+            importance=importance,
+            dedupe_key=key,
+            created_at=now,
+            updated_at=now,
+        )
+        if source_message is not None:
+            fact.source_messages.add(source_message)
+        if subject:
+            older = list(active.filter(subject=subject).exclude(pk=fact.pk))
+            for old in older:
+                fact_supersede(fact=old, by=fact)
+            if older:
+                return "superseded"
+        return "created"
+
+
+def fact_supersede(*, fact: Fact, by: Fact | None) -> Fact:
+    fact.status = Fact.Status.SUPERSEDED
+    fact.superseded_by = by
+    fact.updated_at = timezone.now()
+    fact.save(update_fields=["status", "superseded_by", "updated_at"])
+    return fact
+
+
+def _merge_text(old: str, new: str) -> str:
+    return new if new and not old else old
+
+
+def decision_remember(
+    *,
+    user,
+    conversation,
+    what: str,
+    context: str = "",
+    rationale: str = "",
+    alternatives=(),
+    stakeholders=(),
+    status: str = Decision.Status.DECIDED,
+    source_message: Message | None = None,
+) -> bool:
+    """The same decision extracted twice is one row (richer fields fill the gaps)."""
+    key = extraction.normalise_key(what)
+    with transaction.atomic():
+        decision, created = Decision.objects.select_for_update().get_or_create(
+            user=user,
+            dedupe_key=key,
+            defaults={
+                "conversation": conversation,
+                "what": what,
+                "context": context,
+                "rationale": rationale,
+                "alternatives": list(alternatives),
+                "stakeholders": list(stakeholders),
+                "status": status,
+                "decided_at": source_message.created_at if source_message else timezone.now(),
+            },
+        )
+        if not created:
+            decision.context = _merge_text(decision.context, context)
+            decision.rationale = _merge_text(decision.rationale, rationale)
+            decision.alternatives = sorted(set(decision.alternatives) | set(alternatives))
+            decision.stakeholders = sorted(set(decision.stakeholders) | set(stakeholders))
+            if status == Decision.Status.DECIDED:
+                decision.status = status
+            decision.updated_at = timezone.now()
+            decision.save()
+        if source_message is not None:
+            decision.source_messages.add(source_message)
+    return created
+
+
+def action_item_remember(
+    *,
+    user,
+    conversation,
+    what: str,
+    owner: str = "",
+    due_date=None,
+    status: str = "open",
+    source_message: Message | None = None,
+) -> bool:
+    key = extraction.normalise_key(what)
+    with transaction.atomic():
+        item, created = ActionItem.objects.select_for_update().get_or_create(
+            user=user,
+            dedupe_key=key,
+            defaults={
+                "conversation": conversation,
+                "what": what,
+                "owner": owner,
+                "due_date": due_date,
+                "status": status,
+            },
+        )
+        if not created:
+            item.owner = _merge_text(item.owner, owner)
+            item.due_date = due_date or item.due_date
+            if status == ActionItem.Status.DONE:
+                item.status = status
+            item.updated_at = timezone.now()
+            item.save()
+        if source_message is not None:
+            item.source_messages.add(source_message)
+    return created
+
+
+# -- deleting a conversation's memories ----------------------------------------------------
+
+
+def memories_only_from(*, conversation: Conversation) -> dict[str, list[int]]:
+    """Ids of the memories that came only from this conversation (no source elsewhere)."""
+    result = {}
+    for name, model in MEMORY_MODELS:
+        owner = f"{model._meta.model_name}_id"
+        candidates = set(
+            model.objects.filter(conversation=conversation).values_list("pk", flat=True)
+        )
+        elsewhere = set(
+            model.source_messages.through.objects.filter(**{f"{owner}__in": candidates})
+            .exclude(message__conversation=conversation)
+            .values_list(owner, flat=True)
+        )
+        result[name] = sorted(candidates - elsewhere)
+    return result
+
+
+def memories_delete_only_from(*, conversation: Conversation) -> int:
+    deleted = 0
+    with transaction.atomic():
+        ids = memories_only_from(conversation=conversation)
+        for name, model in MEMORY_MODELS:
+            deleted += model.objects.filter(pk__in=ids[name]).delete()[1].get(model._meta.label, 0)
+    return deleted

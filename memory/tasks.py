@@ -1,0 +1,16 @@
+"""Background jobs (django-tasks; run by `manage.py db_worker`)."""
+
+from django_tasks import task
+
+from memory import embeddings, services
+
+
+@task()
+def summarise_conversation(run_id: int) -> str:
+    run = services.summary_run_execute(run_id=run_id)
+    return run.status if run is not None else "taken by another worker"
+
+
+@task()
+def embed_pending() -> int:
+    return embeddings.embed_pending()

@@ -1,0 +1,387 @@
+"""The chat websocket, end to end through the ASGI stack, with the real openai client talking
+to a local OpenAI-compatible server."""
+
+import asyncio
+
+import pytest
+from asgiref.sync import sync_to_async
+
+from chat.consumers import CLOSE_FORBIDDEN, CLOSE_UNAUTHENTICATED
+from chat.models import Conversation, Message
+from tests.chat.helpers import connected, frames_until, open_socket
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@sync_to_async
+def stored(conversation):
+    return list(
+        Message.objects.filter(conversation=conversation)
+        .order_by("id")
+        .values("role", "content", "status", "error", "client_id", "token_count")
+    )
+
+
+def reply_text(frames):
+    return "".join(f["text"] for f in frames if f["type"] == "chunk")
+
+
+async def test_it_refuses_anonymous_visitors(aconversation):
+    """No session: the socket is closed with 4401."""
+    socket = await open_socket(None, aconversation.pk)
+    connected_ok, code = await socket.connect()
+    assert (connected_ok, code) == (False, CLOSE_UNAUTHENTICATED)
+
+
+async def test_it_refuses_another_users_conversation(aconversation, bob):
+    """Bob cannot open Alice's conversation; a missing id looks the same."""
+    for conversation_id in (aconversation.pk, 999_999):
+        socket = await open_socket(bob, conversation_id)
+        connected_ok, code = await socket.connect()
+        assert (connected_ok, code) == (False, CLOSE_FORBIDDEN)
+
+
+async def test_it_refuses_a_foreign_origin(aconversation, alice):
+    """The origin must be an allowed host (cross-site websocket hijacking)."""
+    socket = await open_socket(alice, aconversation.pk, origin=b"http://evil.example")
+    connected_ok, _ = await socket.connect()
+    assert not connected_ok
+
+
+async def test_a_turn_streams_and_stores_once(aconversation, alice, fake_llm):
+    """User message first, the reply in pieces, then stored once with usage and timings."""
+    fake_llm.behaviour.reply = "One two three four five six seven eight."
+    socket = await connected(alice, aconversation.pk)
+    await socket.send_json_to({"type": "send", "text": "Count to eight", "client_id": "a-1"})
+    frames = await frames_until(socket, "reply_end")
+    await socket.disconnect()
+
+    assert [f["type"] for f in frames[:3]] == ["user_message", "title", "reply_start"]
+    assert frames[0]["client_id"] == "a-1"
+    assert reply_text(frames) == "One two three four five six seven eight."
+    end = frames[-1]
+    assert end["status"] == "complete"
+    assert "One two three" in end["html"]
+    assert end["context"]["used"] <= end["context"]["limit"]
+
+    rows = await stored(aconversation)
+    assert [(r["role"], r["status"]) for r in rows] == [
+        ("user", "complete"),
+        ("assistant", "complete"),
+    ]
+    assert rows[0]["token_count"] == 3 and rows[1]["token_count"] > 0
+    reply = await Message.objects.aget(role="assistant")
+    assert reply.completion_tokens == 8 and reply.prompt_tokens > 0
+    assert reply.time_to_first_token is not None and reply.duration >= reply.time_to_first_token
+    assert reply.context_report["blocks"][0]["name"] == "system"
+    assert reply.system_prompt_version == 1
+    sent = fake_llm.chat_requests()[-1]["body"]["messages"]
+    assert sent[0]["role"] == "system" and sent[-1] == {"role": "user", "content": "Count to eight"}
+
+
+async def test_the_first_message_titles_the_conversation(aconversation, alice, fake_llm):
+    """The title frame follows the first message, and the row keeps it."""
+    socket = await connected(alice, aconversation.pk)
+    await socket.send_json_to({"type": "send", "text": "Plan a trip to Lisbon in May"})
+    frames = await frames_until(socket, "reply_end")
+    await socket.disconnect()
+    assert {"type": "title", "title": "Plan a trip to Lisbon in May"} in frames
+    conversation = await Conversation.objects.aget(pk=aconversation.pk)
+    assert conversation.title == "Plan a trip to Lisbon in May"
+
+
+@pytest.mark.parametrize(
+    ("frame", "code"),
+    [
+        ({"type": "send", "text": "   "}, "empty"),
+        ({"type": "send", "text": ""}, "empty"),
+        ({"type": "send", "text": 42}, "bad_frame"),
+        ({"type": "send"}, "bad_frame"),
+        ({"type": "send", "text": "hi", "client_id": "bad id!"}, "bad_frame"),
+        ({"type": "dance"}, "bad_frame"),
+        ({"type": "retry", "message_id": "1"}, "bad_frame"),
+        (["send"], "bad_frame"),
+    ],
+)
+async def test_bad_frames_get_a_clear_error_and_store_nothing(aconversation, alice, frame, code):
+    """Each refusal names the problem; the socket stays usable."""
+    socket = await connected(alice, aconversation.pk)
+    await socket.send_json_to(frame)
+    error = await socket.receive_json_from()
+    assert error["type"] == "error" and error["code"] == code and error["message"]
+    assert await stored(aconversation) == []
+    await socket.send_json_to({"type": "send", "text": "still works"})
+    assert (await socket.receive_json_from())["type"] == "user_message"
+    await frames_until(socket, "reply_end")
+    await socket.disconnect()
+
+
+async def test_non_json_text_is_a_bad_frame(aconversation, alice):
+    """A frame that is not JSON is refused, not a crash."""
+    socket = await connected(alice, aconversation.pk)
+    await socket.send_to(text_data="{not json")
+    error = await socket.receive_json_from()
+    assert error["code"] == "bad_frame"
+    await socket.disconnect()
+
+
+async def test_an_oversized_message_is_refused(aconversation, alice, settings):
+    """Over MAX_MESSAGE_CHARS: refused with the limit in the message, nothing stored."""
+    settings.MEMORYCHAT_MAX_MESSAGE_CHARS = 100
+    socket = await connected(alice, aconversation.pk)
+    await socket.send_json_to({"type": "send", "text": "x" * 101, "client_id": "big"})
+    error = await socket.receive_json_from()
+    assert error["code"] == "too_long" and "100" in error["message"]
+    assert error["client_id"] == "big"
+    assert await stored(aconversation) == []
+    await socket.disconnect()
+
+
+async def test_a_resend_with_the_same_client_id_stores_nothing_twice(
+    aconversation, alice, fake_llm
+):
+    """After a reconnect the browser resends; the server replays what it has."""
+    socket = await connected(alice, aconversation.pk)
+    await socket.send_json_to({"type": "send", "text": "Hello", "client_id": "same-1"})
+    first = await frames_until(socket, "reply_end")
+    await socket.disconnect()
+
+    socket = await connected(alice, aconversation.pk)
+    await socket.send_json_to({"type": "send", "text": "Hello", "client_id": "same-1"})
+    replay = await frames_until(socket, "reply_end")
+    await socket.disconnect()
+    assert [f["type"] for f in replay] == ["user_message", "reply_end"]
+    assert replay[-1]["id"] == first[-1]["id"]
+    assert len(await stored(aconversation)) == 2
+    assert len(fake_llm.chat_requests()) == 1
+
+
+async def test_stop_keeps_the_partial_reply(aconversation, alice, fake_llm):
+    """Stop cancels the upstream call; the text so far is stored as interrupted."""
+    fake_llm.behaviour.reply = " ".join(f"word{i}" for i in range(200))
+    fake_llm.behaviour.interval = 0.02
+    socket = await connected(alice, aconversation.pk)
+    await socket.send_json_to({"type": "send", "text": "Talk a lot"})
+    frames = await frames_until(socket, "chunk")
+    await socket.send_json_to({"type": "stop"})
+    frames += await frames_until(socket, "reply_end")
+    await socket.disconnect()
+    end = frames[-1]
+    assert end["status"] == "interrupted" and "Stopped" in end["error"]
+    reply = (await stored(aconversation))[1]
+    assert reply["status"] == "interrupted"
+    assert reply["content"].startswith("word0") and "word199" not in reply["content"]
+    assert reply["content"] == reply_text(frames)
+
+
+async def test_a_closed_tab_keeps_the_partial_reply(aconversation, alice, fake_llm):
+    """Disconnecting mid-stream stores what was written, marked interrupted."""
+    fake_llm.behaviour.reply = " ".join(f"w{i}" for i in range(200))
+    fake_llm.behaviour.interval = 0.02
+    socket = await connected(alice, aconversation.pk)
+    await socket.send_json_to({"type": "send", "text": "Go"})
+    await frames_until(socket, "chunk")
+    await socket.disconnect()
+    reply = (await stored(aconversation))[1]
+    assert reply["status"] == "interrupted" and reply["content"].startswith("w0")
+    assert "closed" in reply["error"]
+
+
+async def test_an_upstream_error_keeps_the_message_and_retry_works(aconversation, alice, fake_llm):
+    """HTTP 500 after retries: the page is told, the user message stays; Retry answers it."""
+    fake_llm.behaviour.fail_status = 500
+    fake_llm.behaviour.fail_times = 3  # the first try and both client retries
+    socket = await connected(alice, aconversation.pk)
+    await socket.send_json_to({"type": "send", "text": "Are you there?", "client_id": "r1"})
+    frames = await frames_until(socket, "reply_end")
+    end = frames[-1]
+    assert end["status"] == "failed" and "HTTP 500" in end["error"]
+    assert [r["role"] for r in await stored(aconversation)] == ["user", "assistant"]
+
+    await socket.send_json_to({"type": "retry", "message_id": frames[0]["id"]})
+    again = await frames_until(socket, "reply_end")
+    await socket.disconnect()
+    assert again[-1]["status"] == "complete" and again[-1]["id"] == end["id"]
+    rows = await stored(aconversation)
+    assert [(r["role"], r["status"]) for r in rows] == [
+        ("user", "complete"),
+        ("assistant", "complete"),
+    ]
+
+
+async def test_a_429_before_the_first_token_is_retried(aconversation, alice, fake_llm):
+    """Rate limiting is retried by the client before any text flows."""
+    fake_llm.behaviour.fail_status = 429
+    fake_llm.behaviour.fail_times = 1
+    socket = await connected(alice, aconversation.pk)
+    await socket.send_json_to({"type": "send", "text": "Hi"})
+    frames = await frames_until(socket, "reply_end")
+    await socket.disconnect()
+    assert frames[-1]["status"] == "complete"
+    assert len(fake_llm.chat_requests()) == 2
+
+
+async def test_persistent_429_says_rate_limited(aconversation, alice, fake_llm):
+    """429 on every try: a clear message, the reply failed, nothing lost."""
+    fake_llm.behaviour.fail_status = 429
+    fake_llm.behaviour.fail_times = 10
+    socket = await connected(alice, aconversation.pk)
+    await socket.send_json_to({"type": "send", "text": "Hi"})
+    end = (await frames_until(socket, "reply_end"))[-1]
+    await socket.disconnect()
+    assert end["status"] == "failed" and "rate limited" in end["error"]
+
+
+async def test_a_slow_upstream_times_out(aconversation, alice, fake_llm, settings):
+    """No answer within OPENAI_TIMEOUT: failed with a timeout message."""
+    settings.OPENAI_TIMEOUT = 1.0
+    settings.OPENAI_MAX_RETRIES = 0
+    fake_llm.behaviour.stall_before = 2.0
+    socket = await connected(alice, aconversation.pk)
+    await socket.send_json_to({"type": "send", "text": "Hi"})
+    end = (await frames_until(socket, "reply_end", timeout=15))[-1]
+    await socket.disconnect()
+    assert end["status"] == "failed" and "too long" in end["error"]
+
+
+async def test_a_stream_that_stalls_mid_reply_times_out(aconversation, alice, fake_llm, settings):
+    """Tokens stop coming: the partial reply is kept as interrupted."""
+    settings.OPENAI_TIMEOUT = 1.0
+    fake_llm.behaviour.reply = "alpha beta gamma delta"
+    fake_llm.behaviour.stall_after = 2
+    socket = await connected(alice, aconversation.pk)
+    await socket.send_json_to({"type": "send", "text": "Hi"})
+    end = (await frames_until(socket, "reply_end", timeout=15))[-1]
+    await socket.disconnect()
+    assert end["status"] == "interrupted" and "too long" in end["error"]
+    assert (await stored(aconversation))[1]["content"] == "alpha beta "
+
+
+async def test_a_connection_cut_mid_stream_keeps_the_partial_reply(aconversation, alice, fake_llm):
+    """The upstream drops the connection after some text: interrupted, text kept."""
+    fake_llm.behaviour.reply = "alpha beta gamma delta epsilon"
+    fake_llm.behaviour.cut_after = 2
+    socket = await connected(alice, aconversation.pk)
+    await socket.send_json_to({"type": "send", "text": "Hi"})
+    end = (await frames_until(socket, "reply_end"))[-1]
+    await socket.disconnect()
+    assert end["status"] == "interrupted"
+    assert end["error"]
+    assert (await stored(aconversation))[1]["content"] == "alpha beta "
+
+
+async def test_a_malformed_stream_is_reported(aconversation, alice, fake_llm):
+    """A broken event: the reply is interrupted with a clear reason."""
+    fake_llm.behaviour.reply = "alpha beta gamma"
+    fake_llm.behaviour.malformed_after = 1
+    socket = await connected(alice, aconversation.pk)
+    await socket.send_json_to({"type": "send", "text": "Hi"})
+    end = (await frames_until(socket, "reply_end"))[-1]
+    await socket.disconnect()
+    assert end["status"] == "interrupted" and "malformed" in end["error"]
+
+
+async def test_two_tabs_both_see_the_reply(aconversation, alice, fake_llm):
+    """A second tab on the same conversation receives the user message and every chunk."""
+    fake_llm.behaviour.reply = "shared reply text here"
+    first = await connected(alice, aconversation.pk)
+    second = await connected(alice, aconversation.pk)
+    await first.send_json_to({"type": "send", "text": "Hi both"})
+    seen_first = await frames_until(first, "reply_end")
+    seen_second = await frames_until(second, "reply_end")
+    await first.disconnect()
+    await second.disconnect()
+    assert reply_text(seen_second) == reply_text(seen_first) == "shared reply text here"
+    assert seen_second[0]["type"] == "user_message"
+
+
+async def test_a_second_message_while_streaming_is_refused(aconversation, alice, fake_llm):
+    """One reply at a time per conversation; the refusal stores nothing."""
+    fake_llm.behaviour.reply = " ".join(["slow"] * 100)
+    fake_llm.behaviour.interval = 0.02
+    socket = await connected(alice, aconversation.pk)
+    await socket.send_json_to({"type": "send", "text": "first"})
+    await frames_until(socket, "chunk")
+    await socket.send_json_to({"type": "send", "text": "second", "client_id": "c2"})
+    frames = await frames_until(socket, "error")
+    assert frames[-1]["code"] == "busy" and frames[-1]["client_id"] == "c2"
+    await socket.send_json_to({"type": "stop"})
+    await frames_until(socket, "reply_end")
+    await socket.disconnect()
+    assert [r["content"] for r in await stored(aconversation) if r["role"] == "user"] == ["first"]
+
+
+async def test_stop_from_another_tab_stops_the_reply(aconversation, alice, fake_llm):
+    """The Stop button works in a tab that did not send the message."""
+    fake_llm.behaviour.reply = " ".join(["more"] * 200)
+    fake_llm.behaviour.interval = 0.02
+    sender = await connected(alice, aconversation.pk)
+    watcher = await connected(alice, aconversation.pk)
+    await sender.send_json_to({"type": "send", "text": "go"})
+    await frames_until(watcher, "chunk")
+    await watcher.send_json_to({"type": "stop"})
+    end = (await frames_until(watcher, "reply_end"))[-1]
+    await sender.disconnect()
+    await watcher.disconnect()
+    assert end["status"] == "interrupted"
+
+
+async def test_offline_replies_stream_and_say_so(aconversation, alice, settings):
+    """With no API key the offline provider answers, labelled offline."""
+    settings.OPENAI_API_KEY = ""
+    socket = await connected(alice, aconversation.pk)
+    await socket.send_json_to({"type": "send", "text": "Hello offline"})
+    frames = await frames_until(socket, "reply_end")
+    await socket.disconnect()
+    assert sum(f["type"] == "chunk" for f in frames) > 1
+    assert "Offline reply" in frames[-1]["html"]
+    reply = await Message.objects.aget(role="assistant")
+    assert reply.model == "offline" and reply.status == "complete"
+
+
+async def test_a_dead_servers_streaming_reply_is_shown_interrupted(aconversation, alice):
+    """A reply left 'streaming' by a crashed server is interrupted once its lease expires."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from chat.services import message_create
+
+    @sync_to_async
+    def leave_streaming():
+        user_message = message_create(conversation=aconversation, role="user", content="hi")
+        reply = message_create(
+            conversation=aconversation,
+            role="assistant",
+            content="",
+            status="streaming",
+            reply_to=user_message,
+        )
+        Message.objects.filter(pk=reply.pk).update(
+            content="partial", lease_expires_at=timezone.now() - timedelta(seconds=1)
+        )
+        return reply
+
+    reply = await leave_streaming()
+    socket = await connected(alice, aconversation.pk)
+    await socket.disconnect()
+    reply = await Message.objects.aget(pk=reply.pk)
+    assert reply.status == "interrupted" and reply.content == "partial"
+    assert "restarted" in reply.error
+
+
+async def test_many_quick_deltas_are_batched(aconversation, alice, fake_llm):
+    """A fast model does not flood the socket: far fewer frames than deltas."""
+    fake_llm.behaviour.reply = " ".join(f"t{i}" for i in range(400))
+    socket = await connected(alice, aconversation.pk)
+    await socket.send_json_to({"type": "send", "text": "Hi"})
+    frames = await frames_until(socket, "reply_end")
+    await socket.disconnect()
+    chunks = [f for f in frames if f["type"] == "chunk"]
+    assert len(chunks) < 200
+    assert reply_text(frames) == fake_llm.behaviour.reply
+
+
+def test_helpers_loop_is_fresh():
+    """Guard: tests above run each in their own event loop."""
+    assert asyncio.get_event_loop_policy() is not None
