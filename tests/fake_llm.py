@@ -126,7 +126,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(404, {"error": {"message": "not found"}})
             return
         if body.get("stream"):
-            self._stream(body, behaviour)
+            try:
+                self._stream(body, behaviour)
+            except (BrokenPipeError, ConnectionResetError):
+                self.close_connection = True  # the client went away (Stop, a closed tab)
         else:
             content = (
                 json.dumps(behaviour.json_reply(body)) if behaviour.json_reply else behaviour.reply

@@ -1,0 +1,77 @@
+"""A new user's chat in a real browser: log in, send, watch the reply stream, reload."""
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.e2e.conftest import log_in
+
+pytestmark = pytest.mark.e2e
+
+
+def test_a_reply_streams_in_pieces_and_survives_a_reload(page, app_server, fake_upstream, db_rows):
+    """Enter sends; the reply grows piece by piece; after a reload both messages are there."""
+    fake_upstream.behaviour.reply = " ".join(f"piece{i}" for i in range(40))
+    fake_upstream.behaviour.interval = 0.05
+    log_in(page, app_server)
+
+    box = page.get_by_role("textbox", name="Message")
+    box.fill("Hello from the browser")
+    box.press("Enter")
+
+    page.wait_for_url(re.compile(r"/c/\d+/$"))
+    user = page.locator('[data-role="user"]')
+    expect(user).to_have_text("Hello from the browser")
+    assistant = page.locator('[data-role="assistant"]').last
+    expect(assistant).to_contain_text("piece0")
+    seen = set()
+    for _ in range(100):
+        seen.add(assistant.inner_text())
+        if "piece39" in assistant.inner_text():
+            break
+        page.wait_for_timeout(30)
+    assert len(seen) >= 3, "the reply should arrive in several pieces"
+    expect(assistant).to_contain_text("piece39")
+    expect(box).to_have_value("")
+
+    page.reload()
+    expect(page.locator('[data-role="user"]')).to_have_text("Hello from the browser")
+    expect(page.locator('[data-role="assistant"]').last).to_contain_text("piece39")
+    expect(page.get_by_text("What the model saw").last).to_be_visible()
+    assert db_rows("SELECT role, status FROM chat_message ORDER BY id")[-2:] == [
+        ("user", "complete"),
+        ("assistant", "complete"),
+    ]
+
+
+def test_stop_keeps_the_partial_reply(page, app_server, fake_upstream, db_rows):
+    """The Stop button appears while streaming and keeps what was written."""
+    fake_upstream.behaviour.reply = " ".join(f"long{i}" for i in range(400))
+    fake_upstream.behaviour.interval = 0.03
+    log_in(page, app_server)
+    box = page.get_by_role("textbox", name="Message")
+    box.fill("Write a lot")
+    page.get_by_role("button", name="Send").click()
+    assistant = page.locator('[data-role="assistant"]').last
+    expect(assistant).to_contain_text("long3")
+    page.get_by_role("button", name="Stop").click()
+    expect(assistant).to_contain_text("Interrupted")
+    expect(page.get_by_role("button", name="Stop")).to_be_hidden()
+    status, content = db_rows(
+        "SELECT status, content FROM chat_message WHERE role = 'assistant' ORDER BY id DESC"
+    )[0]
+    assert status == "interrupted" and content.startswith("long0") and "long399" not in content
+
+
+def test_shift_enter_adds_a_line_and_empty_messages_are_refused(page, app_server):
+    """Shift+Enter keeps typing; an empty Send says so and sends nothing."""
+    log_in(page, app_server)
+    box = page.get_by_role("textbox", name="Message")
+    box.press("Enter")
+    expect(page.get_by_role("alert")).to_have_text("The message is empty.")
+    box.type("first line")
+    box.press("Shift+Enter")
+    box.type("second line")
+    expect(box).to_have_value("first line\nsecond line")
+    assert page.url.endswith("/")
