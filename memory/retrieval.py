@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 
 from django.db import connection
 from django.utils import timezone
@@ -230,10 +230,10 @@ def _lexical(user_id: int, terms: list[str], limit: int) -> list[tuple]:
 
 def _as_datetime(value) -> datetime | None:
     if isinstance(value, datetime):
-        return value if timezone.is_aware(value) else timezone.make_aware(value, timezone.utc)
+        return value if timezone.is_aware(value) else timezone.make_aware(value, UTC)
     parsed = parse_datetime(str(value)) if value else None
     if parsed is not None and timezone.is_naive(parsed):
-        parsed = timezone.make_aware(parsed, timezone.utc)
+        parsed = timezone.make_aware(parsed, UTC)
     return parsed
 
 
