@@ -1,0 +1,42 @@
+from django.contrib import admin
+from simple_history.admin import SimpleHistoryAdmin
+
+from profiles.models import StyleSnapshot, UserProfile
+from profiles.style import METRICS
+
+
+class StyleSnapshotInline(admin.TabularInline):
+    model = StyleSnapshot
+    extra = 0
+    can_delete = False
+    fields = ["messages_observed", "taken_at", *METRICS]
+    readonly_fields = fields
+    ordering = ["-messages_observed"]
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(UserProfile)
+class UserProfileAdmin(SimpleHistoryAdmin):
+    list_display = [
+        "user",
+        "memory_enabled",
+        "messages_observed",
+        *METRICS,
+        "language",
+        "detail_level",
+        "updated_at",
+    ]
+    list_filter = ["memory_enabled", "detail_level", "response_format", "language"]
+    search_fields = ["user__username", "user__email"]
+    list_select_related = ["user"]
+    readonly_fields = [
+        *(field for name in METRICS for field in (name, f"{name}_count")),
+        "messages_observed",
+        "style_updated_at",
+        "created_at",
+        "updated_at",
+    ]
+    raw_id_fields = ["user"]
+    inlines = [StyleSnapshotInline]

@@ -1,0 +1,137 @@
+import re
+import zoneinfo
+
+from django import forms
+
+from profiles.choices import LANGUAGES, timezones
+from profiles.models import (
+    CUSTOM_INSTRUCTIONS_MAX_CHARS,
+    TERMINOLOGY_MAX_CHARS,
+    TOPIC_MAX_CHARS,
+    TOPICS_MAX,
+    UserProfile,
+)
+from profiles.services import PREFERENCE_FIELDS
+
+_TOPIC_SPLIT_RE = re.compile(r"[,;\n]")
+_SPACES_RE = re.compile(r"\s+")
+
+
+def _normalise_text(value: str) -> str:
+    """Unix newlines, no trailing spaces, no runs of blank lines."""
+    value = value.replace("\r\n", "\n").replace("\r", "\n")
+    lines = [line.rstrip() for line in value.strip().split("\n")]
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines))
+
+
+class PreferencesForm(forms.ModelForm):
+    """The preferences a user edits on their profile page."""
+
+    language = forms.ChoiceField(
+        choices=[("", "Not set: the language I write in"), *LANGUAGES], required=False
+    )
+    timezone = forms.ChoiceField(label="Time zone", required=False)
+    topics_of_interest = forms.CharField(
+        required=False,
+        max_length=TOPICS_MAX * (TOPIC_MAX_CHARS + 2),
+        help_text=f"Separated by commas; at most {TOPICS_MAX}.",
+        widget=forms.TextInput(attrs={"placeholder": "e.g. Django, sourdough, cycling"}),
+    )
+
+    class Meta:
+        model = UserProfile
+        fields = PREFERENCE_FIELDS
+        labels = {
+            "response_format": "Response format",
+            "detail_level": "Level of detail",
+            "technical_depth": "Technical depth",
+            "terminology": "Terminology notes",
+        }
+        help_texts = {
+            "detail_level": "Overrides the verbosity learned from your messages.",
+            "tone": "Overrides the formality learned from your messages.",
+            "technical_depth": "Overrides the technical level learned from your messages.",
+            "emoji": "Overrides the emoji use learned from your messages.",
+            "terminology": "Names and terms the assistant should use, e.g. “say PR, not MR”.",
+            "custom_instructions": (
+                "Passed to the assistant as your stated preferences, quoted; they cannot change "
+                "its rules."
+            ),
+        }
+        widgets = {
+            "terminology": forms.Textarea(attrs={"rows": 3, "maxlength": TERMINOLOGY_MAX_CHARS}),
+            "custom_instructions": forms.Textarea(
+                attrs={"rows": 4, "maxlength": CUSTOM_INSTRUCTIONS_MAX_CHARS}
+            ),
+        }
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["timezone"].choices = [("", "Not set"), *((tz, tz) for tz in timezones())]
+        for name in ("response_format", "detail_level", "tone", "technical_depth", "emoji"):
+            # Every preference but the format overrides a metric learned from messages.
+            blank = "No preference" if name == "response_format" else "Learn from my messages"
+            choices = [(value, label) for value, label in self.fields[name].choices if value]
+            self.fields[name].choices = [("", blank), *choices]
+        if not self.is_bound:
+            self.initial["topics_of_interest"] = ", ".join(self.instance.topics_of_interest or [])
+
+    def clean_timezone(self) -> str:
+        value = self.cleaned_data["timezone"]
+        if value:
+            try:
+                zoneinfo.ZoneInfo(value)
+            except (zoneinfo.ZoneInfoNotFoundError, ValueError) as error:
+                raise forms.ValidationError("Unknown time zone.") from error
+        return value
+
+    def clean_topics_of_interest(self) -> list[str]:
+        raw = self.cleaned_data["topics_of_interest"]
+        topics: list[str] = []
+        seen: set[str] = set()
+        for part in _TOPIC_SPLIT_RE.split(raw):
+            topic = _SPACES_RE.sub(" ", part).strip()
+            if not topic or topic.casefold() in seen:
+                continue
+            if len(topic) > TOPIC_MAX_CHARS:
+                raise forms.ValidationError(
+                    f"“{topic[:20]}…” is too long: at most {TOPIC_MAX_CHARS} characters a topic."
+                )
+            seen.add(topic.casefold())
+            topics.append(topic)
+        if len(topics) > TOPICS_MAX:
+            raise forms.ValidationError(f"At most {TOPICS_MAX} topics (you gave {len(topics)}).")
+        return topics
+
+    def clean_terminology(self) -> str:
+        return self._bounded("terminology", TERMINOLOGY_MAX_CHARS)
+
+    def clean_custom_instructions(self) -> str:
+        return self._bounded("custom_instructions", CUSTOM_INSTRUCTIONS_MAX_CHARS)
+
+    def _bounded(self, name: str, limit: int) -> str:
+        value = _normalise_text(self.cleaned_data[name])
+        if len(value) > limit:
+            raise forms.ValidationError(f"At most {limit} characters (this has {len(value)}).")
+        return value
+
+
+class MemoryForm(forms.Form):
+    """The memory switch. The page posts the value to switch to, "true" or "false"; a missing
+    or other value is an error (never read as "off")."""
+
+    memory_enabled = forms.TypedChoiceField(
+        choices=[("true", "On"), ("false", "Off")],
+        coerce=lambda value: value == "true",
+        widget=forms.HiddenInput,
+    )
+
+
+class ResetStyleForm(forms.Form):
+    """A reset of the learned style happens only with an explicit confirmation."""
+
+    confirm = forms.BooleanField(
+        required=True,
+        label="Yes, forget the style learned from my messages",
+        error_messages={"required": "Tick the box to confirm."},
+    )

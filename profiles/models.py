@@ -1,0 +1,135 @@
+from django.conf import settings
+from django.core.validators import MaxLengthValidator, MaxValueValidator, MinValueValidator
+from django.db import models
+from django.db.models import Q
+from django.utils.timezone import now
+from simple_history.models import HistoricalRecords
+
+from profiles.style import METRICS, PRIORS
+
+# Bounds on the free text a user writes into their own prompt block.
+TERMINOLOGY_MAX_CHARS = 1000
+CUSTOM_INSTRUCTIONS_MAX_CHARS = 1500
+TOPICS_MAX = 20
+TOPIC_MAX_CHARS = 60
+
+_UNIT = [MinValueValidator(0.0), MaxValueValidator(1.0)]
+
+
+class UserProfile(models.Model):
+    """One per user: the communication style learned from their messages, and their preferences.
+
+    The learned metrics are running averages (``profiles.style.blend``) updated by
+    ``profiles.services.profile_observe_message`` with a queryset ``update()``, so they do not
+    add a history row per message; every edit a person makes (preferences, the memory switch,
+    a reset of the learned style) goes through ``save()`` and is kept by django-simple-history.
+    """
+
+    class ResponseFormat(models.TextChoices):
+        BULLETS = "bullets", "Bullet points"
+        PARAGRAPHS = "paragraphs", "Paragraphs"
+        TABLES = "tables", "Tables where they help"
+
+    class DetailLevel(models.TextChoices):
+        BRIEF = "brief", "Brief"
+        BALANCED = "balanced", "Balanced"
+        COMPREHENSIVE = "comprehensive", "Comprehensive"
+
+    class Tone(models.TextChoices):
+        CASUAL = "casual", "Casual"
+        NEUTRAL = "neutral", "Neutral"
+        FORMAL = "formal", "Formal"
+
+    class TechnicalDepth(models.TextChoices):
+        BEGINNER = "beginner", "Beginner: plain language"
+        INTERMEDIATE = "intermediate", "Intermediate"
+        EXPERT = "expert", "Expert: skip the basics"
+
+    class Emoji(models.TextChoices):
+        USE = "use", "Welcome"
+        AVOID = "avoid", "Avoid"
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="profile"
+    )
+
+    # Learned style: each metric in 0..1 with the number of messages behind it.
+    formality = models.FloatField(default=PRIORS["formality"], validators=_UNIT)
+    formality_count = models.PositiveIntegerField(default=0)
+    technical_level = models.FloatField(default=PRIORS["technical_level"], validators=_UNIT)
+    technical_level_count = models.PositiveIntegerField(default=0)
+    verbosity = models.FloatField(default=PRIORS["verbosity"], validators=_UNIT)
+    verbosity_count = models.PositiveIntegerField(default=0)
+    emoji_use = models.FloatField(default=PRIORS["emoji_use"], validators=_UNIT)
+    emoji_use_count = models.PositiveIntegerField(default=0)
+    messages_observed = models.PositiveIntegerField(default=0)
+    style_updated_at = models.DateTimeField(null=True, blank=True)
+
+    # Preferences: blank means "no preference" (a learned metric may then apply).
+    language = models.CharField(max_length=16, blank=True)
+    timezone = models.CharField(max_length=64, blank=True)
+    response_format = models.CharField(max_length=12, choices=ResponseFormat.choices, blank=True)
+    detail_level = models.CharField(max_length=16, choices=DetailLevel.choices, blank=True)
+    tone = models.CharField(max_length=12, choices=Tone.choices, blank=True)
+    technical_depth = models.CharField(max_length=16, choices=TechnicalDepth.choices, blank=True)
+    emoji = models.CharField(max_length=8, choices=Emoji.choices, blank=True)
+    terminology = models.TextField(
+        blank=True, validators=[MaxLengthValidator(TERMINOLOGY_MAX_CHARS)]
+    )
+    topics_of_interest = models.JSONField(default=list, blank=True)
+    custom_instructions = models.TextField(
+        blank=True, validators=[MaxLengthValidator(CUSTOM_INSTRUCTIONS_MAX_CHARS)]
+    )
+    memory_enabled = models.BooleanField(
+        default=True,
+        help_text="Off: no long-term memory, nothing learned from messages, learned style unused.",
+    )
+
+    created_at = models.DateTimeField(default=now)
+    updated_at = models.DateTimeField(default=now)
+
+    history = HistoricalRecords()
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(**{f"{name}__gte": 0.0}) & Q(**{f"{name}__lte": 1.0}),
+                name=f"profile_{name}_unit",
+            )
+            for name in METRICS
+        ]
+
+    def __str__(self) -> str:
+        return f"Profile of {self.user}"
+
+    def metric(self, name: str) -> tuple[float, int]:
+        """A learned metric's value and the number of messages behind it."""
+        if name not in METRICS:
+            raise ValueError(f"unknown metric {name!r}")
+        return getattr(self, name), getattr(self, f"{name}_count")
+
+
+class StyleSnapshot(models.Model):
+    """The learned style every ``SNAPSHOT_EVERY`` messages; at most ``SNAPSHOT_KEEP`` per profile.
+
+    A metric with no message behind it yet is stored as null.
+    """
+
+    profile = models.ForeignKey(UserProfile, on_delete=models.CASCADE, related_name="snapshots")
+    taken_at = models.DateTimeField(default=now)
+    messages_observed = models.PositiveIntegerField()
+    formality = models.FloatField(null=True, blank=True)
+    technical_level = models.FloatField(null=True, blank=True)
+    verbosity = models.FloatField(null=True, blank=True)
+    emoji_use = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["messages_observed", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["profile", "messages_observed"], name="snapshot_unique_per_count"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.profile.user} at {self.messages_observed} messages"

@@ -1,0 +1,30 @@
+"""Reads on user profiles. Reads never create rows: a user without a profile gets defaults."""
+
+from __future__ import annotations
+
+from django.contrib.auth.base_user import AbstractBaseUser
+
+from profiles.models import StyleSnapshot, UserProfile
+
+
+def profile_get(*, user: AbstractBaseUser) -> UserProfile:
+    """The user's profile, or an unsaved one with the defaults if they have none yet."""
+    return UserProfile.objects.filter(user=user).first() or UserProfile(user=user)
+
+
+def memory_enabled(user: AbstractBaseUser) -> bool:
+    """The user's memory switch: may long-term memory be read and written for them?
+
+    On by default; off for an anonymous user.
+    """
+    if user is None or not getattr(user, "is_authenticated", False):
+        return False
+    enabled = UserProfile.objects.filter(user=user).values_list("memory_enabled", flat=True)
+    return next(iter(enabled), True)
+
+
+def style_snapshot_list(*, profile: UserProfile) -> list[StyleSnapshot]:
+    """The profile's snapshots, oldest first."""
+    if profile.pk is None:
+        return []
+    return list(StyleSnapshot.objects.filter(profile=profile).order_by("messages_observed"))

@@ -1,0 +1,205 @@
+"""Writes on user profiles. Every function here runs in one transaction.
+
+Locking: a function that changes a profile holds SELECT FOR UPDATE on its row for the whole
+transaction, so concurrent observations and edits for one user queue instead of overwriting each
+other's counts. (On SQLite ``select_for_update`` is a no-op, but the project opens every
+transaction with BEGIN IMMEDIATE, which serialises writers the same way.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from profiles.choices import LANGUAGES, timezones
+from profiles.instructions import InstructionsBlock, instructions_for
+from profiles.models import TOPIC_MAX_CHARS, TOPICS_MAX, StyleSnapshot, UserProfile
+from profiles.selectors import memory_enabled
+from profiles.style import METRICS, PRIORS, StyleReading, analyse, blend
+
+__all__ = [
+    "PREFERENCE_FIELDS",
+    "SNAPSHOT_EVERY",
+    "SNAPSHOT_KEEP",
+    # The reads the memory engine calls, also importable from here.
+    "InstructionsBlock",
+    "instructions_for",
+    "memory_enabled",
+    "profile_get_or_create",
+    "profile_observe_message",
+    "profile_reset_style",
+    "profile_set_memory",
+    "profile_update_preferences",
+]
+
+# A snapshot of the learned style every SNAPSHOT_EVERY observed messages; the newest
+# SNAPSHOT_KEEP are kept (600 messages of history for the chart).
+SNAPSHOT_EVERY = 10
+SNAPSHOT_KEEP = 60
+
+# What a person may edit (the preferences form and profile_update_preferences).
+PREFERENCE_FIELDS = (
+    "language",
+    "timezone",
+    "response_format",
+    "detail_level",
+    "tone",
+    "technical_depth",
+    "emoji",
+    "terminology",
+    "topics_of_interest",
+    "custom_instructions",
+)
+
+
+def _locked_profile(user: AbstractBaseUser) -> UserProfile:
+    """The user's profile, created on first need; call inside ``transaction.atomic``."""
+    profile, _ = UserProfile.objects.select_for_update().get_or_create(user=user)
+    return profile
+
+
+@transaction.atomic
+def profile_get_or_create(*, user: AbstractBaseUser) -> UserProfile:
+    """The user's profile, created with defaults the first time it is needed."""
+    profile, _ = UserProfile.objects.get_or_create(user=user)
+    return profile
+
+
+def profile_observe_message(*, user: AbstractBaseUser, text: str) -> StyleReading:
+    """Learn the user's style from one of their messages; return how the message was read.
+
+    Call once per stored user message (not for assistant replies, not twice for a resend).
+    Each metric the message has evidence for moves by ``profiles.style.blend``; the counts
+    grow by one; every ``SNAPSHOT_EVERY`` messages a snapshot is taken and the oldest beyond
+    ``SNAPSHOT_KEEP`` are dropped. Nothing is learned while the user's memory switch is off.
+    The update is a queryset ``update()`` under the row lock: no history row per message.
+    In async code wrap it: ``await database_sync_to_async(profile_observe_message)(...)``.
+    """
+    reading = analyse(text)  # pure and fast: outside the transaction
+    if not reading.has_evidence:
+        return reading
+    with transaction.atomic():
+        profile = _locked_profile(user)
+        if not profile.memory_enabled:
+            return reading
+        changes: dict[str, Any] = {}
+        for name in METRICS:
+            value = getattr(reading, name)
+            if value is None:
+                continue
+            current, count = profile.metric(name)
+            changes[name] = blend(current, count, value)
+            changes[f"{name}_count"] = count + 1
+        observed = profile.messages_observed + 1
+        changes["messages_observed"] = observed
+        changes["style_updated_at"] = timezone.now()
+        UserProfile.objects.filter(pk=profile.pk).update(**changes)
+
+        if observed % SNAPSHOT_EVERY == 0:
+            for name, value in changes.items():
+                setattr(profile, name, value)
+            _snapshot_take(profile=profile)
+    return reading
+
+
+def _snapshot_take(*, profile: UserProfile) -> StyleSnapshot:
+    """Record the profile's learned style now; keep the newest ``SNAPSHOT_KEEP``.
+
+    Call while holding SELECT FOR UPDATE on the profile row.
+    """
+    values: dict[str, float | None] = {}
+    for name in METRICS:
+        value, count = profile.metric(name)
+        values[name] = value if count else None
+    snapshot = StyleSnapshot.objects.create(
+        profile=profile,
+        taken_at=profile.style_updated_at or timezone.now(),
+        messages_observed=profile.messages_observed,
+        **values,
+    )
+    stale = list(
+        StyleSnapshot.objects.filter(profile=profile)
+        .order_by("-messages_observed")
+        .values_list("pk", flat=True)[SNAPSHOT_KEEP:]
+    )
+    if stale:
+        StyleSnapshot.objects.filter(pk__in=stale).delete()
+    return snapshot
+
+
+@transaction.atomic
+def profile_update_preferences(
+    *, user: AbstractBaseUser, preferences: Mapping[str, Any]
+) -> UserProfile:
+    """Set some of the user's preferences (keys from ``PREFERENCE_FIELDS``); validate, save.
+
+    Raises ``ValueError`` for an unknown key and ``ValidationError`` for a bad value; nothing is
+    saved then.
+    """
+    unknown = set(preferences) - set(PREFERENCE_FIELDS)
+    if unknown:
+        raise ValueError(f"not preferences: {', '.join(sorted(unknown))}")
+    profile = _locked_profile(user)
+    for name, value in preferences.items():
+        setattr(profile, name, value)
+    _validate_preferences(profile)
+    profile.updated_at = timezone.now()
+    profile._change_reason = "preferences edited"
+    profile.save(update_fields=[*preferences, "updated_at"])
+    return profile
+
+
+def _validate_preferences(profile: UserProfile) -> None:
+    errors: dict[str, str] = {}
+    if profile.language and profile.language not in dict(LANGUAGES):
+        errors["language"] = f"Unknown language code {profile.language!r}."
+    if profile.timezone and profile.timezone not in timezones():
+        errors["timezone"] = f"Unknown time zone {profile.timezone!r}."
+    topics = profile.topics_of_interest
+    if not isinstance(topics, list) or not all(isinstance(topic, str) for topic in topics):
+        errors["topics_of_interest"] = "Topics must be a list of strings."
+    elif len(topics) > TOPICS_MAX or any(len(topic) > TOPIC_MAX_CHARS for topic in topics):
+        errors["topics_of_interest"] = (
+            f"At most {TOPICS_MAX} topics of at most {TOPIC_MAX_CHARS} characters each."
+        )
+    try:
+        profile.full_clean(exclude=["user"], validate_unique=False, validate_constraints=False)
+    except ValidationError as error:
+        for field, messages in error.message_dict.items():
+            errors.setdefault(field, " ".join(messages))
+    if errors:
+        raise ValidationError(errors)
+
+
+@transaction.atomic
+def profile_set_memory(*, user: AbstractBaseUser, enabled: bool) -> UserProfile:
+    """Turn the user's memory on or off (long-term memory and style learning)."""
+    profile = _locked_profile(user)
+    if profile.memory_enabled != enabled:
+        profile.memory_enabled = enabled
+        profile.updated_at = timezone.now()
+        profile._change_reason = f"memory turned {'on' if enabled else 'off'}"
+        profile.save(update_fields=["memory_enabled", "updated_at"])
+    return profile
+
+
+@transaction.atomic
+def profile_reset_style(*, user: AbstractBaseUser) -> UserProfile:
+    """Forget the learned style: every metric back to its prior, counts and snapshots gone."""
+    profile = _locked_profile(user)
+    fields = ["messages_observed", "style_updated_at", "updated_at"]
+    for name in METRICS:
+        setattr(profile, name, PRIORS[name])
+        setattr(profile, f"{name}_count", 0)
+        fields += [name, f"{name}_count"]
+    profile.messages_observed = 0
+    profile.style_updated_at = profile.updated_at = timezone.now()
+    profile._change_reason = "learned style reset"
+    profile.save(update_fields=fields)
+    StyleSnapshot.objects.filter(profile=profile).delete()
+    return profile

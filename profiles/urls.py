@@ -1,0 +1,11 @@
+from django.urls import path
+
+from profiles import views
+
+app_name = "profiles"
+urlpatterns = [
+    path("", views.profile, name="profile"),
+    path("preferences/", views.preferences_update, name="preferences"),
+    path("memory/", views.memory_update, name="memory"),
+    path("reset-style/", views.reset_style, name="reset_style"),
+]
