@@ -63,8 +63,9 @@ class _Budget:
 
 
 def quote(text: str) -> str:
-    """Memory text as a JSON string literal: data the model reads, never markup it obeys."""
-    return json.dumps(text, ensure_ascii=False)
+    """Memory text as a JSON string literal: data the model reads, never markup it obeys.
+    Angle brackets are escaped too, so stored text cannot close the <memory> block."""
+    return json.dumps(text, ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e")
 
 
 def format_memory_block(items: list[recall.Recalled]) -> str:
