@@ -141,7 +141,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         start = await database_sync_to_async(services.turn_retry)(
             conversation=self.conversation, user_message_id=message_id
         )
-        self.start_reply(start)
+        self.start_reply(start, new_message=False)
 
     async def handle_stop(self, frame: dict) -> None:
         if self.reply_task is not None and not self.reply_task.task.done():
@@ -149,12 +149,13 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         else:  # the reply may be streaming from another tab or process
             await self.channel_layer.group_send(self.group, {"type": "chat.stop"})
 
-    def start_reply(self, start) -> None:
+    def start_reply(self, start, *, new_message: bool = True) -> None:
         self.reply_task = ReplyTask(
             conversation=self.conversation,
             user_message=start.user_message,
             reply=start.reply,
             publish=self.publish,
+            new_message=new_message,
         )
         self.reply_task.start()
 

@@ -21,6 +21,8 @@ from chat.models import Message
 from chat.rendering import render_markdown
 from chat.streaming import ChunkBatcher
 from memory import context
+from memory.services import conversation_after_turn
+from profiles.services import profile_observe_message
 
 logger = logging.getLogger(__name__)
 
@@ -51,8 +53,17 @@ def reply_end_frame(reply: Message) -> dict:
 class ReplyTask:
     """The streaming of one reply; ``cancel(reason)`` stops it and keeps what was written."""
 
-    def __init__(self, *, conversation, user_message: Message, reply: Message, publish: Publish):
+    def __init__(
+        self,
+        *,
+        conversation,
+        user_message: Message,
+        reply: Message,
+        publish: Publish,
+        new_message: bool = True,
+    ):
         self.conversation = conversation
+        self.new_message = new_message  # False on a retry: the style already learned from it
         self.user_message = user_message
         self.reply = reply
         self.publish = publish
@@ -137,7 +148,9 @@ class ReplyTask:
         )
         self.reply = reply
         await _quietly(self.publish(reply_end_frame(reply)))
-        await database_sync_to_async(_after_turn)(self.conversation, reply)
+        await database_sync_to_async(_after_turn)(
+            self.conversation, self.user_message if self.new_message else None
+        )
         return reply
 
 
@@ -148,13 +161,13 @@ async def _quietly(awaitable) -> None:
         logger.warning("ignored error while finishing a reply", exc_info=True)
 
 
-def _after_turn(conversation, reply: Message) -> None:
-    """Background memory work once a reply is stored (summaries, extraction)."""
+def _after_turn(conversation, user_message: Message | None) -> None:
+    """Once a reply is stored: learn the user's style from their new message, and start
+    background memory work (summaries, extraction) when it is due. Off the reply's path:
+    the user already has the reply."""
     try:
-        from memory.services import conversation_after_turn
-    except ImportError:
-        return
-    try:
+        if user_message is not None and not conversation.temporary:
+            profile_observe_message(user=conversation.user, text=user_message.content)
         conversation_after_turn(conversation=conversation)
     except Exception:
         logger.exception("after-turn memory work failed for conversation %s", conversation.pk)

@@ -130,7 +130,11 @@ def build(
         cost = budget.cost("system", text)
         if cost <= budget.left:
             add_block("preferences", text, f"{len(instructions.sources)} rules", cost=cost)
-            report["preferences"] = {"text": instructions.text, "sources": instructions.sources}
+            report["preferences"] = {
+                "text": instructions.text,
+                "sources": instructions.sources,
+                "skipped": instructions.skipped,
+            }
 
     summary = None
     if strategy is MemoryStrategy.SUMMARY_BUFFER:

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 
 from chat.models import Conversation
 from memory.models import ActionItem, Decision, Fact
+from profiles.instructions import instructions_for  # noqa: F401 — the preferences block
+from profiles.instructions import memory_enabled as user_memory_enabled
 
 RESUME_FACTS = 5
 RESUME_ACTIONS = 5
@@ -44,31 +46,10 @@ class Recalled:
         }
 
 
-@dataclass
-class Instructions:
-    text: str = ""
-    sources: list[dict] = field(default_factory=list)
-
-
 def memory_enabled(conversation: Conversation) -> bool:
     """Memory is read and written unless the conversation is temporary or the user
     switched memory off."""
-    if conversation.temporary:
-        return False
-    try:
-        from profiles.services import memory_enabled as user_memory_enabled
-    except ImportError:  # profiles not installed yet
-        return True
-    return user_memory_enabled(conversation.user)
-
-
-def instructions_for(user) -> Instructions:
-    try:
-        from profiles.services import instructions_for as profile_instructions
-    except ImportError:
-        return Instructions()
-    block = profile_instructions(user)
-    return Instructions(text=block.text, sources=list(block.sources))
+    return not conversation.temporary and user_memory_enabled(conversation.user)
 
 
 def _date(value) -> str:
