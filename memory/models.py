@@ -248,11 +248,16 @@ class SummaryRun(models.Model):
     )
     created_at = models.DateTimeField(default=timezone.now)
     started_at = models.DateTimeField(null=True, blank=True)
+    # Renewed at every progress step; a running run whose heartbeat stops lost its worker.
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
-        indexes = [models.Index(fields=["conversation", "status"], name="summaryrun_state")]
+        indexes = [
+            models.Index(fields=["conversation", "status"], name="summaryrun_state"),
+            models.Index(fields=["status", "heartbeat_at"], name="summaryrun_heartbeat"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.mode} run {self.pk} of conversation {self.conversation_id}: {self.status}"

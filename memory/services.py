@@ -29,7 +29,6 @@ TRIGGER_MESSAGES = 12
 TRIGGER_BUDGET_SHARE = 0.3
 BATCH_MESSAGES = 200  # messages folded per LLM call
 MAX_ATTEMPTS = 3
-STALE_RUN = timedelta(minutes=10)  # a "running" run this old lost its worker
 MEMORY_MODELS = (("facts", Fact), ("decisions", Decision), ("action_items", ActionItem))
 
 
@@ -44,7 +43,7 @@ def conversation_after_turn(*, conversation: Conversation) -> SummaryRun | None:
     """After a reply: start an incremental summary run when the unsummarised tail is long."""
     if not recall.memory_enabled(conversation):
         return None
-    summary_runs_recover_stale(conversation=conversation)
+    summary_runs_recover_stale()
     if SummaryRun.objects.filter(
         conversation=conversation, status__in=[SummaryRun.Status.QUEUED, SummaryRun.Status.RUNNING]
     ).exists():
@@ -93,8 +92,9 @@ def summary_run_start(
 
 def summary_runs_recover_stale(*, conversation: Conversation | None = None) -> int:
     """Re-queue runs whose worker died mid-run (the current summary was never touched)."""
+    stale = timedelta(seconds=settings.MEMORYCHAT_STALE_RUN_SECONDS)
     qs = SummaryRun.objects.filter(
-        status=SummaryRun.Status.RUNNING, started_at__lt=timezone.now() - STALE_RUN
+        status=SummaryRun.Status.RUNNING, heartbeat_at__lt=timezone.now() - stale
     )
     if conversation is not None:
         qs = qs.filter(conversation=conversation)
@@ -133,9 +133,12 @@ def _retry_or_fail(run: SummaryRun, error: str) -> bool:
 
 def summary_run_execute(*, run_id: int) -> SummaryRun | None:
     """Do one run (called by the task). Returns the run, or None if another worker has it."""
+    summary_runs_recover_stale()  # any worker picks up runs whose worker died
+    now = timezone.now()
     claimed = SummaryRun.objects.filter(pk=run_id, status=SummaryRun.Status.QUEUED).update(
         status=SummaryRun.Status.RUNNING,
-        started_at=timezone.now(),
+        started_at=now,
+        heartbeat_at=now,
         attempts=F("attempts") + 1,
         stage="reading messages",
         progress=0,
@@ -231,7 +234,10 @@ def _foldable(conversation, after_id: int, limit: int | None):
 
 
 def _progress(run: SummaryRun, percent: int, stage: str) -> None:
-    SummaryRun.objects.filter(pk=run.pk).update(progress=percent, stage=stage)
+    """Report progress; doubles as the heartbeat that tells a live run from a dead one."""
+    SummaryRun.objects.filter(pk=run.pk).update(
+        progress=percent, stage=stage, heartbeat_at=timezone.now()
+    )
 
 
 def summary_create(

@@ -228,7 +228,7 @@ def test_a_run_whose_worker_died_is_requeued(conversation, django_capture_on_com
 
     run = services.summary_run_start(conversation=conversation)
     SummaryRun.objects.filter(pk=run.pk).update(
-        status="running", attempts=1, started_at=timezone.now() - timedelta(hours=1)
+        status="running", attempts=1, heartbeat_at=timezone.now() - timedelta(hours=1)
     )
     with django_capture_on_commit_callbacks(execute=False):
         assert services.summary_runs_recover_stale() == 1
