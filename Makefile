@@ -6,8 +6,11 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 HOST ?= 127.0.0.1
 PORT ?= 8000
+# The scale-out stack the second test pass runs on (see README "Tests").
+TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test
+TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 
-.PHONY: install migrate run test test-fast lint browser bench clean
+.PHONY: install migrate run test test-sqlite test-postgres test-fast lint browser bench clean
 
 install: $(STAMP)
 
@@ -33,11 +36,22 @@ browser:
 	  if [ "$$(id -u)" = 0 ]; then apt-get install -y -q chromium >/dev/null || (apt-get update -q && apt-get install -y -q chromium); \
 	  else echo "Install chromium: sudo apt-get install -y chromium" >&2; exit 1; fi; }
 
+# Every test twice: on the embedded defaults (SQLite, in-memory channel layer), then on
+# PostgreSQL + Redis. Browser and scale-out tests run in the first pass only (they start
+# their own servers with their own databases).
 test: install browser
-	$(PY) -m pytest
+	$(MAKE) --no-print-directory test-sqlite
+	$(MAKE) --no-print-directory test-postgres
+
+test-sqlite: install
+	env -u DATABASE_URL -u REDIS_URL $(PY) -m pytest
+
+test-postgres: install
+	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) \
+	  $(PY) -m pytest -m "not e2e and not scaleout"
 
 test-fast: install
-	$(PY) -m pytest -m "not e2e"
+	env -u DATABASE_URL -u REDIS_URL $(PY) -m pytest -m "not e2e and not scaleout"
 
 lint: install
 	$(VENV)/bin/ruff check .

@@ -77,6 +77,12 @@ def title_from_text(text: str) -> str:
     return cut + "…"
 
 
+def clean_text(text: str) -> str:
+    """Text as stored: NUL characters removed (PostgreSQL text cannot hold them, and they
+    mean nothing to a reader). Everything else is kept as typed."""
+    return text.replace("\x00", "") if "\x00" in text else text
+
+
 @dataclass(frozen=True)
 class NewMessage:
     role: str
@@ -107,6 +113,7 @@ def message_create(
     The one public way to store a message: every path (websocket, import, tests) uses it.
     """
     _validate_role(role)
+    content = clean_text(content)
     now = timezone.now()
     message = Message(
         conversation=conversation,
@@ -137,13 +144,14 @@ def message_create_many(
     rows = []
     for item in messages:
         _validate_role(item.role)
+        content = clean_text(item.content)
         rows.append(
             Message(
                 conversation=conversation,
                 role=item.role,
-                content=item.content,
+                content=content,
                 created_at=item.created_at or now,
-                token_count=count_tokens(item.content, model),
+                token_count=count_tokens(content, model),
             )
         )
     with transaction.atomic():
@@ -179,7 +187,7 @@ def reply_finish(
     system_prompt_version: int | None = None,
 ) -> Message:
     """Store a streamed reply once, at its end (complete, interrupted or failed)."""
-    reply.content = content
+    reply.content = content = clean_text(content)
     reply.model = model or reply.model
     reply.context_report = context_report
     reply.system_prompt_version = system_prompt_version
@@ -215,7 +223,7 @@ def reply_renew_lease(*, reply: Message, content: str) -> None:
     """Keep a streaming reply alive and checkpoint its text (a few times a minute, not per
     token), so a crashed server leaves a partial reply that a sweep marks interrupted."""
     Message.objects.filter(pk=reply.pk, status=Message.Status.STREAMING).update(
-        content=content, lease_expires_at=timezone.now() + STREAM_LEASE
+        content=clean_text(content), lease_expires_at=timezone.now() + STREAM_LEASE
     )
 
 

@@ -145,6 +145,7 @@ def summary_run_execute(*, run_id: int) -> SummaryRun | None:
     )
     if not claimed:
         return None
+    _watch_later(run_id, now)
     run = SummaryRun.objects.select_related("conversation__user").get(pk=run_id)
     try:
         for _ in range(3):  # a concurrent swap means: start again from the new current version
@@ -172,6 +173,28 @@ def summary_run_execute(*, run_id: int) -> SummaryRun | None:
     if run.mode == SummaryRun.Mode.INCREMENTAL and summary is not None:
         conversation_after_turn(conversation=run.conversation)  # a long tail needs more runs
     return run
+
+
+def _watch_later(run_id: int, since) -> None:
+    """Queue a check for after the run's heartbeat could go stale: if its worker dies, the
+    check (run by any other worker) queues the run again. No scheduler needed."""
+    from memory.tasks import watch_summary_run
+
+    stale = timedelta(seconds=settings.MEMORYCHAT_STALE_RUN_SECONDS)
+    watch_summary_run.using(run_after=since + stale + timedelta(seconds=1)).enqueue(run_id)
+
+
+def summary_run_watch(*, run_id: int) -> str:
+    """The check queued by _watch_later: requeue a dead run, look again later at a live one."""
+    run = SummaryRun.objects.filter(pk=run_id).first()
+    if run is None or run.status != SummaryRun.Status.RUNNING:
+        return "finished"
+    stale = timedelta(seconds=settings.MEMORYCHAT_STALE_RUN_SECONDS)
+    if run.heartbeat_at and run.heartbeat_at >= timezone.now() - stale:
+        _watch_later(run_id, run.heartbeat_at)
+        return "alive"
+    _retry_or_fail(run, "The worker stopped during the run.")
+    return "requeued"
 
 
 def _run(run: SummaryRun) -> Summary | None:

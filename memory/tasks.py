@@ -12,5 +12,10 @@ def summarise_conversation(run_id: int) -> str:
 
 
 @task()
+def watch_summary_run(run_id: int) -> str:
+    return services.summary_run_watch(run_id=run_id)
+
+
+@task()
 def embed_pending() -> int:
     return embeddings.embed_pending()

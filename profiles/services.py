@@ -146,6 +146,8 @@ def profile_update_preferences(
         raise ValueError(f"not preferences: {', '.join(sorted(unknown))}")
     profile = _locked_profile(user)
     for name, value in preferences.items():
+        if isinstance(value, str):
+            value = value.replace("\x00", "")  # NUL cannot be stored (PostgreSQL) or shown
         setattr(profile, name, value)
     _validate_preferences(profile)
     profile.updated_at = timezone.now()

@@ -116,6 +116,18 @@ async def test_bad_frames_get_a_clear_error_and_store_nothing(aconversation, ali
     await socket.disconnect()
 
 
+async def test_nul_characters_are_dropped_not_fatal(aconversation, alice, fake_llm):
+    """A NUL in the text (which PostgreSQL cannot store) is removed; the rest is kept."""
+    fake_llm.behaviour.reply = "ok\x00 done"
+    socket = await connected(alice, aconversation.pk)
+    await socket.send_json_to({"type": "send", "text": "a\x00b"})
+    end = (await frames_until(socket, "reply_end"))[-1]
+    await socket.disconnect()
+    rows = await stored(aconversation)
+    assert [r["content"] for r in rows] == ["ab", "ok done"]
+    assert end["status"] == "complete"
+
+
 async def test_non_json_text_is_a_bad_frame(aconversation, alice):
     """A frame that is not JSON is refused, not a crash."""
     socket = await connected(alice, aconversation.pk)

@@ -263,3 +263,20 @@ def test_the_db_worker_runs_queued_jobs(alice):
     assert run.status == "done"
     assert Summary.objects.filter(conversation=conversation, is_current=True).exists()
     assert Message.objects.filter(conversation=conversation).count() == 14
+
+
+def test_a_watch_requeues_a_dead_run_and_leaves_a_live_one(conversation):
+    """The check queued at claim time: a stale heartbeat means the worker died."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    run = services.summary_run_start(conversation=conversation)
+    SummaryRun.objects.filter(pk=run.pk).update(
+        status="running", attempts=1, heartbeat_at=timezone.now()
+    )
+    assert services.summary_run_watch(run_id=run.pk) == "alive"
+    SummaryRun.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now() - timedelta(hours=1))
+    assert services.summary_run_watch(run_id=run.pk) == "requeued"
+    assert SummaryRun.objects.get(pk=run.pk).status == "queued"
+    assert services.summary_run_watch(run_id=run.pk) == "finished"
