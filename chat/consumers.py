@@ -11,7 +11,7 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 from django.utils.html import escape
 
-from chat import services
+from chat import limits, services
 from chat.models import Conversation, Message
 from chat.services import ChatError
 from chat.turn import ReplyTask, reply_end_frame
@@ -122,6 +122,18 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
 
     async def handle_send(self, frame: dict) -> None:
         text, client_id = parse_send(frame)
+        verdict = limits.hit(
+            f"messages:{self.scope['user'].pk}",
+            limit=settings.MEMORYCHAT_MESSAGES_PER_MINUTE,
+            window=60,
+        )
+        if not verdict.allowed:
+            raise ChatError(
+                f"You are sending messages too fast (limit "
+                f"{settings.MEMORYCHAT_MESSAGES_PER_MINUTE} a minute). Your message is still "
+                f"here: try again in {verdict.retry_after} s.",
+                code="rate_limited",
+            )
         untitled = not self.conversation.title
         start = await database_sync_to_async(services.turn_begin)(
             conversation=self.conversation, text=text, client_id=client_id

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -252,12 +253,25 @@ class TurnStart:
 
 def _lock_and_check_idle(conversation: Conversation) -> None:
     """Call inside a transaction: serialise turns on this conversation, refuse a second one
-    while a reply streams (an expired lease means its server died: mark it interrupted)."""
+    while a reply streams (an expired lease means its server died: mark it interrupted), and
+    refuse more concurrent replies per user than MAX_CONCURRENT_STREAMS."""
     Conversation.objects.select_for_update().filter(pk=conversation.pk).first()
     replies_interrupt_stale(conversation=conversation)
     if Message.objects.filter(conversation=conversation, status=Message.Status.STREAMING).exists():
         raise ChatError(
             "A reply is still being written. Stop it or wait for it to finish.", code="busy"
+        )
+    limit = settings.MEMORYCHAT_MAX_CONCURRENT_STREAMS
+    streaming = Message.objects.filter(
+        conversation__user_id=conversation.user_id,
+        status=Message.Status.STREAMING,
+        lease_expires_at__gte=timezone.now(),
+    )
+    if limit and streaming.count() >= limit:
+        raise ChatError(
+            f"You already have {limit} replies being written in other conversations. "
+            "Wait for one to finish.",
+            code="too_many_streams",
         )
 
 

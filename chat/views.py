@@ -11,14 +11,32 @@ from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect
 
-from chat import selectors, services
+from chat import limits, selectors, services
 from chat.forms import ConversationSettingsForm, NewConversationForm, RenameForm, SignupForm
+
+
+def _client_ip(request) -> str:
+    # REMOTE_ADDR is the proxy's address behind a proxy; deployments behind one should pass
+    # the client address through (daphne --proxy-headers), see docs/deploy.md.
+    return request.META.get("REMOTE_ADDR", "")
 
 
 def signup(request):
     if request.user.is_authenticated:
         return redirect("chat:home")
     form = SignupForm(request.POST or None)
+    if request.method == "POST":
+        verdict = limits.hit(
+            f"signup:{_client_ip(request)}",
+            limit=settings.MEMORYCHAT_SIGNUPS_PER_HOUR,
+            window=3600,
+        )
+        if not verdict.allowed:
+            form.add_error(
+                None,
+                "Too many accounts were created from your network recently. "
+                f"Try again in {verdict.retry_after // 60 + 1} minutes.",
+            )
     if request.method == "POST" and form.is_valid():
         user = form.save()
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")

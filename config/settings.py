@@ -106,6 +106,18 @@ if REDIS_URL:
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
+# Cache (abuse-limit counters): shared on Redis when REDIS_URL is set.
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": env_str("REDIS_PREFIX", "memorychat"),
+        }
+    }
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
 # Background jobs: durable, in the database, run by `manage.py db_worker`.
 TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
 
@@ -120,6 +132,10 @@ OPENAI_MAX_RETRIES = env_int("OPENAI_MAX_RETRIES", 2)
 MEMORYCHAT_CONTEXT_BUDGET = env_int("CONTEXT_BUDGET", 16000, minimum=512)
 MEMORYCHAT_REPLY_RESERVE = env_int("REPLY_RESERVE", 1024, minimum=0)
 MEMORYCHAT_MAX_MESSAGE_CHARS = env_int("MAX_MESSAGE_CHARS", 16000, minimum=1)
+# Abuse limits (0 turns a limit off).
+MEMORYCHAT_MESSAGES_PER_MINUTE = env_int("MESSAGES_PER_MINUTE", 20)
+MEMORYCHAT_MAX_CONCURRENT_STREAMS = env_int("MAX_CONCURRENT_STREAMS", 3)
+MEMORYCHAT_SIGNUPS_PER_HOUR = env_int("SIGNUPS_PER_HOUR", 10)
 # A summary run whose heartbeat is older than this lost its worker and is queued again.
 MEMORYCHAT_STALE_RUN_SECONDS = env_int("SUMMARY_RUN_STALE_SECONDS", 600, minimum=1)
 MEMORYCHAT_CREATE_DEMO_USER = env_bool("CREATE_DEMO_USER", DEBUG)

@@ -5,6 +5,10 @@ import os
 os.environ.setdefault("DEBUG", "true")
 os.environ.setdefault("ALLOWED_HOSTS", "localhost,127.0.0.1,testserver")
 os.environ.setdefault("CREATE_DEMO_USER", "false")
+# Abuse limits are off unless a test turns one on (tests/chat/test_limits.py).
+os.environ.setdefault("MESSAGES_PER_MINUTE", "0")
+os.environ.setdefault("MAX_CONCURRENT_STREAMS", "0")
+os.environ.setdefault("SIGNUPS_PER_HOUR", "0")
 # Tests never talk to a real provider unless a test points the client at its own server.
 os.environ["OPENAI_API_KEY"] = os.environ.get("TEST_OPENAI_API_KEY", "")
 

@@ -2,6 +2,35 @@
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.core.cache import cache
+
+
+@pytest.fixture(autouse=True)
+def fresh_cache():
+    """Abuse-limit counters live in the cache: each test starts from zero."""
+    cache.clear()
+
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """One headless chromium for every browser test of the session (Playwright's sync API
+    allows one driver per process). Missing chromium fails the test, never skips it."""
+    import shutil
+
+    if not shutil.which(CHROMIUM):
+        pytest.fail(f"{CHROMIUM} is missing: run `make browser` (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+        )
+        yield browser
+        browser.close()
 
 
 @pytest.fixture

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import sqlite3
 
 import pytest
@@ -10,7 +9,6 @@ import pytest
 from tests.fake_llm import Behaviour, FakeLLM
 from tests.live_server import ServerProcess, create_user, manage, project_env
 
-CHROMIUM = "/usr/bin/chromium"
 PASSWORD = "alice-password-1"
 
 pytestmark = pytest.mark.e2e
@@ -42,21 +40,6 @@ def app_server(live_env):
     server = ServerProcess(live_env["env"]).start()
     yield server
     server.stop()
-
-
-@pytest.fixture(scope="session")
-def browser():
-    if not shutil.which(CHROMIUM):
-        pytest.fail(f"{CHROMIUM} is missing: run `make browser` (apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-        )
-        yield browser
-        browser.close()
 
 
 @pytest.fixture

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 
 from tests.live_server import ServerProcess, create_user, manage, project_env
 
 pytestmark = pytest.mark.e2e
 
-CHROMIUM = "/usr/bin/chromium"
 PASSWORD = "alice-password-1"
 
 
@@ -22,20 +19,6 @@ def server(tmp_path_factory):
     server = ServerProcess(env).start()
     yield server
     server.stop()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not shutil.which(CHROMIUM):
-        pytest.fail(f"{CHROMIUM} is missing: run `make browser` (apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"]
-        )
-        yield browser
-        browser.close()
 
 
 def open_profile(browser, server, *, javascript=True):

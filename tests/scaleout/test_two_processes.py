@@ -11,7 +11,7 @@ import time
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import CHROMIUM, log_in
+from tests.e2e.conftest import log_in
 from tests.live_server import ROOT, ServerProcess, manage
 
 pytestmark = pytest.mark.scaleout
@@ -23,19 +23,6 @@ def two_servers(scaleout_env):
     yield servers
     for server in servers:
         server.stop()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-        )
-        yield browser
-        browser.close()
 
 
 def test_a_reply_streamed_by_one_process_reaches_a_tab_on_the_other(

@@ -1,0 +1,38 @@
+"""Abuse limits on Django's cache: fixed-window counters (shared across processes when the cache
+is Redis, per process with the default local-memory cache).
+
+``cache.add`` + ``cache.incr`` are atomic on both backends, so concurrent requests cannot both
+slip under a limit. A refusal names the limit and when to try again.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from django.core.cache import cache
+
+
+@dataclass(frozen=True)
+class Verdict:
+    allowed: bool
+    retry_after: int = 0  # seconds until the window resets
+
+
+def hit(key: str, *, limit: int, window: int) -> Verdict:
+    """Count one event for ``key``; refuse when more than ``limit`` fall in the window.
+    A limit of 0 disables the check."""
+    if limit <= 0:
+        return Verdict(True)
+    now = int(time.time())
+    start = now - now % window
+    bucket = f"limit:{key}:{start}"
+    cache.add(bucket, 0, timeout=window + 1)
+    try:
+        count = cache.incr(bucket)
+    except ValueError:  # expired between add and incr
+        cache.add(bucket, 1, timeout=window + 1)
+        count = 1
+    if count > limit:
+        return Verdict(False, retry_after=start + window - now)
+    return Verdict(True)
