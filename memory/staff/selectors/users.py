@@ -1,0 +1,89 @@
+"""Users as the staff list and user page show them."""
+
+from __future__ import annotations
+
+from django.contrib.auth import get_user_model
+from django.db.models import Count, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models.functions import Coalesce
+from django.shortcuts import get_object_or_404
+
+from chat.models import Conversation, Message
+from memory.models import ActionItem, Decision, Fact, Summary
+
+USER_SORTS = {
+    "-last_active": "Recently active",
+    "username": "Username",
+    "-date_joined": "Newest",
+    "date_joined": "Oldest",
+}
+
+
+def _count(queryset: QuerySet, owner: str) -> Coalesce:
+    """A correlated COUNT over ``queryset`` rows whose ``owner`` is the outer user."""
+    counted = (
+        queryset.filter(**{owner: OuterRef("pk")})
+        .order_by()
+        .values(owner)
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    return Coalesce(Subquery(counted, output_field=IntegerField()), Value(0))
+
+
+def user_list(*, query: str = "", sort: str = "-last_active") -> QuerySet:
+    """Users with their counts of conversations, messages and memories and when they were last
+    active (their newest conversation activity), one query for a page of any length."""
+    User = get_user_model()
+    last_active = (
+        Conversation.objects.filter(user=OuterRef("pk"))
+        .order_by("-updated_at")
+        .values("updated_at")
+    )
+    qs = User.objects.annotate(
+        conversation_count=_count(Conversation.objects.all(), "user"),
+        message_count=_count(Message.objects.all(), "conversation__user"),
+        memory_count=_count(Fact.objects.all(), "user")
+        + _count(Decision.objects.all(), "user")
+        + _count(ActionItem.objects.all(), "user"),
+        last_active=Subquery(last_active[:1]),
+    )
+    query = query.strip()
+    if query:
+        qs = qs.filter(
+            Q(username__icontains=query)
+            | Q(email__icontains=query)
+            | Q(first_name__icontains=query)
+            | Q(last_name__icontains=query)
+        )
+    if sort not in USER_SORTS:
+        sort = "-last_active"
+    if sort == "-last_active":
+        return qs.order_by(Coalesce("last_active", "date_joined").desc(), "-pk")
+    return qs.order_by(sort, "pk")
+
+
+def user_get(*, user_id: int):
+    return get_object_or_404(get_user_model(), pk=user_id)
+
+
+def user_memory_counts(*, user) -> dict[str, int]:
+    """How many memories of each kind (and status) the user has."""
+    counts = {}
+    for slug, model in (("fact", Fact), ("decision", Decision), ("action_item", ActionItem)):
+        rows = model.objects.filter(user=user).values("status").annotate(n=Count("pk"))
+        by_status = {row["status"]: row["n"] for row in rows}
+        counts[slug] = {"total": sum(by_status.values()), "by_status": by_status}
+    return counts
+
+
+def user_conversations(*, user) -> QuerySet:
+    """The user's conversations, newest activity first, with message and summary counts."""
+    current = Summary.objects.filter(conversation=OuterRef("pk"), is_current=True)
+    return (
+        Conversation.objects.filter(user=user)
+        .annotate(
+            message_count=_count(Message.objects.all(), "conversation"),
+            summary_version=Subquery(current.values("version")[:1]),
+        )
+        .order_by("-updated_at", "-id")
+    )

@@ -1,0 +1,34 @@
+"""Attribution of history records to the staff member acting."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager, suppress
+from types import SimpleNamespace
+
+from simple_history.models import HistoricalRecords
+
+
+def attribute(obj, *, actor, reason: str):
+    """Mark ``obj`` so its next history record names ``actor`` and ``reason``."""
+    obj._history_user = actor
+    obj._change_reason = reason[:100]
+    return obj
+
+
+@contextmanager
+def acting_as(actor):
+    """History records made inside (cascades, signals on objects we never hold) name ``actor``.
+
+    Does what simple-history's HistoryRequestMiddleware does for a request, for code that runs
+    outside one (commands, tests); inside a request the request's user is kept.
+    """
+    context = HistoricalRecords.context
+    had_request = hasattr(context, "request")
+    if not had_request:
+        context.request = SimpleNamespace(user=actor)
+    try:
+        yield
+    finally:
+        if not had_request:
+            with suppress(AttributeError):
+                del context.request

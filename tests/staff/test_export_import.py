@@ -1,0 +1,187 @@
+"""Data rights: a user's data exported as JSON and imported back, losing nothing."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.serializers.json import DjangoJSONEncoder
+from django.urls import reverse
+
+from chat.models import Message
+from chat.services import conversation_create, message_create, reply_finish
+from memory.models import ActionItem, Fact, Summary
+from memory.staff.kinds import KINDS
+from memory.staff.services.memories import fact_mark_superseded, memory_update
+from memory.staff.services.summaries import summary_restore
+from memory.staff.services.user_data import user_data_delete
+from memory.staff.transfer.export import user_data_export
+from memory.staff.transfer.importer import BadExport, user_data_import
+from profiles.services import profile_observe_message, profile_update_preferences
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def rich(world, alice, staff):
+    """Everything an export holds: profile with history and snapshots, a second
+    conversation (archived) with a streamed and an interrupted reply, staff edits."""
+    for i in range(11):
+        profile_observe_message(user=alice, text=f"Dear Sir, please review API number {i}.")
+    profile_update_preferences(
+        user=alice, preferences={"detail_level": "brief", "topics_of_interest": ["DB"]}
+    )
+    other = conversation_create(
+        user=alice, title="Side chat", context_budget=4000, model="gpt-4o-mini"
+    )
+    question = message_create(conversation=other, role="user", content="Tell me about ünïcode ✓")
+    reply = message_create(
+        conversation=other, role="assistant", content="", status="streaming", reply_to=question
+    )
+    reply_finish(
+        reply=reply,
+        content="Partial answer",
+        status="interrupted",
+        error="stopped by the user",
+        prompt_tokens=50,
+        completion_tokens=3,
+        time_to_first_token=0.25,
+        duration=1.5,
+        model="gpt-4o-mini",
+        context_report={"total_tokens": 50, "memories": [{"kind": "fact", "id": 1}]},
+        system_prompt_version=1,
+    )
+    other.archived = True
+    other.save()
+    fact = world["fact"]
+    memory_update(kind=KINDS["fact"], memory=fact, actor=staff, changes={"text": "Alice leads it."})
+    newer = Fact.objects.create(user=alice, conversation=other, text="Alice leads the May launch.")
+    newer.source_messages.add(question)
+    fact_mark_superseded(fact=Fact.objects.get(pk=fact.pk), actor=staff, by=newer)
+    blocker = ActionItem.objects.create(user=alice, what="Get the budget", dedupe_key="budget")
+    world["action"].depends_on.add(blocker)
+    world["action"].source_messages.add(world["messages"][0])
+    summary_restore(summary=world["summaries"][0], actor=staff)
+    return world
+
+
+def _json(document) -> dict:
+    """As the download has it (and without the export time)."""
+    document = json.loads(json.dumps(document, cls=DjangoJSONEncoder))
+    document.pop("exported_at")
+    return document
+
+
+def test_export_then_delete_then_import_gives_the_same_export(rich, alice, staff):
+    """The round trip loses nothing: profile, conversations, messages, summaries, memories and
+    their history all come back, and a second export equals the first."""
+    before = _json(user_data_export(user=alice))
+    assert len(before["conversations"]) == 2 and before["profile"]["history"]
+    assert any(f["history"] for f in before["facts"])
+    user_data_delete(user=alice, actor=staff)
+    emptied = _json(user_data_export(user=alice))
+    assert emptied["conversations"] == [] and emptied["facts"] == [] and emptied["profile"] is None
+    result = user_data_import(document=before, actor=staff)
+    assert result.user == alice and not result.user_created
+    after = _json(user_data_export(user=alice))
+    assert after == before
+
+
+def test_the_import_restores_links_between_rows(rich, alice, staff):
+    """Replies, superseding facts, dependencies, sources and the current summary point at the
+    new rows."""
+    document = _json(user_data_export(user=alice))
+    user_data_delete(user=alice, actor=staff)
+    user_data_import(document=document, actor=staff)
+    reply = Message.objects.get(conversation__user=alice, status="interrupted")
+    assert reply.reply_to.content == "Tell me about ünïcode ✓"
+    assert reply.context_report["total_tokens"] == 50 and reply.error == "stopped by the user"
+    old = Fact.objects.get(user=alice, text="Alice leads it.")
+    assert old.superseded_by.text == "Alice leads the May launch."
+    assert old.history.latest("history_date").history_user == staff
+    action = ActionItem.objects.get(user=alice, what="Write the migration plan")
+    assert [b.what for b in action.depends_on.all()] == ["Get the budget"]
+    assert [m.content for m in action.source_messages.all()] == [
+        "We chose PostgreSQL for the launch."
+    ]
+    current = Summary.objects.get(conversation__user=alice, is_current=True)
+    covered = Message.objects.get(conversation__user=alice, content="Noted: PostgreSQL it is.")
+    assert current.version == 1 and current.covered_through == covered.pk
+
+
+def test_messages_are_stored_through_message_create_many(rich, alice, staff, monkeypatch):
+    """The import stores messages with chat.services.message_create_many."""
+    from memory.staff.transfer import importer
+
+    calls = []
+    real = importer.message_create_many
+
+    def spy(**kwargs):
+        calls.append(kwargs["conversation"].pk)
+        return real(**kwargs)
+
+    monkeypatch.setattr(importer, "message_create_many", spy)
+    document = _json(user_data_export(user=alice))
+    user_data_delete(user=alice, actor=staff)
+    user_data_import(document=document, actor=staff)
+    assert len(calls) == 2
+
+
+def test_importing_over_existing_data_is_refused(rich, alice, staff):
+    """A user who still has data would get duplicates: nothing is imported."""
+    document = _json(user_data_export(user=alice))
+    with pytest.raises(BadExport, match="already has data"):
+        user_data_import(document=document, actor=staff)
+
+
+def test_the_import_can_create_the_user_under_another_name(rich, alice, staff):
+    """With a username, the data goes to that (new) user, who gets no usable password."""
+    document = _json(user_data_export(user=alice))
+    result = user_data_import(document=document, actor=staff, username="alice2")
+    assert result.user_created and not result.user.has_usable_password()
+    copy = _json(user_data_export(user=result.user))
+    assert copy["user"]["username"] == "alice2"
+    assert {k: v for k, v in copy.items() if k != "user"} == {
+        k: v for k, v in document.items() if k != "user"
+    }
+
+
+def test_a_broken_document_imports_nothing(rich, alice, staff):
+    """A bad row anywhere rolls the whole import back, with a reason."""
+    document = _json(user_data_export(user=alice))
+    document["facts"][0]["fields"]["created_at"] = "not a date"
+    user_data_delete(user=alice, actor=staff)
+    with pytest.raises(BadExport, match="could not be imported"):
+        user_data_import(document=document, actor=staff)
+    assert not Fact.objects.filter(user=alice).exists()
+    assert not Message.objects.filter(conversation__user=alice).exists()
+    with pytest.raises(BadExport, match="not a memorychat user export"):
+        user_data_import(document={"hello": 1}, actor=staff)
+
+
+def test_the_export_view_downloads_json(staff_client, rich, alice):
+    """A JSON attachment named after the user."""
+    response = staff_client.get(reverse("staff:user_export", args=[alice.pk]))
+    assert response["Content-Type"] == "application/json; charset=utf-8"
+    assert 'filename="memorychat-alice-' in response["Content-Disposition"]
+    assert json.loads(response.content)["user"]["username"] == "alice"
+
+
+def test_the_import_view_uploads_an_export(staff_client, rich, alice, staff):
+    """Upload the download back into a new user; errors show on the form."""
+    body = staff_client.get(reverse("staff:user_export", args=[alice.pk])).content
+    upload = io.BytesIO(body)
+    upload.name = "alice.json"
+    response = staff_client.post(reverse("staff:import"), {"file": upload, "username": "carol"})
+    carol = get_user_model().objects.get(username="carol")
+    assert response.status_code == 302 and response.url == reverse("staff:user", args=[carol.pk])
+    assert Fact.objects.filter(user=carol).count() == Fact.objects.filter(user=alice).count()
+    again = io.BytesIO(body)
+    again.name = "alice.json"
+    html = staff_client.post(reverse("staff:import"), {"file": again, "username": "carol"}).content
+    assert b"already has data" in html
+    junk = io.BytesIO(b"{not json")
+    junk.name = "junk.json"
+    assert b"Not a JSON file" in staff_client.post(reverse("staff:import"), {"file": junk}).content
