@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import re
@@ -9,6 +10,7 @@ import re
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
+from django.db import DatabaseError
 from django.utils.html import escape
 
 from chat import limits, services
@@ -20,6 +22,7 @@ logger = logging.getLogger(__name__)
 
 CLOSE_UNAUTHENTICATED = 4401
 CLOSE_FORBIDDEN = 4403
+GROUP_REFRESH_SECONDS = 5.0
 CLIENT_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
@@ -52,6 +55,7 @@ def parse_send(frame: dict) -> tuple[str, str]:
 class ChatConsumer(AsyncJsonWebsocketConsumer):
     conversation: Conversation | None = None
     reply_task: ReplyTask | None = None
+    membership: asyncio.Task | None = None
 
     async def connect(self):
         user = self.scope.get("user")
@@ -70,6 +74,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         self.group = group_name(self.conversation.pk)
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
+        self.membership = asyncio.create_task(self.keep_group_membership())
         streaming = await database_sync_to_async(self._streaming_reply_id)()
         await self.send_json(
             {"type": "ready", "streaming": streaming, "offline": not settings.OPENAI_API_KEY}
@@ -83,10 +88,24 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             .first()
         )
 
+    async def keep_group_membership(self) -> None:
+        """Join the group again now and then: a restarted Redis has forgotten the groups."""
+        while True:
+            await asyncio.sleep(GROUP_REFRESH_SECONDS)
+            try:
+                await self.channel_layer.group_add(self.group, self.channel_name)
+            except Exception:
+                logger.warning("channel layer unavailable; will retry", exc_info=True)
+
     async def disconnect(self, code):
         if self.conversation is None:
             return
-        await self.channel_layer.group_discard(self.group, self.channel_name)
+        if self.membership is not None:
+            self.membership.cancel()
+        try:
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+        except Exception:
+            logger.warning("channel layer unavailable at disconnect", exc_info=True)
         if self.reply_task is not None and self.reply_task.task is not None:
             self.reply_task.cancel("The page was closed before the reply finished.")
             await self.reply_task.task  # the partial reply is stored before we go
@@ -119,6 +138,16 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             await handler(content)
         except ChatError as exc:
             await self.send_error(exc, client_id=client_id if isinstance(client_id, str) else "")
+        except DatabaseError:
+            logger.exception("database error handling a frame")
+            unavailable = ChatError(
+                "The service cannot store messages right now (database unavailable). Nothing "
+                "was saved; your message is still here, try again in a moment.",
+                code="unavailable",
+            )
+            await self.send_error(
+                unavailable, client_id=client_id if isinstance(client_id, str) else ""
+            )
 
     async def handle_send(self, frame: dict) -> None:
         text, client_id = parse_send(frame)
@@ -190,7 +219,19 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         }
 
     async def publish(self, frame: dict) -> None:
-        await self.channel_layer.group_send(self.group, {"type": "chat.frame", "frame": frame})
+        """To this tab directly (it never waits on the channel layer), and to the other tabs
+        on the conversation through the group. A channel-layer outage (Redis restarting)
+        costs the other tabs their live view, never this reply."""
+        try:
+            await self.send_json(frame)
+        except Exception:  # the socket closed under us; the reply is still stored
+            logger.debug("could not send a frame to a closed socket", exc_info=True)
+        try:
+            await self.channel_layer.group_send(
+                self.group, {"type": "chat.frame", "frame": frame, "sender": self.channel_name}
+            )
+        except Exception:
+            logger.warning("channel layer unavailable; other tabs miss a frame", exc_info=True)
 
     async def send_error(self, exc: ChatError, client_id: str = "") -> None:
         await self.send_json(
@@ -200,7 +241,8 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
     # -- group events ---------------------------------------------------------------------
 
     async def chat_frame(self, event):
-        await self.send_json(event["frame"])
+        if event.get("sender") != self.channel_name:  # this tab already has it
+            await self.send_json(event["frame"])
 
     async def chat_stop(self, event):
         if self.reply_task is not None and self.reply_task.task is not None:

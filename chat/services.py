@@ -14,8 +14,12 @@ from chat.models import Conversation, Message
 from memory.tokens import count_tokens
 
 TITLE_MAX_CHARS = 60
-# A streaming reply whose lease is not renewed within this time belongs to a dead server.
-STREAM_LEASE = timedelta(seconds=30)
+
+
+def stream_lease() -> timedelta:
+    """A streaming reply whose lease is not renewed within this time belongs to a dead server
+    (the streaming server renews it three times per lease)."""
+    return timedelta(seconds=settings.MEMORYCHAT_STREAM_LEASE_SECONDS)
 
 
 class ChatError(Exception):
@@ -128,7 +132,7 @@ def message_create(
         model=model,
         context_report=context_report,
         system_prompt_version=system_prompt_version,
-        lease_expires_at=now + STREAM_LEASE if status == Message.Status.STREAMING else None,
+        lease_expires_at=now + stream_lease() if status == Message.Status.STREAMING else None,
     )
     with transaction.atomic():
         message.save()
@@ -224,7 +228,7 @@ def reply_renew_lease(*, reply: Message, content: str) -> None:
     """Keep a streaming reply alive and checkpoint its text (a few times a minute, not per
     token), so a crashed server leaves a partial reply that a sweep marks interrupted."""
     Message.objects.filter(pk=reply.pk, status=Message.Status.STREAMING).update(
-        content=clean_text(content), lease_expires_at=timezone.now() + STREAM_LEASE
+        content=clean_text(content), lease_expires_at=timezone.now() + stream_lease()
     )
 
 
@@ -326,6 +330,6 @@ def turn_retry(*, conversation: Conversation, user_message_id: int) -> TurnStart
             reply.content = ""
             reply.status = Message.Status.STREAMING
             reply.error = ""
-            reply.lease_expires_at = timezone.now() + STREAM_LEASE
+            reply.lease_expires_at = timezone.now() + stream_lease()
             reply.save(update_fields=["content", "status", "error", "lease_expires_at"])
     return TurnStart(user_message=user_message, reply=reply)

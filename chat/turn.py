@@ -13,6 +13,8 @@ import time
 from collections.abc import Awaitable, Callable
 
 from channels.db import database_sync_to_async
+from django.conf import settings
+from django.db import DatabaseError
 from django.template.loader import render_to_string
 
 from chat import services
@@ -26,8 +28,8 @@ from profiles.services import profile_observe_message
 
 logger = logging.getLogger(__name__)
 
-LEASE_RENEW_SECONDS = 10.0
 Publish = Callable[[dict], Awaitable[None]]
+STORE_RETRY_SECONDS = 30.0
 
 
 def reply_end_frame(reply: Message) -> dict:
@@ -107,15 +109,18 @@ class ReplyTask:
             stream = await provider.stream(built.messages, model=model, report=report)
             model = stream.model
             renewed = time.monotonic()
+            renew_every = settings.MEMORYCHAT_STREAM_LEASE_SECONDS / 3
             async for delta in stream:
                 if first_token is None:
                     first_token = time.monotonic() - started
                 parts.append(delta)
                 await batcher.add(delta)
-                if time.monotonic() - renewed > LEASE_RENEW_SECONDS:
+                if time.monotonic() - renewed > renew_every:
                     renewed = time.monotonic()
-                    await database_sync_to_async(services.reply_renew_lease)(
-                        reply=reply, content="".join(parts)
+                    await _quietly(
+                        database_sync_to_async(services.reply_renew_lease)(
+                            reply=reply, content="".join(parts)
+                        )
                     )
             usage = stream.usage
         except asyncio.CancelledError:
@@ -133,7 +138,7 @@ class ReplyTask:
             if stream is not None and status != Message.Status.COMPLETE:
                 await _quietly(stream.aclose())
         await _quietly(batcher.close())
-        reply = await database_sync_to_async(services.reply_finish)(
+        reply = await _store_with_retries(
             reply=reply,
             content="".join(parts),
             status=status,
@@ -152,6 +157,31 @@ class ReplyTask:
             self.conversation, self.user_message if self.new_message else None
         )
         return reply
+
+
+async def _store_with_retries(**fields) -> Message:
+    """Store the finished reply; if the database is briefly unavailable, keep trying for a
+    while (the text is in memory). If it never comes back, say so in the page."""
+    delay = 0.25
+    deadline = time.monotonic() + STORE_RETRY_SECONDS
+    while True:
+        try:
+            return await database_sync_to_async(services.reply_finish)(**fields)
+        except DatabaseError:
+            if time.monotonic() + delay > deadline:
+                logger.exception("could not store reply %s", fields["reply"].pk)
+                reply = fields["reply"]
+                reply.content = fields["content"]
+                reply.status = Message.Status.FAILED if not reply.content else fields["status"]
+                reply.error = (
+                    "The database was unavailable, so this reply could not be saved. "
+                    + fields["error"]
+                ).strip()
+                reply.context_report = fields["context_report"]
+                return reply
+            logger.warning("database unavailable storing reply; retrying in %.2fs", delay)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 4.0)
 
 
 async def _quietly(awaitable) -> None:

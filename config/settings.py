@@ -99,7 +99,7 @@ REDIS_URL = env_url("REDIS_URL")
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "BACKEND": "config.channel_layers.ResilientRedisChannelLayer",
             "CONFIG": {"hosts": [REDIS_URL], "prefix": env_str("REDIS_PREFIX", "memorychat")},
         }
     }
@@ -136,6 +136,8 @@ MEMORYCHAT_MAX_MESSAGE_CHARS = env_int("MAX_MESSAGE_CHARS", 16000, minimum=1)
 MEMORYCHAT_MESSAGES_PER_MINUTE = env_int("MESSAGES_PER_MINUTE", 20)
 MEMORYCHAT_MAX_CONCURRENT_STREAMS = env_int("MAX_CONCURRENT_STREAMS", 3)
 MEMORYCHAT_SIGNUPS_PER_HOUR = env_int("SIGNUPS_PER_HOUR", 10)
+# A streaming reply not renewed for this long belongs to a server that died: interrupted.
+MEMORYCHAT_STREAM_LEASE_SECONDS = env_int("STREAM_LEASE_SECONDS", 30, minimum=1)
 # A summary run whose heartbeat is older than this lost its worker and is queued again.
 MEMORYCHAT_STALE_RUN_SECONDS = env_int("SUMMARY_RUN_STALE_SECONDS", 600, minimum=1)
 MEMORYCHAT_CREATE_DEMO_USER = env_bool("CREATE_DEMO_USER", DEBUG)

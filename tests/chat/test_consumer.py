@@ -1,8 +1,6 @@
 """The chat websocket, end to end through the ASGI stack, with the real openai client talking
 to a local OpenAI-compatible server."""
 
-import asyncio
-
 import pytest
 from asgiref.sync import sync_to_async
 
@@ -394,6 +392,16 @@ async def test_many_quick_deltas_are_batched(aconversation, alice, fake_llm):
     assert reply_text(frames) == fake_llm.behaviour.reply
 
 
-def test_helpers_loop_is_fresh():
-    """Guard: tests above run each in their own event loop."""
-    assert asyncio.get_event_loop_policy() is not None
+async def test_an_unreachable_upstream_is_reported(aconversation, alice, settings):
+    """Nothing listens at OPENAI_BASE_URL: failed with 'could not reach', message kept."""
+    from tests.live_server import free_port
+
+    settings.OPENAI_API_KEY = "test-key"
+    settings.OPENAI_BASE_URL = f"http://127.0.0.1:{free_port()}/v1"
+    settings.OPENAI_MAX_RETRIES = 0
+    socket = await connected(alice, aconversation.pk)
+    await socket.send_json_to({"type": "send", "text": "Anyone?"})
+    end = (await frames_until(socket, "reply_end"))[-1]
+    await socket.disconnect()
+    assert end["status"] == "failed" and "Could not reach" in end["error"]
+    assert (await stored(aconversation))[0]["content"] == "Anyone?"

@@ -1,0 +1,70 @@
+"""A websocket chat client for tests against real server processes (the `websockets` library),
+signed in with a session cookie obtained through the real login form."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import httpx
+from websockets.asyncio.client import connect
+
+
+def login_cookie(base_url: str, username: str, password: str) -> str:
+    """Log in through /accounts/login/ and return the session cookie value."""
+    with httpx.Client(base_url=base_url, follow_redirects=False, timeout=10) as http:
+        page = http.get("/accounts/login/")
+        token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text).group(1)
+        response = http.post(
+            "/accounts/login/",
+            data={"username": username, "password": password, "csrfmiddlewaretoken": token},
+            headers={"Referer": f"{base_url}/accounts/login/"},
+        )
+        assert response.status_code == 302, response.text[:500]
+        return http.cookies["sessionid"]
+
+
+def new_conversation(base_url: str, session: str) -> int:
+    with httpx.Client(base_url=base_url, timeout=10, cookies={"sessionid": session}) as http:
+        http.get("/")
+        token = http.cookies["csrftoken"]
+        response = http.post(
+            "/c/new/",
+            headers={"X-CSRFToken": token, "Accept": "application/json", "Referer": f"{base_url}/"},
+        )
+        assert response.status_code == 201, response.text[:500]
+        return response.json()["id"]
+
+
+class ChatSocket:
+    def __init__(self, base_url: str, session: str, conversation_id: int):
+        self.url = base_url.replace("http://", "ws://") + f"/ws/chat/{conversation_id}/"
+        self.headers = {"Cookie": f"sessionid={session}"}
+        self.origin = base_url
+        self.connection = None
+
+    async def __aenter__(self) -> ChatSocket:
+        self.connection = await connect(
+            self.url, origin=self.origin, additional_headers=self.headers, open_timeout=10
+        )
+        self.ready = await self.receive()
+        assert self.ready["type"] == "ready", self.ready
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.connection.close()
+
+    async def send(self, frame: dict) -> None:
+        await self.connection.send(json.dumps(frame))
+
+    async def receive(self, timeout: float = 15.0) -> dict:
+        import asyncio
+
+        return json.loads(await asyncio.wait_for(self.connection.recv(), timeout))
+
+    async def until(self, frame_type: str, timeout: float = 30.0) -> list[dict]:
+        frames = []
+        while True:
+            frames.append(await self.receive(timeout))
+            if frames[-1]["type"] == frame_type:
+                return frames
