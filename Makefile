@@ -10,7 +10,9 @@ PORT ?= 8000
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 
-.PHONY: install migrate run test test-sqlite test-postgres test-fast lint browser bench clean
+WORKERS ?= 2
+
+.PHONY: install migrate run serve test test-sqlite test-postgres test-fast lint browser bench clean
 
 install: $(STAMP)
 
@@ -29,6 +31,19 @@ run: migrate
 	trap 'kill 0' EXIT; \
 	$(PY) manage.py db_worker --queue-name '*' & \
 	$(PY) manage.py runserver $(HOST):$(PORT)
+
+# Production: uvicorn with WORKERS processes (several need REDIS_URL: the in-memory channel
+# layer cannot cross processes) and a job worker. Needs the settings of docs/deploy.md.
+serve: install
+	$(PY) manage.py check --deploy --fail-level WARNING
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py collectstatic --noinput -v0
+	@workers=$(WORKERS); if [ -z "$$REDIS_URL" ] && [ "$$workers" -gt 1 ]; then \
+	  echo "REDIS_URL is not set: serving with 1 worker (the in-memory channel layer is per process)"; workers=1; fi; \
+	trap 'kill 0' EXIT; \
+	$(PY) manage.py db_worker --queue-name '*' --no-reload & \
+	$(VENV)/bin/uvicorn config.asgi:application --host $(HOST) --port $(PORT) --workers $$workers \
+	  --proxy-headers --forwarded-allow-ips "$${FORWARDED_ALLOW_IPS:-127.0.0.1}" --no-server-header
 
 # Debian's chromium for the browser tests (Playwright cannot download browsers here).
 browser:
