@@ -1,0 +1,269 @@
+"""Decisions (user messages; explicit ``Decision:`` lines also from the assistant).
+
+``decision: X`` / ``decided: X`` / ``agreed: X``; "<we|I|the team|Names> (have/all/finally)
+decided|agreed|chose|settled|opted|committed (to|on|that|for) X"; "it was decided/agreed (that)
+X"; "let's go with|use|stick with|pick|choose|switch to|move to|adopt|settle on|keep X";
+"we'll / we are going to use|go with|switch to|move to|stick with|adopt X instead of|rather than|
+over Y" (alternatives ``["Y"]``); proposals with status ``proposed``: "I propose/suggest (we)
+X", "how about (we) X", "maybe we should X", "we should/could X", "what if we X" where X starts
+with a choosing verb (use, go with, switch to, adopt, pick, choose, move to). Questions are not
+decisions. Rationale: the rest of the sentence after "because (of)", "since", "due to", "given
+that", "so that", "as <pronoun|the>", or the next sentence when it starts with "because", "the
+reason", "that's because". Alternatives: "instead of / rather than / over / and not Y" and
+"we considered A and B, but ...". Stakeholders: capitalised names before the verb ("Alice and
+Bob agreed ...") and after "with" ("... with Carol", not "go with React"). Context: the
+sentence before it, from the same message or (for a message's first sentence) the last sentence
+of the message just before, unless that sentence is itself a decision. Told twice in one call,
+a decision is returned once (by ``normalise_key(what)``), a decided one beating a proposal.
+"""
+
+from __future__ import annotations
+
+import re
+
+from memory.extraction.sentences import _FILLER, _Sent
+from memory.extraction.text import _I, _NAMES, _cap, _names, _short, _strip_end, normalise_key
+from memory.extraction.types import ExtractedDecision
+
+_DECISION_PATTERNS = [
+    (
+        "label",
+        re.compile(
+            r"^(?i:(?:final\s+|key\s+)?decision|decided|agreed|resolution|conclusion)\s*"
+            r"[:\-\u2013\u2014]\s*(?P<what>.+)$"
+        ),
+    ),
+    (
+        "verb",
+        re.compile(
+            rf"(?:(?:^|\b)(?P<who>(?i:we|I|the\s+team|everyone|everybody|they)|{_NAMES})\s+|"
+            r"(?i:\b(?:but|and|then|so)\s+))"
+            r"(?i:(?:have\s+|has\s+|had\s+|all\s+|finally\s+|just\s+|both\s+|now\s+|eventually\s+|"
+            r"unanimously\s+|officially\s+|already\s+)*)"
+            r"(?P<verb>(?i:decided|agreed|chose|have\s+chosen|settled|opted|committed|went))\b"
+            r"(?i:\s+(?P<prep>on|upon|to|that|for|with))?\s+(?P<what>.+)$"
+        ),
+    ),
+    (
+        "passive",
+        re.compile(
+            r"(?i:\bit\s+(?:was|has\s+been|is)\s+(?:decided|agreed)(?:\s+that)?|"
+            r"\bthe\s+decision\s+(?:is|was)(?:\s+to|\s+that)?)\s+(?P<what>.+)$"
+        ),
+    ),
+    (
+        "lets",
+        re.compile(
+            r"(?i:\b(?:let's|lets|let\s+us)\s+(?:just\s+|definitely\s+)?"
+            r"(?P<verb>go\s+with|use|stick\s+with|pick|choose|switch\s+to|move\s+to|adopt|"
+            r"settle\s+on|keep|go\s+for)\s+(?P<what>.+))$"
+        ),
+    ),
+    (
+        "instead",
+        re.compile(
+            r"(?i:\b(?:we|I)\s+(?:will|are\s+going\s+to|am\s+going\s+to|are|am|shall|are\s+now|"
+            r"have\s+switched|switched|moved)\s+)"
+            r"(?P<verb>(?i:use|using|go\s+with|going\s+with|switch\s+to|switching\s+to|move\s+to|"
+            r"moving\s+to|stick\s+with|sticking\s+with|adopt|to))\s+(?P<what>.+?)\s+"
+            r"(?i:instead\s+of|rather\s+than|over|in\s+place\s+of)\s+(?P<alt>.+)$"
+        ),
+    ),
+    (
+        "propose",
+        re.compile(
+            r"(?i:\b(?:I\s+(?:would\s+)?(?:propose|suggest|recommend)(?:\s+that)?(?:\s+we)?|"
+            r"how\s+about(?:\s+we)?|maybe\s+we\s+should|we\s+should|we\s+could|what\s+if\s+we|"
+            r"proposal\s*:\s*(?:we\s+)?)\s+)"
+            r"(?P<verb>(?i:use|go\s+with|switch\s+to|adopt|pick|choose|move\s+to|using|"
+            r"going\s+with|switching\s+to))\s+(?P<what>.+)$"
+        ),
+    ),
+]
+_RATIONALE_RE = re.compile(
+    r"(?:,\s*|\s+|\s+-\s+)(?:because(?:\s+of)?|since|due\s+to|given\s+that|so\s+that|"
+    r"as(?=\s+(?:it|they|we|this|that|the|our|there|I|he|she|its|their|it's)\b))\s+(?P<r>.+)$",
+    _I,
+)
+_NEXT_RATIONALE = re.compile(
+    r"^(?:because|since|the\s+reason(?:\s+is|\s+being|\s+was)?(?:\s+that)?|that\s+is\s+because|"
+    r"this\s+is\s+because|it\s+is\s+because|reason|rationale|why)\s*[:,\-]?\s*(?P<r>.+)$",
+    _I,
+)
+_ALT_RE = re.compile(
+    r"\s+(?:instead\s+of|rather\s+than|in\s+place\s+of|"
+    r"over(?!\s+(?:the|a|an|next|this|last|time|there|here|again|it|\d)\b)|and\s+not)\s+"
+    r"(?P<alt>.+)$|\s*,\s*not\s+(?P<alt2>.+)$",
+    _I,
+)
+_CONSIDERED_RE = re.compile(
+    r"\b(?:considered|looked\s+at|evaluated|compared|debated|discussed|weighed)\s+(?P<alts>.+?)"
+    r"\s*,?\s*(?:but|and|then)\s+(?:we\s+|I\s+|the\s+team\s+)?(?:finally\s+|eventually\s+)?"
+    r"(?:decided|chose|went|settled|picked|agreed|opted)",
+    _I,
+)
+_WITH_NAMES = re.compile(rf"\bwith\s+(?P<names>{_NAMES})")
+
+
+def _split_list(text: str) -> list[str]:
+    items = re.split(r"\s*,\s*(?:or\s+|and\s+)?|\s+or\s+|\s+and\s+|\s*/\s*", text)
+    out = []
+    for item in items:
+        item = _strip_end(re.sub(r"^(?:the|a|an|using|to)\s+", "", item.strip(), flags=_I))
+        if item and len(item.split()) <= 8 and item.lower() not in ("it", "that", "this", "etc"):
+            out.append(item)
+    return out
+
+
+_CHOOSING = {
+    "go with": "go with",
+    "going with": "go with",
+    "go for": "go with",
+    "settle on": "go with",
+    "use": "use",
+    "using": "use",
+    "stick with": "stick with",
+    "sticking with": "stick with",
+    "pick": "pick",
+    "choose": "choose",
+    "switch to": "switch to",
+    "switching to": "switch to",
+    "move to": "move to",
+    "moving to": "move to",
+    "adopt": "adopt",
+    "keep": "keep",
+}
+
+
+def _clean_decision(raw: str, verb: str, prep: str) -> tuple[str, str, list[str]]:
+    """(what, rationale, alternatives) from the text after the decision verb."""
+    rationale = ""
+    m = _RATIONALE_RE.search(raw)
+    if m:
+        rationale, raw = _strip_end(m["r"]), raw[: m.start()]
+    alternatives: list[str] = []
+    m = _ALT_RE.search(raw)
+    if m:
+        alternatives, raw = _split_list(m["alt"] or m["alt2"] or ""), raw[: m.start()]
+    what = _strip_end(raw)
+    what = re.sub(r"^(?:to|that|on|upon|for|with)\s+", "", what, flags=_I)
+    what = re.sub(
+        r"^(?:we|I|the\s+team|they)\s+(?:will|would|should|shall|are\s+going\s+to|are|must|can)\s+",
+        "",
+        what,
+        flags=_I,
+    )
+    what = re.sub(r"^not\s+to\s+", "do not ", what, flags=_I)
+    verb = re.sub(r"\s+", " ", verb.lower())
+    if verb in ("chose", "have chosen") or (
+        verb in ("settled", "opted", "decided", "went") and prep in ("on", "upon", "for", "with")
+    ):
+        what = "go with " + what
+    elif verb in _CHOOSING:
+        what = f"{_CHOOSING[verb]} {what}"
+    return _short(_cap(what), 240), _short(rationale, 300), alternatives
+
+
+def _decision_match(text: str) -> tuple[str, re.Match] | None:
+    """The first decision pattern that matches ``text`` and makes sense, with its kind."""
+    for kind, pattern in _DECISION_PATTERNS:
+        m = pattern.search(text)
+        if not m:
+            continue
+        if kind == "verb":
+            verb, prep = m["verb"].lower(), (m["prep"] or "").lower()
+            if re.match(r"(?i:with\s+(?:you|him|her|them)|to\s+disagree)", m["what"]):
+                continue  # "I agree with you", "agreed to disagree"
+            if (prep == "with") != (verb == "went"):
+                continue  # only "went with X"; "agreed with Y" is not a choice
+        return kind, m
+    return None
+
+
+_NOT_WITH_NAMES = re.compile(
+    r"\b(?:go|goes|going|went|stick|sticking|stuck|stay|replace|integrate|start|begin|deal|work|"
+    r"help|along|up|out|on|together|compatible|integrated)\s*$",
+    _I,
+)
+
+
+def _stakeholders(kind: str, who: str, text: str) -> list[str]:
+    """Names before the verb ("Alice and Bob agreed") and after "with" ("... with Carol")."""
+    names = _names(who)
+    if kind in ("verb", "label", "passive"):
+        for m in _WITH_NAMES.finditer(text):
+            if not _NOT_WITH_NAMES.search(text[: m.start()]):
+                names += _names(m["names"])
+    return list(dict.fromkeys(names))[:10]
+
+
+def _previous_kept(kept: list[tuple[int, str]], index: int) -> int:
+    previous = -1
+    for i, _ in kept:
+        if i >= index:
+            break
+        previous = i
+    return previous
+
+
+def _decision_context(sents: list[_Sent], pos: int, kept: list[tuple[int, str]]) -> str:
+    """The sentence before, from the same message or the message just before, if no decision."""
+    if pos == 0:
+        return ""
+    s, before = sents[pos], sents[pos - 1]
+    adjacent = before.index == s.index or (
+        s.position == 0 and _previous_kept(kept, s.index) == before.index
+    )
+    return _short(before.raw, 240) if adjacent and "decision" not in before.tags else ""
+
+
+def _extract_decisions(sents: list[_Sent], kept: list[tuple[int, str]]) -> list[ExtractedDecision]:
+    decisions: dict[str, ExtractedDecision] = {}
+    for pos, s in enumerate(sents):
+        text = _FILLER.sub("", s.text).strip()
+        if s.role != "user" and not re.match(r"(?i:(?:final\s+|key\s+)?decision)\s*[:\-]", text):
+            continue
+        if text.endswith("?") or re.search(r"\b(?:not\s+sure|undecided|if\s+we)\b", text, _I):
+            continue
+        found = _decision_match(text)
+        if not found:
+            continue
+        kind, m = found
+        groups = m.groupdict()
+        what, rationale, alternatives = _clean_decision(
+            groups["what"], groups.get("verb") or "", (groups.get("prep") or "").lower()
+        )
+        if kind == "instead":
+            alternatives = _split_list(_RATIONALE_RE.sub("", groups["alt"]))
+            if m2 := _RATIONALE_RE.search(groups["alt"]):
+                rationale = _short(_strip_end(m2["r"]), 300)
+        if len(what) < 3:
+            continue
+        following = sents[pos + 1] if pos + 1 < len(sents) else None
+        same_message = following is not None and following.index == s.index
+        if not rationale and same_message and (m2 := _NEXT_RATIONALE.match(following.text)):
+            rationale = _short(_strip_end(m2["r"]), 300)
+        if m2 := _CONSIDERED_RE.search(text):
+            for alt in _split_list(m2["alts"]):
+                if normalise_key(alt) not in normalise_key(what) and alt not in alternatives:
+                    alternatives.append(alt)
+        decision = ExtractedDecision(
+            what=what,
+            context=_decision_context(sents, pos, kept),
+            rationale=rationale,
+            alternatives=alternatives[:6],
+            stakeholders=_stakeholders(kind, groups.get("who") or "", text),
+            status="proposed" if kind == "propose" else "decided",
+            message_index=s.index,
+        )
+        s.tags.add("decision")
+        key = normalise_key(what)
+        if key not in decisions:
+            decisions[key] = decision
+            continue
+        old = decisions[key]  # told again: fill what was missing, a decision beats a proposal
+        old.rationale = old.rationale or decision.rationale
+        old.alternatives = old.alternatives or decision.alternatives
+        if decision.status == "decided":
+            old.status = "decided"
+    return list(decisions.values())

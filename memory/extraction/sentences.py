@@ -1,0 +1,115 @@
+"""Input: the messages that are read, split into sentences and clauses.
+
+``messages`` is a list of ``{"role": "user" | "assistant", "content": str}`` in order. Messages
+whose content starts with ``*Offline reply`` (memorychat's own no-model answers) are skipped
+entirely, as are other roles and empty messages. Fenced code blocks and ``>`` quoted lines are
+removed; each message is cut at ``MAX_MESSAGE_CHARS``. Text is split into sentences (at
+``.!?`` followed by a space, and at line breaks) and, for facts and actions, into clauses (at
+``;`` and at "and/but/so" followed by a new first-person subject: "My name is Sam and I live in
+Berlin"). Contractions are expanded before matching ("I'm" -> "I am", "don't" -> "do not"), and
+matching ignores case except where a capitalised name is required. Leading fillers ("actually",
+"now", "oh", "btw", "hi", ...) are dropped, so corrections read like first statements.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from memory.extraction.text import _I, _expand, _squash
+from memory.extraction.types import (
+    MAX_MESSAGE_CHARS,
+    MAX_SENTENCE_CHARS,
+    MAX_SENTENCES_PER_MESSAGE,
+    OFFLINE_PREFIX,
+)
+
+
+@dataclass
+class _Sent:
+    index: int  # message index in the caller's list
+    role: str
+    raw: str  # original wording, whitespace collapsed
+    text: str  # contractions expanded
+    order: int  # global position
+    position: int  # position within its message
+    tags: set[str] = field(default_factory=set)
+
+
+_FENCE_RE = re.compile(r"(```|~~~)[\s\S]*?(?:\1|\Z)")
+_SPLIT_RE = re.compile(r"(?<=[.!?\u2026])[\"')\]]*\s+|\n+")
+_BULLET_RE = re.compile(r"^\s*(?:[-*+\u2022]|\d{1,3}[.)]|#{1,6})\s+")
+
+
+def _message_parts(message: object) -> tuple[str, str]:
+    if isinstance(message, dict):
+        role, content = message.get("role", ""), message.get("content", "")
+    else:
+        role, content = getattr(message, "role", ""), getattr(message, "content", "")
+    return str(role or "").lower(), content if isinstance(content, str) else str(content or "")
+
+
+def _clean_content(content: str) -> str:
+    content = _FENCE_RE.sub("\n", content[:MAX_MESSAGE_CHARS])
+    lines = []
+    for line in content.splitlines():
+        if line.lstrip().startswith(">") or line.startswith("    "):
+            continue
+        line = line.replace("`", "")
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def _split_sentences(content: str) -> list[str]:
+    out = []
+    for piece in _SPLIT_RE.split(content):
+        piece = _BULLET_RE.sub("", piece or "")
+        piece = re.sub(r"^\s*(?:[-*+]\s+)?", "", piece)
+        piece = _squash(piece.replace("**", "").replace("__", ""))
+        if not piece or not re.search(r"[^\W\d_]", piece):
+            continue
+        out.append(piece[:MAX_SENTENCE_CHARS])
+        if len(out) >= MAX_SENTENCES_PER_MESSAGE:
+            break
+    return out
+
+
+def _prepare(messages: list) -> tuple[list[_Sent], list[tuple[int, str]]]:
+    """Sentences of the kept messages, and (index, role) of every kept message."""
+    sents: list[_Sent] = []
+    kept: list[tuple[int, str]] = []
+    for index, message in enumerate(messages or []):
+        role, content = _message_parts(message)
+        if role not in ("user", "assistant") or not content.strip():
+            continue
+        if content.lstrip().lower().startswith(OFFLINE_PREFIX):
+            continue
+        kept.append((index, role))
+        for position, raw in enumerate(_split_sentences(_clean_content(content))):
+            sents.append(_Sent(index, role, raw, _expand(raw), len(sents), position))
+    return sents, kept
+
+
+_CLAUSE_SPLIT = re.compile(
+    r"\s*;\s*|,?\s+(?:and|but|so|also|plus)\s+(?=(?:I|my|we|our|please|remind|call\s+me)\b)", _I
+)
+_FILLER = re.compile(
+    r"^(?:(?:actually|now|oh|ah|well|ok|okay|so|also|and|but|btw|by\s+the\s+way|fyi|"
+    r"just\s+so\s+you\s+know|correction|sorry|no|nope|wait|update|hey|hi|hello|yes|yeah|yep|"
+    r"right|anyway|anyways|plus|as\s+I\s+said|as\s+mentioned|to\s+clarify|just\s+to\s+clarify|"
+    r"in\s+fact|heads\s+up|quick\s+note|one\s+more\s+thing|oh\s+and|and\s+also|"
+    r"good\s+(?:morning|afternoon|evening))\b[\s,:!.\-\u2013\u2014]*)+",
+    _I,
+)
+
+
+def _clauses(text: str) -> list[str]:
+    out = []
+    for part in _CLAUSE_SPLIT.split(text):
+        part = _FILLER.sub("", part.strip()).strip()
+        if part:
+            out.append(part)
+    return out
+
+
+_HYPOTHETICAL = re.compile(r"^(?:if|when|unless|whether|in\s+case|suppose|imagine)\b", _I)
