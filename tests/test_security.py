@@ -1,0 +1,285 @@
+"""Security across the whole site: every URL's access rules, CSRF on every POST, and stored
+XSS through every place user, model or memory text is shown."""
+
+from __future__ import annotations
+
+from html.parser import HTMLParser
+
+import pytest
+from django.test import Client
+from django.urls import URLPattern, URLResolver, get_resolver, reverse
+
+from chat.services import conversation_create, message_create, reply_finish
+from memory.models import ActionItem, Decision, Fact
+from memory.services import summary_run_start
+from profiles.services import profile_update_preferences
+
+pytestmark = pytest.mark.django_db
+
+# Every named URL, by who may use it. A new URL fails test_every_url_is_classified until it is
+# added here (and so covered by the access and CSRF tests below).
+PUBLIC = {
+    "login",
+    "logout",
+    "signup",
+    "password_reset",
+    "password_reset_done",
+    "password_reset_confirm",
+    "password_reset_complete",
+}
+SIGNED_IN = {
+    "password_change",
+    "password_change_done",
+    "chat:home",
+    "chat:new",
+    "profiles:profile",
+    "profiles:preferences",
+    "profiles:memory",
+    "profiles:reset_style",
+}
+OWNED = {
+    "chat:conversation",
+    "chat:history",
+    "chat:rename",
+    "chat:archive",
+    "chat:delete",
+    "chat:settings",
+}
+
+
+def url_names() -> set[str]:
+    names: set[str] = set()
+
+    def walk(patterns, prefix=""):
+        for pattern in patterns:
+            if isinstance(pattern, URLResolver):
+                if pattern.namespace == "admin":
+                    continue  # Django's admin: staff/superuser checks of its own
+                walk(
+                    pattern.url_patterns,
+                    f"{prefix}{pattern.namespace}:" if pattern.namespace else prefix,
+                )
+            elif isinstance(pattern, URLPattern) and pattern.name:
+                names.add(prefix + pattern.name)
+
+    walk(get_resolver().url_patterns)
+    return names
+
+
+def staff_names() -> set[str]:
+    return {n for n in url_names() if n.startswith("staff:")}
+
+
+def test_every_url_is_classified():
+    """No URL escapes the access tests: each is public, signed-in, owned or staff."""
+    assert url_names() - PUBLIC - SIGNED_IN - OWNED - staff_names() == set()
+
+
+@pytest.fixture
+def world(alice, bob, staff):
+    conversation = conversation_create(user=alice, title="Alice's plans")
+    message = message_create(conversation=conversation, role="user", content="hello")
+    fact = Fact.objects.create(user=alice, conversation=conversation, text="x", dedupe_key="x")
+    fact.source_messages.add(message)
+    return {"conversation": conversation, "message": message, "fact": fact}
+
+
+def owned_url(name, world):
+    return reverse(name, args=[world["conversation"].pk])
+
+
+@pytest.mark.parametrize("name", sorted(OWNED))
+def test_another_user_gets_404_on_every_owned_url(client, bob, world, name):
+    """Bob cannot see or change Alice's conversation by any URL or method."""
+    client.force_login(bob)
+    url = owned_url(name, world)
+    assert client.get(url, {"before": 1}).status_code in (404, 405)
+    assert client.post(url, {"title": "x"}).status_code in (404, 405)  # 405: GET-only page
+
+
+@pytest.mark.parametrize("name", sorted(OWNED | SIGNED_IN - {"password_change_done"}))
+def test_anonymous_visitors_are_sent_to_log_in(client, world, name):
+    """Every page of a signed-in user redirects anonymous visitors to the login page."""
+    url = owned_url(name, world) if name in OWNED else reverse(name)
+    for response in (client.get(url, {"before": 1}), client.post(url)):
+        assert response.status_code in (302, 405), (url, response.status_code)
+        if response.status_code == 302:
+            assert response.url.startswith("/accounts/login/")
+
+
+def test_staff_pages_refuse_users_and_anonymous(client, alice, world):
+    """The dashboard's entry points: login for anonymous, 403 for a plain user."""
+    for name in ("staff:home", "staff:users", "staff:memories", "staff:changes", "staff:import"):
+        url = reverse(name)
+        assert client.get(url).url.startswith("/accounts/login/")
+    client.force_login(alice)
+    for name in ("staff:home", "staff:users", "staff:memories", "staff:changes", "staff:import"):
+        assert client.get(reverse(name)).status_code == 403
+
+
+def post_urls(world, alice, staff):
+    """(user, url) for every URL that accepts POST."""
+    conversation, fact = world["conversation"], world["fact"]
+    run = summary_run_start(conversation=conversation)
+    first = fact.history.earliest("history_date").history_id
+    urls = [(alice, owned_url(n, world)) for n in OWNED - {"chat:history", "chat:conversation"}]
+    urls += [
+        (alice, reverse(n))
+        for n in (
+            "chat:new",
+            "profiles:preferences",
+            "profiles:memory",
+            "profiles:reset_style",
+            "password_change",
+        )
+    ]
+    urls += [(None, reverse(n)) for n in ("login", "signup", "password_reset", "logout")]
+    staff_args = {
+        "staff:user_preferences": [alice.pk],
+        "staff:user_style": [alice.pk],
+        "staff:user_data_delete": [alice.pk],
+        "staff:import": [],
+        "staff:resummarise": [conversation.pk],
+        "staff:memory_bulk_delete": ["fact"],
+        "staff:memory_edit": ["fact", fact.pk],
+        "staff:memory_delete": ["fact", fact.pk],
+        "staff:memory_restore": ["fact", fact.pk, first],
+        "staff:fact_pin": [fact.pk],
+        "staff:fact_supersede": [fact.pk],
+    }
+    urls += [(staff, reverse(n, args=a)) for n, a in staff_args.items()]
+    assert run
+    return urls
+
+
+def test_every_post_needs_a_csrf_token(alice, staff, world):
+    """A forged cross-site POST is refused everywhere (403), signed in or not."""
+    for user, url in post_urls(world, alice, staff):
+        client = Client(enforce_csrf_checks=True)
+        if user is not None:
+            client.force_login(user)
+        response = client.post(url, {"title": "forged"})
+        assert response.status_code == 403, url
+
+
+# -- stored XSS ---------------------------------------------------------------------------
+
+PAYLOADS = [
+    "<script>alert('xss')</script>",
+    '<img src=x onerror="alert(1)">',
+    '"><svg onload=alert(1)>',
+    "[click](javascript:alert(1))",
+    '<a href="javascript:alert(1)">link</a>',
+    "<iframe src=//evil.example></iframe>",
+    "{{ request }} {% csrf_token %}",
+]
+
+
+class Unsafe(HTMLParser):
+    """Collects anything executable that is not the app's own markup."""
+
+    def __init__(self):
+        super().__init__()
+        self.problems: list[str] = []
+        self.in_script = False
+
+    def handle_starttag(self, tag, attrs):
+        for name, value in attrs:
+            if name.startswith("on"):
+                self.problems.append(f"<{tag} {name}={value}>")
+            if (
+                name in ("href", "src")
+                and value
+                and value.strip().lower().startswith("javascript:")
+            ):
+                self.problems.append(f"<{tag} {name}={value}>")
+        if tag in ("iframe", "svg", "object", "embed"):
+            self.problems.append(f"<{tag}>")
+        if tag == "script" and not dict(attrs).get("src"):
+            self.problems.append("inline <script>")
+
+    def handle_data(self, data):
+        if "alert(" in data and self.lasttag == "script":
+            self.problems.append(data)
+
+
+def assert_safe(html: str, where: str):
+    parser = Unsafe()
+    parser.feed(html)
+    assert parser.problems == [], (where, parser.problems)
+
+
+@pytest.fixture
+def poisoned(alice, staff):
+    """Alice's data with every payload in every field that pages show."""
+    text = "\n\n".join(PAYLOADS)
+    conversation = conversation_create(user=alice, title=PAYLOADS[2])
+    message = message_create(conversation=conversation, role="user", content=text)
+    reply = message_create(
+        conversation=conversation,
+        role="assistant",
+        content="",
+        status="streaming",
+        reply_to=message,
+    )
+    report = {
+        "total_tokens": 10,
+        "limit": 100,
+        "budget": 200,
+        "reserve": 100,
+        "model": "m",
+        "strategy": "token_limit",
+        "blocks": [{"name": PAYLOADS[0], "tokens": 1, "detail": PAYLOADS[1]}],
+        "memories": [
+            {
+                "kind": "fact",
+                "text": text,
+                "score": 1,
+                "why": PAYLOADS[2],
+                "date": "",
+                "source": PAYLOADS[0],
+                "message_ids": [],
+            }
+        ],
+        "preferences": {"text": text, "sources": []},
+        "messages": [],
+        "messages_left_out": {"count": 0, "reason": ""},
+    }
+    reply_finish(reply=reply, content=text, status="complete", context_report=report)
+    Fact.objects.create(
+        user=alice, conversation=conversation, text=text, subject=PAYLOADS[1], dedupe_key="p"
+    )
+    Decision.objects.create(
+        user=alice, conversation=conversation, what=text, rationale=PAYLOADS[0], dedupe_key="p"
+    )
+    ActionItem.objects.create(
+        user=alice, conversation=conversation, what=text, owner=PAYLOADS[1], dedupe_key="p"
+    )
+    profile_update_preferences(
+        user=alice, preferences={"custom_instructions": PAYLOADS[0], "terminology": PAYLOADS[1]}
+    )
+    return conversation
+
+
+def test_payloads_are_inert_on_every_page_that_shows_them(client, alice, staff, poisoned):
+    """User text, model text, memory text, titles and profile fields render as text."""
+    client.force_login(alice)
+    pages = ["/", poisoned.get_absolute_url(), reverse("profiles:profile")]
+    for url in pages:
+        assert_safe(client.get(url).content.decode(), url)
+    client.force_login(staff)
+    staff_pages = [
+        reverse("staff:users"),
+        reverse("staff:user", args=[alice.pk]),
+        reverse("staff:conversation", args=[poisoned.pk]),
+        reverse("staff:memories"),
+        reverse("staff:memories") + "?kind=decision",
+        reverse("staff:memories") + "?kind=action_item",
+        reverse("staff:changes"),
+        reverse("staff:conversation_report", args=[poisoned.pk, "minutes"]),
+        reverse("staff:user_report", args=[alice.pk, "briefing"]),
+    ]
+    for url in staff_pages:
+        response = client.get(url)
+        assert response.status_code == 200, url
+        assert_safe(response.content.decode(), url)
