@@ -11,6 +11,7 @@ import logging
 from datetime import timedelta
 
 from django.conf import settings
+from django.core.cache import cache
 from django.db import transaction
 from django.db.models import Count, F, Max, Sum
 from django.utils import timezone
@@ -44,6 +45,7 @@ def conversation_after_turn(*, conversation: Conversation) -> SummaryRun | None:
     if not recall.memory_enabled(conversation):
         return None
     summary_runs_recover_stale()
+    embeddings_schedule()
     if SummaryRun.objects.filter(
         conversation=conversation, status__in=[SummaryRun.Status.QUEUED, SummaryRun.Status.RUNNING]
     ).exists():
@@ -62,6 +64,21 @@ def conversation_after_turn(*, conversation: Conversation) -> SummaryRun | None:
     ):
         return summary_run_start(conversation=conversation)
     return None
+
+
+EMBED_DEBOUNCE_SECONDS = 10
+
+
+def embeddings_schedule() -> bool:
+    """With OPENAI_EMBEDDING_MODEL set, queue one job (at most every few seconds, across
+    processes via the cache) that embeds whatever the search index holds without a vector."""
+    from memory import embeddings
+    from memory.tasks import embed_pending
+
+    if not embeddings.enabled() or not cache.add("embed-pending", 1, EMBED_DEBOUNCE_SECONDS):
+        return False
+    transaction.on_commit(embed_pending.enqueue)
+    return True
 
 
 def summary_run_start(

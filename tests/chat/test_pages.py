@@ -199,3 +199,18 @@ def test_load_earlier_pages_through_long_histories(alice_client, conversation):
         reverse("chat:history", args=[conversation.pk]), {"before": oldest_shown.pk}
     ).content.decode()
     assert "message 0" in older and "message 9" in older
+
+
+def test_deleting_a_conversation_can_delete_its_own_memories(alice_client, alice, conversation):
+    """The confirmation offers the memories that came only from this conversation."""
+    from memory.models import Fact
+
+    message = message_create(conversation=conversation, role="user", content="I like tea")
+    fact = Fact.objects.create(
+        user=alice, conversation=conversation, text="likes tea", dedupe_key="t"
+    )
+    fact.source_messages.add(message)
+    url = reverse("chat:delete", args=[conversation.pk])
+    assert "Also delete the 1 memory" in alice_client.get(url).content.decode()
+    alice_client.post(url, {"delete_memories": "1"})
+    assert not Fact.objects.exists()

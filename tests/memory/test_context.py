@@ -187,3 +187,28 @@ def test_build_cost_does_not_grow_with_history(alice, django_assert_max_num_quer
         build(conversation=small, user_text="blah")
     with django_assert_max_num_queries(len(small_queries)):
         build(conversation=large, user_text="blah")
+
+
+def test_the_preferences_block_follows_the_profile(alice, conversation):
+    """Explicit preferences reach the model as their own block, listed in the report."""
+    from profiles.services import profile_update_preferences
+
+    profile_update_preferences(
+        user=alice, preferences={"response_format": "bullets", "detail_level": "brief"}
+    )
+    built = build(conversation=conversation, user_text="Plan my week")
+    assert block_names(built)[:2] == ["system", "preferences"]
+    block = built.messages[1]["content"]
+    assert "bullet" in block.lower() and "brief" in block.lower()
+    names = {s.get("name") for s in built.report["preferences"]["sources"]}
+    assert {"response_format", "detail_level"} <= names
+
+
+def test_memory_off_reads_no_memory(alice, conversation):
+    """The user's memory switch stops memory being read."""
+    from profiles.services import profile_set_memory
+
+    Fact.objects.create(user=alice, text="The user is vegetarian", pinned=True, dedupe_key="v")
+    profile_set_memory(user=alice, enabled=False)
+    built = build(conversation=conversation, user_text="vegetarian recipes?")
+    assert "memory" not in block_names(built) and built.report["memory_enabled"] is False
