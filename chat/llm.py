@@ -157,32 +157,6 @@ class OpenAIProvider:
         if not finished:
             raise UpstreamError("The model's stream ended before the reply finished.", kind="cut")
 
-    async def complete_json(self, messages: Sequence[dict], *, model: str, schema: dict) -> dict:
-        """One non-streamed call with structured output (a JSON schema); returns the object."""
-        try:
-            response = await _client().chat.completions.create(
-                model=model,
-                messages=list(messages),
-                response_format={
-                    "type": "json_schema",
-                    "json_schema": {
-                        "name": schema.get("title", "result"),
-                        "schema": schema,
-                        "strict": True,
-                    },
-                },
-            )
-            return json.loads(response.choices[0].message.content or "")
-        except Exception as exc:
-            raise describe_error(exc) from exc
-
-    async def embed(self, texts: Sequence[str], *, model: str) -> list[list[float]]:
-        try:
-            response = await _client().embeddings.create(model=model, input=list(texts))
-        except Exception as exc:
-            raise describe_error(exc) from exc
-        return [item.embedding for item in response.data]
-
 
 class OfflineProvider:
     """Answers with no model: a reply assembled from what the memory holds, clearly labelled."""
