@@ -36,6 +36,16 @@ def new_conversation(base_url: str, session: str) -> int:
         return response.json()["id"]
 
 
+def run_async(coroutine):
+    """asyncio.run in a thread of its own: a browser test's Playwright may already run a loop
+    in this one."""
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
 class ChatSocket:
     def __init__(self, base_url: str, session: str, conversation_id: int):
         self.url = base_url.replace("http://", "ws://") + f"/ws/chat/{conversation_id}/"

@@ -12,7 +12,7 @@ import pytest
 
 from tests.live_server import ServerProcess, free_port
 from tests.tcp_proxy import TcpProxy
-from tests.ws_client import ChatSocket, login_cookie, new_conversation
+from tests.ws_client import ChatSocket, login_cookie, new_conversation, run_async
 
 pytestmark = pytest.mark.scaleout
 PASSWORD = "alice-password-1"
@@ -118,7 +118,7 @@ def test_redis_restarted_during_a_chat(app, fake_upstream, sql):
             assert chunks(seen) == "alpha beta gamma delta"
 
     try:
-        asyncio.run(scenario())
+        run_async(scenario())
     finally:
         redis_server.kill()
     rows = stored(sql, conversation)
@@ -157,7 +157,7 @@ def test_the_database_briefly_unavailable(app, scaleout_env, fake_upstream, sql)
             assert second[-1]["status"] == "complete"
 
     try:
-        asyncio.run(scenario())
+        run_async(scenario())
     finally:
         proxy.close()
     rows = stored(sql, conversation)
@@ -181,7 +181,7 @@ def test_the_server_killed_mid_stream(app, fake_upstream, sql):
             await asyncio.sleep(1.5)  # long enough for a checkpoint of the partial text
             server.kill()
 
-    asyncio.run(start_reply())
+    run_async(start_reply())
     time.sleep(2.5)  # the reply's lease runs out
     server.start()
 
@@ -197,7 +197,7 @@ def test_the_server_killed_mid_stream(app, fake_upstream, sql):
             await socket.send({"type": "retry", "message_id": user_id})
             return await socket.until("reply_end")
 
-    frames = asyncio.run(after_restart())
+    frames = run_async(after_restart())
     assert frames[-1]["status"] == "complete"
     rows = stored(sql, conversation)
     assert [(r[0], r[1]) for r in rows] == [("user", "complete"), ("assistant", "complete")]
