@@ -135,7 +135,7 @@ def test_htmx_filtering_returns_only_the_table(staff_client, alice):
     """The filter form targets the table; the kind tabs target the whole section."""
     Fact.objects.create(user=alice, text="x")
     table = staff_client.get(URL, {"q": "x"}, HTTP_HX_REQUEST="true", HTTP_HX_TARGET="memory-table")
-    assert table.content.decode().lstrip().startswith('<div id="memory-table">')
+    assert table.content.decode().lstrip().startswith('<div id="memory-table"')
     section = staff_client.get(URL, {"kind": "decision"}, HTTP_HX_REQUEST="true")
     assert section.content.decode().lstrip().startswith('<div id="memory-section">')
 
@@ -144,7 +144,8 @@ def test_htmx_filtering_returns_only_the_table(staff_client, alice):
 def test_a_page_costs_the_same_queries_for_3_or_50_rows(
     staff_client, alice, bob, kind, django_assert_max_num_queries
 ):
-    """No N+1: owners and conversations are joined, whatever the page holds."""
+    """No N+1: session, user, count, page ids, rows with owners and conversations joined
+    (and the username of a user filter), whatever the page holds."""
     conversation = conversation_create(user=alice)
 
     def make(n, start):
@@ -162,12 +163,27 @@ def test_a_page_costs_the_same_queries_for_3_or_50_rows(
                 )
 
     make(3, 0)
-    with django_assert_max_num_queries(5):
+    with django_assert_max_num_queries(6):
         staff_client.get(URL, {"kind": kind})
     make(60, 3)
-    with django_assert_max_num_queries(5):
+    with django_assert_max_num_queries(6):
         response = staff_client.get(URL, {"kind": kind, "q": "t1", "user": "alice"})
     assert response.status_code == 200
-    with django_assert_max_num_queries(5):
+    with django_assert_max_num_queries(6):
         response = staff_client.get(URL, {"kind": kind})
     assert len(response.context["page"]) == 50
+
+
+def test_row_links_are_the_reversed_urls(staff_client, world):
+    """The links built from prefixes (one reverse a page, not eleven a row) match reverse()."""
+    fact = world["fact"]
+    response = staff_client.get(URL, {"user": "alice"})
+    row = next(m for m in response.context["page"] if m.pk == fact.pk)
+    assert row.urls.edit == reverse("staff:memory_edit", args=["fact", fact.pk])
+    assert row.urls.delete == reverse("staff:memory_delete", args=["fact", fact.pk])
+    assert row.urls.history == reverse("staff:memory_history", args=["fact", fact.pk])
+    assert row.urls.pin == reverse("staff:fact_pin", args=[fact.pk])
+    assert row.urls.supersede == reverse("staff:fact_supersede", args=[fact.pk])
+    assert row.urls.row == reverse("staff:memory_row", args=["fact", fact.pk])
+    assert row.urls.user == reverse("staff:user", args=[fact.user_id])
+    assert row.urls.conversation == reverse("staff:conversation", args=[fact.conversation_id])

@@ -68,7 +68,18 @@ def test_the_user_page_shows_learned_style_and_preferences(staff_client, alice, 
         profile_observe_message(user=alice, text="Dear Sir, could you kindly review the API?")
     html = staff_client.get(reverse("staff:user", args=[alice.pk])).content.decode()
     assert "Learned communication style" in html and "Formality" in html
-    assert "Launch planning" in html and 'name="detail_level"' in html
+    assert "Launch planning" in html and "Level of detail" in html and "not set" in html
+
+
+def test_the_preferences_form_opens_in_place(staff_client, alice):
+    """Edit preferences fetches the form into the section (the page does not carry its
+    long time zone list); without JavaScript it is a page with the form open."""
+    url = reverse("staff:user_preferences", args=[alice.pk])
+    fragment = staff_client.get(url, HTTP_HX_REQUEST="true").content.decode()
+    assert fragment.lstrip().startswith('<section id="preferences"')
+    assert 'name="timezone"' in fragment and "Europe/Paris" in fragment
+    page = staff_client.get(url).content.decode()
+    assert "<html" in page and 'name="detail_level"' in page
 
 
 def test_the_user_page_costs_a_bounded_number_of_queries(

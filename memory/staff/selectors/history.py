@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from django.contrib.auth import get_user_model
 from django.http import Http404
 
 from memory.staff.kinds import KINDS, Kind
@@ -25,6 +26,8 @@ class HistoryEntry:
     record: object  # the historical record
     changes: list[Change] = field(default_factory=list)
     is_latest: bool = False
+    owner: str = ""  # usernames, filled by recent_changes
+    editor: str = ""
 
     @property
     def type_label(self) -> str:
@@ -83,7 +86,9 @@ def recent_changes(
     kinds = [KINDS[kind_slug]] if kind_slug in KINDS else list(KINDS.values())
     entries = []
     for kind in kinds:
-        qs = kind.history_model.objects.select_related("history_user", "user")
+        # No join here: joined to the users, the newest rows are no longer read straight off
+        # the history_date index (PostgreSQL then scans and sorts the whole table).
+        qs = kind.history_model.objects.all()
         if before is not None:
             qs = qs.filter(history_date__lt=before)
         if user_id is not None:
@@ -91,4 +96,10 @@ def recent_changes(
         for record in qs.order_by("-history_date", "-history_id")[:limit]:
             entries.append(HistoryEntry(kind=kind, record=record))
     entries.sort(key=lambda e: e.record.history_date, reverse=True)
-    return entries[:limit]
+    entries = entries[:limit]
+    ids = {e.record.user_id for e in entries} | {e.record.history_user_id for e in entries}
+    names = dict(get_user_model().objects.filter(pk__in=ids - {None}).values_list("pk", "username"))
+    for entry in entries:
+        entry.owner = names.get(entry.record.user_id, "")
+        entry.editor = names.get(entry.record.history_user_id, "")
+    return entries

@@ -80,7 +80,20 @@ def memory_list(*, kind: Kind, filters: MemoryFilters) -> QuerySet:
 
 
 def memory_page(*, kind: Kind, filters: MemoryFilters, page: int | str | None) -> Page:
-    return Paginator(memory_list(kind=kind, filters=filters), PER_PAGE).get_page(page)
+    """One page, in three queries: the count, the page's ids, their rows.
+
+    The ids come from a narrow query an index can answer alone, however deep the page (an
+    OFFSET over full rows joined to their owners reads every row it skips); the rows with
+    their owner and conversation are then fetched by id. (One ``COUNT(*) OVER ()`` query
+    instead of count + ids was measured slower: it sorts every match before the LIMIT.)
+    """
+    queryset = memory_list(kind=kind, filters=filters)
+    result = Paginator(queryset.values_list("pk", flat=True), PER_PAGE).get_page(page)
+    ids = list(result.object_list)
+    related = kind.model.objects.select_related("user", "conversation")
+    rows = {row.pk: row for row in related.filter(pk__in=ids)} if ids else {}
+    result.object_list = [rows[pk] for pk in ids if pk in rows]
+    return result
 
 
 def memory_get(*, kind: Kind, memory_id: int):

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.http import HttpResponse
@@ -25,10 +27,51 @@ from memory.staff.views.common import safe_next
 TEMPLATE = "staff/memories.html"
 
 
+@dataclass(frozen=True)
+class RowUrls:
+    """The links of one row. Built by joining ids to prefixes reversed once per page: a
+    reverse() per link costs more than the rest of the row (eleven links, fifty rows)."""
+
+    row: str
+    user: str
+    conversation: str | None
+
+    edit = property(lambda self: self.row + "edit/")
+    delete = property(lambda self: self.row + "delete/")
+    history = property(lambda self: self.row + "history/")
+    pin = property(lambda self: self.row + "pin/")
+    supersede = property(lambda self: self.row + "supersede/")
+
+
+def _prefix(name: str, *args) -> str:
+    """The URL of ``name`` without its trailing id (``/staff/users/0/`` -> ``/staff/users/``)."""
+    url = reverse(name, args=[*args, 0])
+    if not url.endswith("/0/"):
+        raise ValueError(f"{name} does not end with an id")
+    return url[:-2]
+
+
+def with_urls(kind, memories):
+    """Attach ``urls`` (a RowUrls) to each memory; returns them."""
+    rows = _prefix("staff:memory_row", kind.slug)
+    users = _prefix("staff:user")
+    conversations = _prefix("staff:conversation")
+    for memory in memories:
+        memory.urls = RowUrls(
+            row=f"{rows}{memory.pk}/",
+            user=f"{users}{memory.user_id}/",
+            conversation=(
+                f"{conversations}{memory.conversation_id}/" if memory.conversation_id else None
+            ),
+        )
+    return memories
+
+
 def _list_context(request, kind, data) -> dict:
     form = MemoryFilterForm(data, kind=kind)
     filters = form.filters()
     page = selectors.memory_page(kind=kind, filters=filters, page=data.get("page"))
+    with_urls(kind, page.object_list)
     return {
         "kinds": KINDS.values(),
         "kind": kind,
@@ -51,6 +94,7 @@ def memory_list(request):
 
 
 def _row(request, kind, memory, **extra) -> HttpResponse:
+    with_urls(kind, [memory])
     return render(
         request,
         f"{TEMPLATE}#memory-row",
@@ -96,7 +140,7 @@ def memory_edit(request, kind: str, memory_id: int):
                 return _row(request, kind, memory, saved=True)
             messages.success(request, f"{kind.label} #{memory.pk} saved.")
             return redirect(safe_next(request, request.POST.get("next"), _list_url(kind, memory)))
-    context = {"kind": kind, "memory": memory, "edit_form": form}
+    context = {"kind": kind, "memory": with_urls(kind, [memory])[0], "edit_form": form}
     if request.htmx:
         return render(request, f"{TEMPLATE}#memory-edit-row", context)
     context["next"] = request.GET.get("next") or request.POST.get("next") or ""

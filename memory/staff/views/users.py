@@ -7,7 +7,7 @@ from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
 from memory.staff.access import staff_required
@@ -17,6 +17,7 @@ from memory.staff.reports import REPORTS
 from memory.staff.selectors import users as selectors
 from memory.staff.services.profiles import profile_style_set
 from memory.staff.views.common import fragment
+from profiles.choices import language_name
 from profiles.forms import PreferencesForm
 from profiles.instructions import build_instructions
 from profiles.overview import style_overview
@@ -56,7 +57,7 @@ def _context(request, target, **extra) -> dict:
         "profile": profile,
         "metrics": style_overview(profile=profile, block=block),
         "instructions": block,
-        "preferences_form": PreferencesForm(instance=profile),
+        "preferences": _preference_rows(profile),
         "style_form": StyleForm(initial={name: getattr(profile, name) for name in METRICS}),
         "conversations": conversations[:CONVERSATIONS_SHOWN],
         "conversation_total": conversations.count(),
@@ -81,12 +82,38 @@ def user_detail(request, user_id: int):
     return render(request, TEMPLATE, _context(request, target))
 
 
+def _preference_rows(profile) -> list[tuple[str, str]]:
+    """The preferences as the page shows them, set or not."""
+    form_fields = PreferencesForm.base_fields
+    rows = []
+    for name in PREFERENCE_FIELDS:
+        value = getattr(profile, name)
+        if name == "language":
+            shown = language_name(value) if value else ""
+        elif name == "topics_of_interest":
+            shown = ", ".join(value or [])
+        elif value and hasattr(profile, f"get_{name}_display"):
+            shown = getattr(profile, f"get_{name}_display")()
+        else:
+            shown = value
+        label = form_fields[name].label or name.replace("_", " ").capitalize()
+        rows.append((str(label), shown))
+    return rows
+
+
 @staff_required
-@require_POST
+@require_http_methods(["GET", "POST"])
 @vary_on_headers("HX-Request")
 def user_preferences(request, user_id: int):
-    """Staff edit a user's preferences (recorded in the profile's history under their name)."""
+    """Staff edit a user's preferences (recorded in the profile's history under their name).
+
+    GET: the form (HTMX: in place of the read-only list; otherwise the page with the form open;
+    the time zone and language lists are large, so the page itself does not render them)."""
     target = selectors.user_get(user_id=user_id)
+    if request.method == "GET":
+        form = PreferencesForm(instance=profile_get(user=target))
+        context = _context(request, target, preferences_form=form)
+        return render(request, fragment(request, TEMPLATE, "preferences"), context)
     form = PreferencesForm(request.POST, instance=profile_get(user=target))
     if form.is_valid():
         try:
