@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 
 _TOKEN = re.compile(r"\s+|[^\s]+")
+SHORT_EQUAL = 2  # words: a shorter unchanged run between two changes is folded into them
 
 
 @dataclass(frozen=True)
@@ -42,17 +43,33 @@ def text_diff(old: str, new: str) -> TextDiff:
             segments.append(Segment(op, text))
 
     matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+    for tag, old_tokens, new_tokens in _cleanup(a, b, matcher.get_opcodes()):
         if tag == "equal":
-            add("equal", a[i1:i2])
+            add("equal", old_tokens)
             continue
-        if tag in ("delete", "replace"):
-            add("delete", a[i1:i2])
-            deleted += sum(1 for t in a[i1:i2] if not t.isspace())
-        if tag in ("insert", "replace"):
-            add("insert", b[j1:j2])
-            inserted += sum(1 for t in b[j1:j2] if not t.isspace())
+        add("delete", old_tokens)
+        add("insert", new_tokens)
+        deleted += sum(1 for t in old_tokens if not t.isspace())
+        inserted += sum(1 for t in new_tokens if not t.isspace())
     return TextDiff(segments=segments, inserted=inserted, deleted=deleted)
+
+
+def _cleanup(a: list[str], b: list[str], opcodes) -> list[tuple[str, list[str], list[str]]]:
+    """Fold short runs of equal words between changes into the change around them, so a
+    rewritten sentence reads as the old sentence struck out and the new one inserted, not as
+    words interleaved around every "the" the two happen to share."""
+    ops = [(tag, a[i1:i2], b[j1:j2]) for tag, i1, i2, j1, j2 in opcodes]
+    folded: list[tuple[str, list[str], list[str]]] = []
+    for index, (tag, old, new) in enumerate(ops):
+        words = sum(1 for t in old if not t.isspace())
+        between = 0 < index < len(ops) - 1
+        if tag != "equal" or (between and words <= SHORT_EQUAL):
+            tag = "change"
+        if tag == "change" and folded and folded[-1][0] == "change":
+            _tag, old_before, new_before = folded.pop()
+            old, new = old_before + old, new_before + new
+        folded.append((tag, old, new))
+    return folded
 
 
 def list_diff(old: list, new: list) -> list[Segment]:

@@ -17,13 +17,35 @@ _MARKUP = re.compile(r"([\\`*_\[\]<>#|~])")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
+_LEADING_BLOCK = re.compile(r"^(\d+)([.)])|^([-+])")
+_BULLET = re.compile(r"^[-*•]\s+(.*)$")
+
+
 def md(text: str) -> str:
     """Inline text, escaped so it cannot turn into Markdown markup, on one line."""
-    return _MARKUP.sub(r"\\\1", " ".join(str(text or "").split()))
+    line = _MARKUP.sub(r"\\\1", " ".join(str(text or "").split()))
+    # Nor may it start a list ("1. ", "- ") where a paragraph begins.
+    return _LEADING_BLOCK.sub(lambda m: f"{m[1]}\\{m[2]}" if m[1] else f"\\{m[3]}", line)
 
 
 def _paragraphs(text: str) -> str:
-    blocks = [md(block) for block in re.split(r"\n\s*\n", text or "") if block.strip()]
+    """A summary's lines: "- " lines stay bullets, other lines become paragraphs."""
+    blocks: list[str] = []
+    items: list[str] = []
+    for raw in (text or "").splitlines():
+        line = raw.strip()
+        if not line:
+            continue
+        bullet = _BULLET.match(line)
+        if bullet:
+            items.append(f"- {md(bullet.group(1))}")
+            continue
+        if items:
+            blocks.append("\n".join(items))
+            items = []
+        blocks.append(md(line))
+    if items:
+        blocks.append("\n".join(items))
     return "\n\n".join(blocks)
 
 

@@ -6,6 +6,7 @@ import io
 import json
 
 import pytest
+from django.contrib.admin.models import LogEntry
 from django.contrib.auth import get_user_model
 from django.core.serializers.json import DjangoJSONEncoder
 from django.urls import reverse
@@ -85,6 +86,8 @@ def test_export_then_delete_then_import_gives_the_same_export(rich, alice, staff
     assert emptied["conversations"] == [] and emptied["facts"] == [] and emptied["profile"] is None
     result = user_data_import(document=before, actor=staff)
     assert result.user == alice and not result.user_created
+    entry = LogEntry.objects.filter(object_id=str(alice.pk)).latest("action_time")
+    assert entry.user == staff and entry.change_message.startswith("Imported the user's data")
     after = _json(user_data_export(user=alice))
     assert after == before
 

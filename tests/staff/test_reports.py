@@ -127,3 +127,11 @@ def test_a_conversation_without_summary_still_reports(staff_client, alice):
     conversation = conversation_create(user=alice, title="Empty")
     text = REPORTS["briefing"].build(report_data_for_conversation(conversation=conversation))
     assert "No summary has been made yet." in text and "None planned." in text
+
+
+def test_summary_bullets_stay_bullets_and_numbers_stay_text():
+    """A summary's "- " lines are list items; a line starting "1." is not turned into a list."""
+    from memory.staff.reports import _paragraphs
+
+    text = _paragraphs("- first point\n- second point\n1. Main topics: launch.\nPlain line.")
+    assert text == "- first point\n- second point\n\n1\\. Main topics: launch.\n\nPlain line."

@@ -57,3 +57,12 @@ def test_missing_versions_are_reported(staff_client, world):
     url = reverse("staff:summary_diff", args=[world["conversation"].pk])
     html = staff_client.get(url, {"a": 1, "b": 9}).content.decode()
     assert "Choose two existing versions." in html
+
+
+def test_a_rewritten_sentence_is_not_interleaved_word_by_word():
+    """Words the two versions share by chance ("the") do not split a rewrite into pieces."""
+    diff = text_diff("The cat sat on the mat.", "A dog slept in the garden.")
+    assert [(s.op, s.text) for s in diff.segments] == [
+        ("delete", "The cat sat on the mat."),
+        ("insert", "A dog slept in the garden."),
+    ]

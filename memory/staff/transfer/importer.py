@@ -8,6 +8,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.contrib.admin.models import ADDITION, CHANGE, LogEntry
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.db import DatabaseError, models, transaction
@@ -166,6 +167,13 @@ def user_data_import(*, document: dict, actor, username: str | None = None) -> I
                 _import_conversation(conversation, user, ids, result)
             for key, model, _prefix in MEMORY_SECTIONS:
                 _import_memories(key, model, document.get(key, []), user, ids, result)
+            LogEntry.objects.log_actions(
+                user_id=actor.pk,
+                queryset=[user],
+                action_flag=ADDITION if created else CHANGE,
+                change_message=f"Imported the user's data from an export: {result.describe()}.",
+                single_object=True,
+            )
             return result
     except BadExport:
         raise
