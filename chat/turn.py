@@ -115,6 +115,10 @@ class ReplyTask:
                     first_token = time.monotonic() - started
                 parts.append(delta)
                 await batcher.add(delta)
+                if self.stop_reason:
+                    # Stop was asked but the cancellation was absorbed by a library awaited
+                    # meanwhile (the Redis client can do that): honour it here.
+                    raise asyncio.CancelledError
                 if time.monotonic() - renewed > renew_every:
                     renewed = time.monotonic()
                     await _quietly(
@@ -124,7 +128,9 @@ class ReplyTask:
                     )
             usage = stream.usage
         except asyncio.CancelledError:
-            asyncio.current_task().uncancel()
+            task = asyncio.current_task()
+            if task.cancelling():
+                task.uncancel()
             status = Message.Status.INTERRUPTED
             error = self.stop_reason or "The reply was stopped."
         except UpstreamError as exc:

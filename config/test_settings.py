@@ -15,3 +15,9 @@ os.environ["OPENAI_API_KEY"] = os.environ.get("TEST_OPENAI_API_KEY", "")
 from config.settings import *  # noqa: F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast users in tests
+
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":  # noqa: F405
+    # One test database per run, so two runs on one server (CI, a developer) never collide.
+    DATABASES["default"]["TEST"] = {  # noqa: F405
+        "NAME": f"test_{DATABASES['default']['NAME']}_{os.getpid()}"  # noqa: F405
+    }

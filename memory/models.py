@@ -124,6 +124,7 @@ class Fact(MemoryItem):
             models.Index(fields=["user", "subject"], name="fact_user_subject"),
             models.Index(fields=["user", "dedupe_key"], name="fact_user_key"),
             models.Index(fields=["category", "status"], name="fact_category"),
+            models.Index(fields=["-updated_at", "-id"], name="fact_updated"),
         ]
 
     def __str__(self) -> str:
@@ -149,7 +150,10 @@ class Decision(MemoryItem):
 
     class Meta:
         ordering = ["-updated_at"]
-        indexes = [models.Index(fields=["user", "status", "-updated_at"], name="decision_recent")]
+        indexes = [
+            models.Index(fields=["user", "status", "-updated_at"], name="decision_recent"),
+            models.Index(fields=["-updated_at", "-id"], name="decision_updated"),
+        ]
         constraints = [
             models.UniqueConstraint(fields=["user", "dedupe_key"], name="decision_unique_key")
         ]
@@ -180,6 +184,7 @@ class ActionItem(MemoryItem):
         indexes = [
             models.Index(fields=["user", "status", "-updated_at"], name="action_recent"),
             models.Index(fields=["user", "due_date"], name="action_due"),
+            models.Index(fields=["-updated_at", "-id"], name="action_updated"),
         ]
         constraints = [
             models.UniqueConstraint(fields=["user", "dedupe_key"], name="action_unique_key")
