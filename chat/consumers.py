@@ -108,7 +108,9 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             logger.warning("channel layer unavailable at disconnect", exc_info=True)
         if self.reply_task is not None and self.reply_task.task is not None:
             self.reply_task.cancel("The page was closed before the reply finished.")
-            await self.reply_task.task  # the partial reply is stored before we go
+            # The partial reply (and the memory work after it) is stored before we go; shielded
+            # so that a server tearing this consumer down cannot cut that short.
+            await asyncio.shield(self.reply_task.task)
 
     # -- frames from the browser ----------------------------------------------------------
 

@@ -70,6 +70,7 @@ class ReplyTask:
         self.reply = reply
         self.publish = publish
         self.stop_reason = ""
+        self.streaming = True  # until the reply is stored; after that, nothing to stop
         self.task: asyncio.Task | None = None
 
     def start(self) -> asyncio.Task:
@@ -77,7 +78,7 @@ class ReplyTask:
         return self.task
 
     def cancel(self, reason: str) -> None:
-        if self.task is not None and not self.task.done():
+        if self.streaming and self.task is not None and not self.task.done():
             self.stop_reason = reason
             self.task.cancel()
 
@@ -158,6 +159,7 @@ class ReplyTask:
             system_prompt_version=prompt_version,
         )
         self.reply = reply
+        self.streaming = False
         await _quietly(self.publish(reply_end_frame(reply)))
         await database_sync_to_async(_after_turn)(
             self.conversation, self.user_message if self.new_message else None
