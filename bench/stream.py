@@ -15,8 +15,8 @@ client the app itself uses. Reported per N:
 * exactness: every reply equals the upstream's text, and the database holds exactly one user
   message and one complete, identical reply per turn.
 
-    .venv/bin/python bench/stream.py            # 1, 10 and 50 chats, about 8 minutes
-    .venv/bin/python bench/stream.py --quick    # 1 and 10 chats, about a minute
+    .venv/bin/python bench/stream.py            # 1, 10 and 50 chats, about 9 minutes
+    .venv/bin/python bench/stream.py --quick    # 1 and 10 chats, about 2 minutes
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ from bench.harness import (  # noqa: E402
 
 CHATS = (1, 10, 50)
 TURNS = 5  # sequential turns per chat per round and phase
-MIN_SAMPLES = 40  # per level and side: few chats get more turns
+MIN_SAMPLES = 40  # per level and side (12 with --quick): few chats get more turns
 ROUNDS = 5
 RATE = 50.0  # words (SSE events) per second from the upstream
 WORDS = 100  # words per reply
@@ -221,14 +221,21 @@ def run(args) -> dict:
     upstream = Upstream(interval=1.0 / args.rate, words=args.words).start()
     # A chat here sends about 28 messages a minute: above the default abuse limit of 20, so
     # the limit is raised (not switched off: its check stays on the measured path).
-    workspace = Workspace(upstream_url=upstream.base_url, MESSAGES_PER_MINUTE="100000")
+    workspace = Workspace(
+        upstream_url=upstream.base_url,
+        redis_url=args.redis_url,
+        MESSAGES_PER_MINUTE="100000",
+        REDIS_PREFIX=f"bench-stream-{os.getpid()}",
+    )
     try:
         workspace.migrate()
         seats: list[Seat] = create_seats(workspace.env, max(args.chats), len(args.chats))
         for column, level in enumerate(levels):
             if args.verbose:
                 print(f"{level.chats} chats", file=sys.stderr, flush=True)
-            server = workspace.server(f"server-{level.chats}", server=args.server).start()
+            server = workspace.server(
+                f"server-{level.chats}", server=args.server, workers=args.workers
+            ).start()
             try:
                 time.sleep(1.0)
                 level.start_rss = server.rss_kib()
@@ -252,6 +259,8 @@ def run(args) -> dict:
         "seconds": time.perf_counter() - began,
         "burst": args.burst,
         "server": args.server,
+        "workers": args.workers,
+        "redis": bool(args.redis_url),
         "rounds": args.rounds,
         "turns": args.turns,
         "min_samples": args.min_samples,
@@ -321,8 +330,11 @@ def report(result: dict) -> str:
         f" websockets {metadata.version('websockets')}",
         f"- upstream: {upstream.words} words per reply, one SSE event every"
         f" {upstream.interval * 1000:.0f} ms (nominal {upstream.rate:.0f} words/s), own process",
-        f"- app: {result['server']} (one process), DEBUG=false, SQLite (WAL) in a temp dir,"
-        " in-memory channel layer, MESSAGES_PER_MINUTE raised to 100000",
+        f"- app: {result['server']}"
+        + (f" --workers {result['workers']}" if result["workers"] > 1 else " (one process)")
+        + ", DEBUG=false, SQLite (WAL) in a temp dir, "
+        + ("Redis channel layer and cache" if result["redis"] else "in-memory channel layer")
+        + ", MESSAGES_PER_MINUTE raised to 100000",
         f"- per N: {result['rounds']} rounds x (N direct streams then N chats, order alternating),"
         f" at least {result['turns']} turns back to back per chat and phase (at least"
         f" {result['min_samples']} turns per side in all);"
@@ -378,6 +390,8 @@ def raw(result: dict) -> dict:
         "seconds": result["seconds"],
         "burst": result["burst"],
         "server": result["server"],
+        "workers": result["workers"],
+        "redis": result["redis"],
         "upstream": {"words": upstream.words, "interval": upstream.interval},
         "levels": [
             {
@@ -418,7 +432,9 @@ def _ints(text: str) -> tuple[int, ...]:
 def parse_args(argv: list[str] | None = None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--quick", action="store_true", help="1 and 10 chats, 2 rounds of 3 turns: about a minute"
+        "--quick",
+        action="store_true",
+        help="1 and 10 chats, 2 rounds of 3 turns, 12 samples at least: about 2 minutes",
     )
     parser.add_argument("--chats", type=_ints, default=None, help="e.g. 1,10,50 (the default)")
     parser.add_argument(
@@ -427,7 +443,7 @@ def parse_args(argv: list[str] | None = None):
     parser.add_argument(
         "--min-samples",
         type=int,
-        default=MIN_SAMPLES,
+        default=None,
         help=f"turns per side and level at least, by more turns per chat ({MIN_SAMPLES})",
     )
     parser.add_argument("--rounds", type=int, default=None, help=f"default {ROUNDS}")
@@ -442,15 +458,25 @@ def parse_args(argv: list[str] | None = None):
         default="daphne",
         help="the ASGI server: daphne (make run, the live tests) or uvicorn (make serve)",
     )
+    parser.add_argument(
+        "--workers", type=int, default=1, help="uvicorn worker processes (above 1: --redis-url)"
+    )
+    parser.add_argument(
+        "--redis-url", default="", help="e.g. redis://127.0.0.1:6379/15 (keys get a run prefix)"
+    )
     parser.add_argument("--json", type=Path, default=None, help="also write raw figures here")
     parser.add_argument("-v", "--verbose", action="store_true", help="progress on stderr")
     args = parser.parse_args(argv)
+    if args.workers > 1 and (args.server != "uvicorn" or not args.redis_url):
+        parser.error("--workers above 1 needs --server uvicorn and --redis-url")
     if args.chats is None:
         args.chats = (1, 10) if args.quick else CHATS
     if args.turns is None:
         args.turns = 3 if args.quick else TURNS
     if args.rounds is None:
         args.rounds = 2 if args.quick else ROUNDS
+    if args.min_samples is None:
+        args.min_samples = 12 if args.quick else MIN_SAMPLES
     return args
 
 
