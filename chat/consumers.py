@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import re
+import time
 
-from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 from django.db import DatabaseError
@@ -16,13 +17,15 @@ from django.utils.html import escape
 from chat import limits, services
 from chat.models import Conversation, Message
 from chat.services import ChatError
-from chat.turn import ReplyTask, reply_end_frame
+from chat.turn import ReplyTask, in_db_thread, prepare_retry, prepare_turn, reply_end_frame
 
 logger = logging.getLogger(__name__)
 
 CLOSE_UNAUTHENTICATED = 4401
 CLOSE_FORBIDDEN = 4403
 GROUP_REFRESH_SECONDS = 5.0
+OUTBOX_LIMIT = 2000  # frames waiting for the channel layer before the other tabs miss some
+OUTBOX_DRAIN_SECONDS = 2.0
 CLIENT_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
@@ -56,6 +59,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
     conversation: Conversation | None = None
     reply_task: ReplyTask | None = None
     membership: asyncio.Task | None = None
+    sender: asyncio.Task | None = None
 
     async def connect(self):
         user = self.scope.get("user")
@@ -75,7 +79,9 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
         self.membership = asyncio.create_task(self.keep_group_membership())
-        streaming = await database_sync_to_async(self._streaming_reply_id)()
+        self.outbox = asyncio.Queue(maxsize=OUTBOX_LIMIT)
+        self.sender = asyncio.create_task(self.drain_outbox())
+        streaming = await in_db_thread(self._streaming_reply_id)()
         await self.send_json(
             {"type": "ready", "streaming": streaming, "offline": not settings.OPENAI_API_KEY}
         )
@@ -111,6 +117,10 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             # The partial reply (and the memory work after it) is stored before we go; shielded
             # so that a server tearing this consumer down cannot cut that short.
             await asyncio.shield(self.reply_task.task)
+        if self.sender is not None:
+            with contextlib.suppress(TimeoutError):  # let the other tabs get the last frames
+                await asyncio.wait_for(self.outbox.join(), OUTBOX_DRAIN_SECONDS)
+            self.sender.cancel()
 
     # -- frames from the browser ----------------------------------------------------------
 
@@ -166,25 +176,27 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
                 code="rate_limited",
             )
         untitled = not self.conversation.title
-        start = await database_sync_to_async(services.turn_begin)(
+        started = time.monotonic()
+        prepared = await in_db_thread(prepare_turn)(
             conversation=self.conversation, text=text, client_id=client_id
         )
-        if start.replayed:
-            await self.replay(start)
+        if prepared.start.replayed:
+            await self.replay(prepared.start)
             return
-        await self.publish(self.user_message_frame(start.user_message))
+        await self.publish(self.user_message_frame(prepared.start.user_message))
         if untitled and self.conversation.title:  # the first message gave it its title
             await self.publish({"type": "title", "title": self.conversation.title})
-        self.start_reply(start)
+        self.start_reply(prepared, started=started)
 
     async def handle_retry(self, frame: dict) -> None:
         message_id = frame.get("message_id")
         if not isinstance(message_id, int) or isinstance(message_id, bool):
             raise FrameError("retry needs a message_id (an integer).")
-        start = await database_sync_to_async(services.turn_retry)(
-            conversation=self.conversation, user_message_id=message_id
+        started = time.monotonic()
+        prepared = await in_db_thread(prepare_retry)(
+            conversation=self.conversation, message_id=message_id
         )
-        self.start_reply(start, new_message=False)
+        self.start_reply(prepared, new_message=False, started=started)
 
     async def handle_stop(self, frame: dict) -> None:
         if self.reply_task is not None and not self.reply_task.task.done():
@@ -192,13 +204,13 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         else:  # the reply may be streaming from another tab or process
             await self.channel_layer.group_send(self.group, {"type": "chat.stop"})
 
-    def start_reply(self, start, *, new_message: bool = True) -> None:
+    def start_reply(self, prepared, *, new_message: bool = True, started: float) -> None:
         self.reply_task = ReplyTask(
             conversation=self.conversation,
-            user_message=start.user_message,
-            reply=start.reply,
+            prepared=prepared,
             publish=self.publish,
             new_message=new_message,
+            started=started,
         )
         self.reply_task.start()
 
@@ -229,11 +241,23 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         except Exception:  # the socket closed under us; the reply is still stored
             logger.debug("could not send a frame to a closed socket", exc_info=True)
         try:
-            await self.channel_layer.group_send(
-                self.group, {"type": "chat.frame", "frame": frame, "sender": self.channel_name}
+            self.outbox.put_nowait(
+                {"type": "chat.frame", "frame": frame, "sender": self.channel_name}
             )
-        except Exception:
-            logger.warning("channel layer unavailable; other tabs miss a frame", exc_info=True)
+        except asyncio.QueueFull:
+            logger.warning("the channel layer is not keeping up; other tabs miss a frame")
+
+    async def drain_outbox(self) -> None:
+        """Send frames to the other tabs in order, without the reply waiting on the channel
+        layer (a Redis round trip per frame would slow the stream)."""
+        while True:
+            event = await self.outbox.get()
+            try:
+                await self.channel_layer.group_send(self.group, event)
+            except Exception:
+                logger.warning("channel layer unavailable; other tabs miss a frame", exc_info=True)
+            finally:
+                self.outbox.task_done()
 
     async def send_error(self, exc: ChatError, client_id: str = "") -> None:
         await self.send_json(
@@ -241,6 +265,16 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         )
 
     # -- group events ---------------------------------------------------------------------
+
+    async def dispatch(self, message):
+        # Group frames touch no database: skip the close_old_connections() thread hop Channels
+        # makes before every handler (one per streamed frame per tab otherwise).
+        if message["type"] == "chat.frame":
+            await self.chat_frame(message)
+        elif message["type"] == "chat.stop":
+            await self.chat_stop(message)
+        else:
+            await super().dispatch(message)
 
     async def chat_frame(self, event):
         if event.get("sender") != self.channel_name:  # this tab already has it

@@ -112,10 +112,13 @@ def message_create(
     model: str = "",
     context_report: dict | None = None,
     system_prompt_version: int | None = None,
+    touch: bool = True,
 ) -> Message:
     """Store one message with its token count; the first user message titles the conversation.
 
     The one public way to store a message: every path (websocket, import, tests) uses it.
+    ``touch=False`` skips bumping the conversation's activity time (a caller that stores two
+    messages at once bumps it once).
     """
     _validate_role(role)
     content = clean_text(content)
@@ -134,9 +137,10 @@ def message_create(
         system_prompt_version=system_prompt_version,
         lease_expires_at=now + stream_lease() if status == Message.Status.STREAMING else None,
     )
-    with transaction.atomic():
+    with transaction.atomic(savepoint=False):  # inside a turn, no savepoint round trips
         message.save()
-        _touch(conversation, message, now)
+        if touch:
+            _touch(conversation, message, now)
     return message
 
 
@@ -257,21 +261,26 @@ class TurnStart:
 
 def _lock_and_check_idle(conversation: Conversation) -> None:
     """Call inside a transaction: serialise turns on this conversation, refuse a second one
-    while a reply streams (an expired lease means its server died: mark it interrupted), and
-    refuse more concurrent replies per user than MAX_CONCURRENT_STREAMS."""
+    while a reply streams, and refuse more concurrent replies per user than
+    MAX_CONCURRENT_STREAMS. A reply whose lease expired belongs to a dead server: it is marked
+    interrupted here. One read of the user's streaming replies answers all three."""
     Conversation.objects.select_for_update().filter(pk=conversation.pk).first()
-    replies_interrupt_stale(conversation=conversation)
-    if Message.objects.filter(conversation=conversation, status=Message.Status.STREAMING).exists():
+    now = timezone.now()
+    streaming = Message.objects.filter(
+        conversation__user_id=conversation.user_id, status=Message.Status.STREAMING
+    ).values_list("conversation_id", "lease_expires_at")
+    live = []
+    for conversation_id, lease in streaming:
+        if lease is not None and lease >= now:
+            live.append(conversation_id)
+        elif conversation_id == conversation.pk:
+            replies_interrupt_stale(conversation=conversation)
+    if conversation.pk in live:
         raise ChatError(
             "A reply is still being written. Stop it or wait for it to finish.", code="busy"
         )
     limit = settings.MEMORYCHAT_MAX_CONCURRENT_STREAMS
-    streaming = Message.objects.filter(
-        conversation__user_id=conversation.user_id,
-        status=Message.Status.STREAMING,
-        lease_expires_at__gte=timezone.now(),
-    )
-    if limit and streaming.count() >= limit:
+    if limit and len(live) >= limit:
         raise ChatError(
             f"You already have {limit} replies being written in other conversations. "
             "Wait for one to finish.",
@@ -302,6 +311,7 @@ def turn_begin(*, conversation: Conversation, text: str, client_id: str = "") ->
             content="",
             status=Message.Status.STREAMING,
             reply_to=user_message,
+            touch=False,
         )
     return TurnStart(user_message=user_message, reply=reply)
 

@@ -11,6 +11,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
 from channels.db import database_sync_to_async
 from django.conf import settings
@@ -52,6 +53,39 @@ def reply_end_frame(reply: Message) -> dict:
     }
 
 
+def in_db_thread(fn):
+    """Run ORM work off the event loop in a pool of threads (each with its own persistent
+    connection), not asgiref's single shared one, so that many chats' turns do not queue
+    behind each other. Only for code that needs no thread affinity."""
+    return database_sync_to_async(fn, thread_sensitive=False)
+
+
+@dataclass
+class PreparedTurn:
+    start: services.TurnStart
+    built: context.BuiltContext | None  # None when the message was a resend (replayed)
+
+
+def prepare_turn(*, conversation, text: str, client_id: str) -> PreparedTurn:
+    """Store the message and the reply's placeholder, then assemble the context: one trip to
+    the database thread before the model is called."""
+    start = services.turn_begin(conversation=conversation, text=text, client_id=client_id)
+    if start.replayed:
+        return PreparedTurn(start, None)
+    return PreparedTurn(start, _build(conversation, start.user_message))
+
+
+def prepare_retry(*, conversation, message_id: int) -> PreparedTurn:
+    start = services.turn_retry(conversation=conversation, user_message_id=message_id)
+    return PreparedTurn(start, _build(conversation, start.user_message))
+
+
+def _build(conversation, user_message: Message) -> context.BuiltContext:
+    return context.build(
+        conversation=conversation, user_text=user_message.content, user_message=user_message
+    )
+
+
 class ReplyTask:
     """The streaming of one reply; ``cancel(reason)`` stops it and keeps what was written."""
 
@@ -59,15 +93,17 @@ class ReplyTask:
         self,
         *,
         conversation,
-        user_message: Message,
-        reply: Message,
+        prepared: PreparedTurn,
         publish: Publish,
         new_message: bool = True,
+        started: float | None = None,
     ):
         self.conversation = conversation
+        self.built = prepared.built
+        self.started = started if started is not None else time.monotonic()
         self.new_message = new_message  # False on a retry: the style already learned from it
-        self.user_message = user_message
-        self.reply = reply
+        self.user_message = prepared.start.user_message
+        self.reply = prepared.start.reply
         self.publish = publish
         self.stop_reason = ""
         self.streaming = True  # until the reply is stored; after that, nothing to stop
@@ -83,7 +119,7 @@ class ReplyTask:
             self.task.cancel()
 
     async def run(self) -> Message:
-        started = time.monotonic()
+        started = self.started  # when the user's message arrived: TTFT as the user sees it
         reply = self.reply
         parts: list[str] = []
         first_token: float | None = None
@@ -99,11 +135,7 @@ class ReplyTask:
             await self.publish(
                 {"type": "reply_start", "id": reply.pk, "reply_to": self.user_message.pk}
             )
-            built = await database_sync_to_async(context.build)(
-                conversation=self.conversation,
-                user_text=self.user_message.content,
-                user_message=self.user_message,
-            )
+            built = self.built
             report, prompt_version = built.report, built.report.get("system_prompt_version")
             provider = get_provider()
             model = self.conversation.effective_model
@@ -123,7 +155,7 @@ class ReplyTask:
                 if time.monotonic() - renewed > renew_every:
                     renewed = time.monotonic()
                     await _quietly(
-                        database_sync_to_async(services.reply_renew_lease)(
+                        in_db_thread(services.reply_renew_lease)(
                             reply=reply, content="".join(parts)
                         )
                     )
@@ -161,7 +193,7 @@ class ReplyTask:
         self.reply = reply
         self.streaming = False
         await _quietly(self.publish(reply_end_frame(reply)))
-        await database_sync_to_async(_after_turn)(
+        await in_db_thread(_after_turn)(
             self.conversation, self.user_message if self.new_message else None
         )
         return reply
@@ -174,7 +206,7 @@ async def _store_with_retries(**fields) -> Message:
     deadline = time.monotonic() + STORE_RETRY_SECONDS
     while True:
         try:
-            return await database_sync_to_async(services.reply_finish)(**fields)
+            return await in_db_thread(services.reply_finish)(**fields)
         except DatabaseError:
             if time.monotonic() + delay > deadline:
                 logger.exception("could not store reply %s", fields["reply"].pk)

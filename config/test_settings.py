@@ -9,6 +9,8 @@ os.environ.setdefault("CREATE_DEMO_USER", "false")
 os.environ.setdefault("MESSAGES_PER_MINUTE", "0")
 os.environ.setdefault("MAX_CONCURRENT_STREAMS", "0")
 os.environ.setdefault("SIGNUPS_PER_HOUR", "0")
+# Connections in worker threads would outlive a test and keep its database open.
+os.environ.setdefault("CONN_MAX_AGE", "0")
 # Tests never talk to a real provider unless a test points the client at its own server.
 os.environ["OPENAI_API_KEY"] = os.environ.get("TEST_OPENAI_API_KEY", "")
 
@@ -21,3 +23,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":  # noqa: F
     DATABASES["default"]["TEST"] = {  # noqa: F405
         "NAME": f"test_{DATABASES['default']['NAME']}_{os.getpid()}"  # noqa: F405
     }
+elif DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
+    # A file, not the in-memory default: the app runs database work in several threads, and
+    # in-memory shared-cache SQLite fails on concurrent access ("table is locked") where a
+    # WAL file waits its turn, as in production.
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test-{os.getpid()}.sqlite3")}  # noqa: F405

@@ -14,6 +14,15 @@ def fresh_cache():
 CHROMIUM = "/usr/bin/chromium"
 
 
+def pytest_sessionfinish(session, exitstatus):
+    """Django drops the SQLite test database but not its WAL side files."""
+    import os
+    from pathlib import Path
+
+    for leftover in Path(__file__).resolve().parent.parent.glob(f"var/test-{os.getpid()}.*"):
+        leftover.unlink(missing_ok=True)
+
+
 @pytest.fixture(scope="session")
 def browser():
     """One headless chromium for every browser test of the session (Playwright's sync API

@@ -7,6 +7,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -63,14 +64,13 @@ class ServerProcess:
         self.env = env
         self.port = port or free_port()
         self.process: subprocess.Popen | None = None
-        self.log_path = ROOT / "var" / f"live-server-{self.port}.log"
+        self.log_path = Path(tempfile.gettempdir()) / f"memorychat-server-{self.port}.log"
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self, timeout: float = 30.0) -> ServerProcess:
-        self.log_path.parent.mkdir(exist_ok=True)
         log = self.log_path.open("w")
         self.process = subprocess.Popen(
             [
