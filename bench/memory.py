@@ -457,7 +457,7 @@ def seed_dataset(dataset, now) -> list:
 
 def overlap(question: str, statement: str) -> bool:
     """Does the question share a content word (exact, lowercase) with the statement?"""
-    from memory.retrieval import STOPWORDS
+    from memory.search_text import STOPWORDS
 
     def words(text):
         return {w for w in TOKEN.findall(text.lower()) if w not in STOPWORDS and len(w) > 1}
@@ -477,7 +477,8 @@ def part_b(args) -> dict:
     from django.db import connection
     from django.utils import timezone
 
-    from memory.retrieval import CANDIDATES, _lexical, query_terms, search
+    from memory.fulltext import candidates
+    from memory.retrieval import query_terms, search
 
     distractors = args.distractors or (QUICK_DISTRACTORS if args.quick else DISTRACTORS)
     dataset = memory_dataset.build(distractors_per_user=distractors)
@@ -501,7 +502,7 @@ def part_b(args) -> dict:
         hits = search(user=user, query=question.text, k=10)
         ours = [(h.kind, h.id, h.message_ids) for h in hits]
         terms = query_terms(question.text)
-        lexical = _lexical(user.pk, terms, CANDIDATES)[:10] if terms else []
+        lexical = candidates(user.pk, terms)[:10] if terms else []
         stage = [(row[0], row[1], []) for row in lexical]
         baseline = [(kind, i, []) for kind, i in indexes[user.pk].search(question.text, 10)]
         ranks = {
@@ -640,7 +641,7 @@ def seed_heavy(total: int, now) -> tuple[object, dict]:
 
 def latency_queries() -> dict[str, list[str]]:
     """About 300 queries in three classes, none taken from the stored messages."""
-    from memory.retrieval import STOPWORDS
+    from memory.search_text import STOPWORDS
 
     rng = random.Random(2718)
     questions = [

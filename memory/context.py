@@ -28,7 +28,7 @@ HISTORY_PAGE = 64  # rows read per query while filling the window
 MEMORY_SHARE = 0.25  # at most this share of the budget goes to long-term memory
 SUMMARY_SHARE = 0.25
 MIN_REPLY_SHARE = 0.5  # the reserve never takes more than half the budget
-LEFT_OUT_COUNT_CAP = 10_000  # "messages left out" is counted up to this, to stay O(window)
+LEFT_OUT_COUNT_CAP = 1000  # "messages left out" is counted up to this, to stay O(window)
 
 
 @dataclass

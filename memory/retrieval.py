@@ -1,12 +1,13 @@
 """Search over everything a user's memory holds: hybrid full-text + recency + importance.
 
 ``search(user=..., query=..., k=10)`` returns ranked ``Hit``s over the user's messages in all
-conversations, current summaries, active facts, decisions and action items. Full text comes
-from the trigger-maintained index (see ``search_schema``: SQLite FTS5 with porter stemming, or
-PostgreSQL full-text search); when ``OPENAI_EMBEDDING_MODEL`` is set, stored embeddings add a
-semantic score (see ``memory.embeddings``). Candidates are then re-ranked:
+conversations, current summaries, active facts, decisions and action items. Candidates come
+from the trigger-maintained full-text index at a bounded cost (``memory.fulltext``: SQLite FTS5
+or PostgreSQL full-text search), are scored with BM25 here — one ranking whatever the
+database — and, when ``OPENAI_EMBEDDING_MODEL`` is set, by stored embeddings too
+(``memory.embeddings``). Then:
 
-    score = 0.6 · text relevance (normalised to the best hit)
+    score = 0.6 · text relevance (BM25, normalised to the best candidate)
           + 0.15 · recency (half-life 30 days)
           + 0.25 · importance (kind prior; a fact's own importance; pinned = 1)
 
@@ -16,171 +17,22 @@ and, with embeddings, the text relevance is the mean of lexical and cosine simil
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from django.db import connection
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from chat.models import Conversation
+from memory import fulltext
 from memory.models import ActionItem, Decision, Fact, Summary
+from memory.search_text import query_terms, stem, stems
 
-CANDIDATES = 60
-MAX_TERMS = 24
 HALF_LIFE_DAYS = 30.0
 W_TEXT, W_RECENCY, W_IMPORTANCE = 0.6, 0.15, 0.25
 KIND_PRIOR = {"fact": 0.8, "decision": 0.7, "action_item": 0.7, "summary": 0.6, "message": 0.35}
 SUMMARY_MESSAGE_IDS = 50  # a summary hit lists at most this many of the messages it covers
-
-STOPWORDS = frozenset(
-    [
-        "a",
-        "about",
-        "above",
-        "after",
-        "again",
-        "against",
-        "all",
-        "am",
-        "an",
-        "and",
-        "any",
-        "are",
-        "as",
-        "at",
-        "be",
-        "because",
-        "been",
-        "before",
-        "being",
-        "below",
-        "between",
-        "both",
-        "but",
-        "by",
-        "can",
-        "could",
-        "did",
-        "do",
-        "does",
-        "doing",
-        "down",
-        "during",
-        "each",
-        "few",
-        "for",
-        "from",
-        "further",
-        "had",
-        "has",
-        "have",
-        "having",
-        "he",
-        "her",
-        "here",
-        "hers",
-        "herself",
-        "him",
-        "himself",
-        "his",
-        "how",
-        "i",
-        "if",
-        "in",
-        "into",
-        "is",
-        "it",
-        "its",
-        "itself",
-        "just",
-        "me",
-        "more",
-        "most",
-        "my",
-        "myself",
-        "no",
-        "nor",
-        "not",
-        "now",
-        "of",
-        "off",
-        "on",
-        "once",
-        "only",
-        "or",
-        "other",
-        "our",
-        "ours",
-        "ourselves",
-        "out",
-        "over",
-        "own",
-        "same",
-        "she",
-        "should",
-        "so",
-        "some",
-        "such",
-        "than",
-        "that",
-        "the",
-        "their",
-        "theirs",
-        "them",
-        "themselves",
-        "then",
-        "there",
-        "these",
-        "they",
-        "this",
-        "those",
-        "through",
-        "to",
-        "too",
-        "under",
-        "until",
-        "up",
-        "very",
-        "was",
-        "we",
-        "were",
-        "what",
-        "when",
-        "where",
-        "which",
-        "while",
-        "who",
-        "whom",
-        "why",
-        "will",
-        "with",
-        "would",
-        "you",
-        "your",
-        "yours",
-        "yourself",
-        "yourselves",
-        "tell",
-        "know",
-        "remember",
-        "said",
-        "say",
-        "told",
-        "again",
-        "please",
-        "also",
-        "get",
-        "got",
-        "let",
-        "us",
-        "really",
-        "thing",
-        "things",
-    ]
-)
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+BM25_K1, BM25_B = 1.2, 0.75
 
 
 @dataclass
@@ -196,36 +48,24 @@ class Hit:
     why: str = ""
 
 
-def query_terms(query: str) -> list[str]:
-    """Distinct meaningful words of the query, in order."""
-    seen: dict[str, None] = {}
-    for word in _WORD.findall(query.lower()):
-        if len(word) > 1 and word not in STOPWORDS:
-            seen.setdefault(word, None)
-    return list(seen)[:MAX_TERMS]
-
-
-def _lexical(user_id: int, terms: list[str], limit: int) -> list[tuple]:
-    """(kind, object_id, conversation_id, created_at, text, relevance>0) best first."""
-    with connection.cursor() as cursor:
-        if connection.vendor == "sqlite":
-            match = f'owner:"u{user_id}" AND (' + " OR ".join(f'"{t}"' for t in terms) + ")"
-            cursor.execute(
-                "SELECT kind, object_id, conversation_id, created_at, text, "
-                "-bm25(memory_search, 1.0, 0.0) AS relevance FROM memory_search "
-                "WHERE memory_search MATCH %s ORDER BY bm25(memory_search, 1.0, 0.0) LIMIT %s",
-                [match, limit],
-            )
-        else:
-            tsquery = " | ".join(terms)
-            cursor.execute(
-                "SELECT kind, object_id, conversation_id, created_at, text, "
-                "ts_rank_cd(tsv, q, 32) AS relevance "
-                "FROM memory_search, to_tsquery('english', %s) q "
-                "WHERE user_id = %s AND tsv @@ q ORDER BY relevance DESC LIMIT %s",
-                [tsquery, user_id, limit],
-            )
-        return cursor.fetchall()
+def bm25_scores(terms: list[str], texts: list[str]) -> list[float]:
+    """Okapi BM25 of each text for the query terms, stems on both sides; document
+    frequencies from the whole index (fulltext.match_count, capped for common words)."""
+    query = {stem(t): fulltext.match_count(t) for t in terms}
+    total = fulltext.index_size()
+    idf = {s: math.log(1 + (total - df + 0.5) / (df + 0.5)) for s, df in query.items()}
+    documents = [stems(text) for text in texts]
+    average = (sum(len(d) for d in documents) / len(documents)) if documents else 1.0
+    scores = []
+    for words in documents:
+        length_norm = BM25_K1 * (1 - BM25_B + BM25_B * len(words) / (average or 1.0))
+        score = 0.0
+        for word, weight in idf.items():
+            tf = words.count(word)
+            if tf:
+                score += weight * tf * (BM25_K1 + 1) / (tf + length_norm)
+        scores.append(score)
+    return scores
 
 
 def _as_datetime(value) -> datetime | None:
@@ -244,17 +84,23 @@ def search(
     terms = query_terms(query)
     if not terms or k <= 0:
         return []
-    rows = _lexical(user.pk, terms, CANDIDATES + len(exclude_message_ids))
-    rows = [r for r in rows if not (r[0] == "message" and r[1] in exclude_message_ids)]
+    rows = [
+        r
+        for r in fulltext.candidates(user.pk, terms)
+        if not (r[0] == "message" and r[1] in exclude_message_ids)
+    ]
     if not rows:
         return []
+    relevances = bm25_scores(terms, [r[4] for r in rows])
     semantic = _semantic_scores(user, query, rows)
-    best = max(r[5] for r in rows) or 1.0
+    best = max(relevances) or 1.0
     now = timezone.now()
     facts = Fact.objects.in_bulk([r[1] for r in rows if r[0] == "fact"])
 
     hits: list[Hit] = []
-    for kind, object_id, conversation_id, created_at, text, relevance in rows:
+    for (kind, object_id, conversation_id, created_at, text), relevance in zip(
+        rows, relevances, strict=True
+    ):
         text_score = relevance / best
         if semantic is not None:
             text_score = (text_score + semantic.get((kind, object_id), 0.0)) / 2

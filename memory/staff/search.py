@@ -15,8 +15,8 @@ from django.db import connection
 from django.db.models import Q
 from django.db.models.expressions import RawSQL
 
-from memory.retrieval import STOPWORDS
 from memory.search_schema import KIND_CODES
+from memory.search_text import STOPWORDS
 from memory.staff.kinds import Kind
 
 MAX_TERMS = 8
