@@ -90,9 +90,34 @@ def recall_for_turn(
                 message_ids=list(hit.message_ids),
             )
         )
-    for item in resume_items(user=user):
-        add(item)
+    if _early_in(conversation, exclude_message_ids):
+        for item in resume_items(user=user):
+            add(item)
+    else:
+        for item in pinned_facts(user=user):
+            add(item)
     return results
+
+
+RESUME_TURNS = 6  # messages before which a conversation still gets session resumption
+
+
+def _early_in(conversation: Conversation, exclude_message_ids: frozenset[int]) -> bool:
+    """A new session (its first few messages): what matters from earlier conversations comes
+    unasked. Later, retrieval finds what is relevant, and pinned facts are always there."""
+    from chat.models import Message
+
+    earlier = Message.objects.filter(conversation=conversation).exclude(pk__in=exclude_message_ids)
+    return not earlier.order_by("id")[RESUME_TURNS - 1 : RESUME_TURNS].exists()
+
+
+def pinned_facts(*, user) -> list[Recalled]:
+    facts = (
+        Fact.objects.filter(user=user, status=Fact.Status.ACTIVE, pinned=True)
+        .select_related("conversation")
+        .order_by("-importance", "-updated_at")[:RESUME_FACTS]
+    )
+    return [_recalled(fact, "fact", fact.text, 1.0, "pinned fact") for fact in facts]
 
 
 def resume_items(*, user) -> list[Recalled]:

@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from django.utils import timezone
-from django.utils.dateparse import parse_datetime
 
 from chat.models import Conversation
 from memory import fulltext
@@ -69,12 +68,15 @@ def bm25_scores(terms: list[str], texts: list[str]) -> list[float]:
 
 
 def _as_datetime(value) -> datetime | None:
-    if isinstance(value, datetime):
-        return value if timezone.is_aware(value) else timezone.make_aware(value, UTC)
-    parsed = parse_datetime(str(value)) if value else None
-    if parsed is not None and timezone.is_naive(parsed):
-        parsed = timezone.make_aware(parsed, UTC)
-    return parsed
+    """The index's created_at: a datetime (PostgreSQL) or ISO text (SQLite), in UTC."""
+    if not value:
+        return None
+    if not isinstance(value, datetime):
+        try:
+            value = datetime.fromisoformat(str(value))
+        except ValueError:
+            return None
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
 def search(

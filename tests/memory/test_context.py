@@ -212,3 +212,14 @@ def test_memory_off_reads_no_memory(alice, conversation):
     profile_set_memory(user=alice, enabled=False)
     built = build(conversation=conversation, user_text="vegetarian recipes?")
     assert "memory" not in block_names(built) and built.report["memory_enabled"] is False
+
+
+def test_resumption_is_for_new_sessions_and_pinned_facts_stay(alice, conversation):
+    """Deep into a conversation only relevant memories come in, plus pinned facts."""
+    Fact.objects.create(user=alice, text="The user is vegetarian", pinned=True, dedupe_key="v")
+    ActionItem.objects.create(user=alice, what="Send the slides to Marta", dedupe_key="s")
+    fill(conversation, 10, words=2)
+    texts = [
+        m["text"] for m in build(conversation=conversation, user_text="hello").report["memories"]
+    ]
+    assert texts == ["The user is vegetarian"]
