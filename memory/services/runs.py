@@ -1,4 +1,5 @@
-"""Writes of long-term memory: summary versions, merged facts/decisions/action items, runs.
+"""Summary runs: when a conversation is summarised, the background job that does it, and the
+versioned summaries it writes.
 
 Locking: ``summary_run_execute`` claims its run with a conditional UPDATE (two workers never
 run one run), and swaps the current summary inside a transaction that first locks the
@@ -17,9 +18,10 @@ from django.db.models import Count, F, Max, Sum
 from django.utils import timezone
 
 from chat.models import Conversation, Message
-from memory import extraction, recall, summariser
+from memory import recall, summariser
 from memory.extraction import Extraction
-from memory.models import ActionItem, Decision, Fact, Summary, SummaryRun
+from memory.models import Summary, SummaryRun
+from memory.services.memories import memories_merge
 from memory.tokens import count_tokens
 
 logger = logging.getLogger(__name__)
@@ -30,7 +32,6 @@ TRIGGER_MESSAGES = 12
 TRIGGER_BUDGET_SHARE = 0.3
 BATCH_MESSAGES = 200  # messages folded per LLM call
 MAX_ATTEMPTS = 3
-MEMORY_MODELS = (("facts", Fact), ("decisions", Decision), ("action_items", ActionItem))
 
 
 class StaleBase(Exception):
@@ -323,221 +324,3 @@ def summary_make_current(*, summary: Summary) -> Summary:
         summary.is_current = True
         summary.save(update_fields=["is_current"])
     return summary
-
-
-# -- merging extracted memories ------------------------------------------------------------
-
-
-def memories_merge(
-    *, conversation: Conversation, extraction: Extraction, messages: list[Message]
-) -> dict[str, int]:
-    """Merge, don't duplicate: a restated fact updates the existing one, a contradicting one
-    supersedes it; the same decision or action item is one row. Returns counts by outcome."""
-    user = conversation.user
-    counts = {"created": 0, "updated": 0, "superseded": 0}
-
-    def source(index: int) -> Message:
-        return messages[min(max(index, 0), len(messages) - 1)]
-
-    for fact in extraction.facts:
-        outcome = fact_remember(
-            user=user,
-            conversation=conversation,
-            category=fact.category,
-            subject=fact.subject,
-            text=fact.text,
-            importance=fact.importance,
-            source_message=source(fact.message_index),
-        )
-        counts[outcome] += 1
-    for decision in extraction.decisions:
-        created = decision_remember(
-            user=user,
-            conversation=conversation,
-            what=decision.what,
-            context=decision.context,
-            rationale=decision.rationale,
-            alternatives=decision.alternatives,
-            stakeholders=decision.stakeholders,
-            status=decision.status,
-            source_message=source(decision.message_index),
-        )
-        counts["created" if created else "updated"] += 1
-    for action in extraction.action_items:
-        created = action_item_remember(
-            user=user,
-            conversation=conversation,
-            what=action.what,
-            owner=action.owner,
-            due_date=action.due_date,
-            status=action.status,
-            source_message=source(action.message_index),
-        )
-        counts["created" if created else "updated"] += 1
-    return counts
-
-
-def fact_remember(
-    *,
-    user,
-    conversation,
-    category: str,
-    subject: str,
-    text: str,
-    importance: float,
-    source_message: Message | None = None,
-) -> str:
-    """Store a fact: 'updated' (told again), 'superseded' (contradicts one), or 'created'."""
-    key = extraction.normalise_key(text)
-    subject = extraction.normalise_key(subject) if subject else ""
-    now = timezone.now()
-    active = Fact.objects.select_for_update().filter(user=user, status=Fact.Status.ACTIVE)
-    with transaction.atomic():
-        same = active.filter(dedupe_key=key).first()
-        if same is not None:
-            same.mentions += 1
-            same.importance = max(same.importance, importance)
-            same.updated_at = now
-            same.save(update_fields=["mentions", "importance", "updated_at"])
-            if source_message is not None:
-                same.source_messages.add(source_message)
-            return "updated"
-        fact = Fact.objects.create(
-            user=user,
-            conversation=conversation,
-            category=category,
-            subject=subject,
-            text=text,
-            importance=importance,
-            dedupe_key=key,
-            created_at=now,
-            updated_at=now,
-        )
-        if source_message is not None:
-            fact.source_messages.add(source_message)
-        if subject:
-            older = list(active.filter(subject=subject).exclude(pk=fact.pk))
-            for old in older:
-                fact_supersede(fact=old, by=fact)
-            if older:
-                return "superseded"
-        return "created"
-
-
-def fact_supersede(*, fact: Fact, by: Fact | None) -> Fact:
-    fact.status = Fact.Status.SUPERSEDED
-    fact.superseded_by = by
-    fact.updated_at = timezone.now()
-    fact.save(update_fields=["status", "superseded_by", "updated_at"])
-    return fact
-
-
-def _merge_text(old: str, new: str) -> str:
-    return new if new and not old else old
-
-
-def decision_remember(
-    *,
-    user,
-    conversation,
-    what: str,
-    context: str = "",
-    rationale: str = "",
-    alternatives=(),
-    stakeholders=(),
-    status: str = Decision.Status.DECIDED,
-    source_message: Message | None = None,
-) -> bool:
-    """The same decision extracted twice is one row (richer fields fill the gaps)."""
-    key = extraction.normalise_key(what)
-    with transaction.atomic():
-        decision, created = Decision.objects.select_for_update().get_or_create(
-            user=user,
-            dedupe_key=key,
-            defaults={
-                "conversation": conversation,
-                "what": what,
-                "context": context,
-                "rationale": rationale,
-                "alternatives": list(alternatives),
-                "stakeholders": list(stakeholders),
-                "status": status,
-                "decided_at": source_message.created_at if source_message else timezone.now(),
-            },
-        )
-        if not created:
-            decision.context = _merge_text(decision.context, context)
-            decision.rationale = _merge_text(decision.rationale, rationale)
-            decision.alternatives = sorted(set(decision.alternatives) | set(alternatives))
-            decision.stakeholders = sorted(set(decision.stakeholders) | set(stakeholders))
-            if status == Decision.Status.DECIDED:
-                decision.status = status
-            decision.updated_at = timezone.now()
-            decision.save()
-        if source_message is not None:
-            decision.source_messages.add(source_message)
-    return created
-
-
-def action_item_remember(
-    *,
-    user,
-    conversation,
-    what: str,
-    owner: str = "",
-    due_date=None,
-    status: str = "open",
-    source_message: Message | None = None,
-) -> bool:
-    key = extraction.normalise_key(what)
-    with transaction.atomic():
-        item, created = ActionItem.objects.select_for_update().get_or_create(
-            user=user,
-            dedupe_key=key,
-            defaults={
-                "conversation": conversation,
-                "what": what,
-                "owner": owner,
-                "due_date": due_date,
-                "status": status,
-            },
-        )
-        if not created:
-            item.owner = _merge_text(item.owner, owner)
-            item.due_date = due_date or item.due_date
-            if status == ActionItem.Status.DONE:
-                item.status = status
-            item.updated_at = timezone.now()
-            item.save()
-        if source_message is not None:
-            item.source_messages.add(source_message)
-    return created
-
-
-# -- deleting a conversation's memories ----------------------------------------------------
-
-
-def memories_only_from(*, conversation: Conversation) -> dict[str, list[int]]:
-    """Ids of the memories that came only from this conversation (no source elsewhere)."""
-    result = {}
-    for name, model in MEMORY_MODELS:
-        owner = f"{model._meta.model_name}_id"
-        candidates = set(
-            model.objects.filter(conversation=conversation).values_list("pk", flat=True)
-        )
-        elsewhere = set(
-            model.source_messages.through.objects.filter(**{f"{owner}__in": candidates})
-            .exclude(message__conversation=conversation)
-            .values_list(owner, flat=True)
-        )
-        result[name] = sorted(candidates - elsewhere)
-    return result
-
-
-def memories_delete_only_from(*, conversation: Conversation) -> int:
-    deleted = 0
-    with transaction.atomic():
-        ids = memories_only_from(conversation=conversation)
-        for name, model in MEMORY_MODELS:
-            deleted += model.objects.filter(pk__in=ids[name]).delete()[1].get(model._meta.label, 0)
-    return deleted

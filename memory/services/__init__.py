@@ -1,0 +1,50 @@
+"""Writes of long-term memory (`<entity>_<verb>`): summary runs and versions in ``runs``,
+merged facts, decisions and action items in ``memories``."""
+
+from memory.services.memories import (
+    MEMORY_MODELS,
+    action_item_remember,
+    decision_remember,
+    fact_remember,
+    fact_supersede,
+    memories_delete_only_from,
+    memories_merge,
+    memories_only_from,
+)
+from memory.services.runs import (
+    BATCH_MESSAGES,
+    MAX_ATTEMPTS,
+    TRIGGER_BUDGET_SHARE,
+    TRIGGER_MESSAGES,
+    conversation_after_turn,
+    embeddings_schedule,
+    summary_create,
+    summary_make_current,
+    summary_run_execute,
+    summary_run_start,
+    summary_run_watch,
+    summary_runs_recover_stale,
+)
+
+__all__ = [
+    "BATCH_MESSAGES",
+    "MAX_ATTEMPTS",
+    "MEMORY_MODELS",
+    "TRIGGER_BUDGET_SHARE",
+    "TRIGGER_MESSAGES",
+    "action_item_remember",
+    "conversation_after_turn",
+    "decision_remember",
+    "embeddings_schedule",
+    "fact_remember",
+    "fact_supersede",
+    "memories_delete_only_from",
+    "memories_merge",
+    "memories_only_from",
+    "summary_create",
+    "summary_make_current",
+    "summary_run_execute",
+    "summary_run_start",
+    "summary_run_watch",
+    "summary_runs_recover_stale",
+]
