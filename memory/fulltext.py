@@ -14,8 +14,8 @@ from django.core.cache import cache
 from django.db import connection
 
 COMMON_MATCHES = 2000  # a word in more rows than this is common
-POOL = 200  # rows taken from the rare words
-NEWEST_WINDOW = 300  # rows taken from the common words
+POOL = 100  # rows taken from the rare words
+NEWEST_WINDOW = 120  # rows taken from the common words
 MAX_COMMON = 3  # common words ANDed together, rarest first
 COUNT_TTL = 600  # seconds a word's row count is cached
 

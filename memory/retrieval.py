@@ -25,7 +25,7 @@ from django.utils import timezone
 from chat.models import Conversation
 from memory import fulltext
 from memory.models import ActionItem, Decision, Fact, Summary
-from memory.search_text import query_terms, stem, stems
+from memory.search_text import query_terms, stem, words_of
 
 HALF_LIFE_DAYS = 30.0
 W_TEXT, W_RECENCY, W_IMPORTANCE = 0.6, 0.15, 0.25
@@ -53,17 +53,26 @@ def bm25_scores(terms: list[str], texts: list[str]) -> list[float]:
     query = {stem(t): fulltext.match_count(t) for t in terms}
     total = fulltext.index_size()
     idf = {s: math.log(1 + (total - df + 0.5) / (df + 0.5)) for s, df in query.items()}
-    documents = [stems(text) for text in texts]
-    average = (sum(len(d) for d in documents) / len(documents)) if documents else 1.0
+    # A stem is (nearly) a prefix of its words: only words starting like a query stem can
+    # match, so only those are stemmed — the rest of a document just counts for its length.
+    prefixes = {s[:3] for s in idf}
+    counted = []
+    for text in texts:
+        words = words_of(text)
+        tf: dict[str, int] = {}
+        for word in words:
+            if word[:3] in prefixes:
+                stemmed = stem(word)
+                if stemmed in idf:
+                    tf[stemmed] = tf.get(stemmed, 0) + 1
+        counted.append((len(words), tf))
+    average = (sum(n for n, _ in counted) / len(counted)) if counted else 1.0
     scores = []
-    for words in documents:
-        length_norm = BM25_K1 * (1 - BM25_B + BM25_B * len(words) / (average or 1.0))
-        score = 0.0
-        for word, weight in idf.items():
-            tf = words.count(word)
-            if tf:
-                score += weight * tf * (BM25_K1 + 1) / (tf + length_norm)
-        scores.append(score)
+    for length, tf in counted:
+        length_norm = BM25_K1 * (1 - BM25_B + BM25_B * length / (average or 1.0))
+        scores.append(
+            sum(idf[word] * n * (BM25_K1 + 1) / (n + length_norm) for word, n in tf.items())
+        )
     return scores
 
 

@@ -42,6 +42,6 @@ def stem(word: str) -> str:
     return _stemmer.stemWord(word)
 
 
-def stems(text: str) -> list[str]:
-    """Every word of ``text`` (stopwords included, for document length), stemmed."""
-    return [stem(word) for word in _WORD.findall(text.lower())]
+def words_of(text: str) -> list[str]:
+    """Every word of ``text``, lowercased (stopwords included: they count for its length)."""
+    return _WORD.findall(text.lower())
