@@ -9,6 +9,8 @@
                         with its resident memory (``VmRSS``/``VmHWM``) and CPU time read from
                         ``/proc``; start several (or uvicorn workers) on one ``REDIS_URL`` for
                         a scaled-out stack;
+* ``JobWorker``      -- ``manage.py db_worker`` as a subprocess (the summary jobs the app
+                        queues after turns), with its memory and CPU time;
 * ``create_seats``   -- users, their signed-in session cookies and conversations, made in one
                         ``manage.py shell`` run (no password hashing: cheap for many users);
 * ``ChatSocket``     -- a websocket client speaking docs/protocol.md, timing each turn;
@@ -337,6 +339,65 @@ class AppServer:
         self.stop()
 
 
+class JobWorker:
+    """``manage.py db_worker`` on every queue without the reloader, as ``make serve`` runs it
+    beside the server, logging to ``log_path``; its memory and CPU time as for ``AppServer``."""
+
+    def __init__(self, env: dict[str, str], *, log_path: Path, worker_id: str = ""):
+        self.env = env
+        self.log_path = Path(log_path)
+        self.worker_id = worker_id
+        self.process: subprocess.Popen | None = None
+
+    def command(self) -> list[str]:
+        worker_id = ["--worker-id", self.worker_id] if self.worker_id else []
+        return [PYTHON, "manage.py", "db_worker", "--queue-name", "*", "--no-reload", *worker_id]
+
+    @property
+    def pid(self) -> int:
+        assert self.process is not None
+        return self.process.pid
+
+    def start(self, settle: float = 1.0) -> JobWorker:
+        """Start it; fail if it exits within ``settle`` seconds (bad settings, no database)."""
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        with self.log_path.open("w") as log:
+            self.process = subprocess.Popen(
+                self.command(), cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT
+            )
+        try:
+            self.process.wait(timeout=settle)
+        except subprocess.TimeoutExpired:
+            return self
+        raise RuntimeError(
+            f"the job worker exited with {self.process.returncode}:\n{self.log_tail()}"
+        )
+
+    def stop(self, timeout: float = 30.0) -> None:
+        stop_process(self.process, timeout=timeout)
+
+    def log_tail(self, chars: int = 4000) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")[-chars:]
+        except OSError:
+            return ""
+
+    def rss_kib(self) -> int:
+        return proc_status_kib(self.pid, "VmRSS")
+
+    def peak_rss_kib(self) -> int:
+        return proc_status_kib(self.pid, "VmHWM")
+
+    def cpu_seconds(self) -> float:
+        return cpu_seconds(self.pid)
+
+    def __enter__(self) -> JobWorker:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
 class Workspace:
     """A temporary directory holding a fresh SQLite database (unless ``database_url`` is
     given), migrated; ``env`` is the app's environment for it."""
@@ -366,6 +427,9 @@ class Workspace:
         return AppServer(
             self.env, log_path=self.path / f"{name}.log", server=server, workers=workers
         )
+
+    def worker(self, name: str = "worker") -> JobWorker:
+        return JobWorker(self.env, log_path=self.path / f"{name}.log", worker_id=name)
 
     def cleanup(self) -> None:
         self._dir.cleanup()
