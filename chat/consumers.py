@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import re
@@ -15,6 +14,7 @@ from django.db import DatabaseError
 from django.utils.html import escape
 
 from chat import limits, services
+from chat.fanout import TabFanout
 from chat.models import Conversation, Message
 from chat.services import ChatError
 from chat.turn import ReplyTask, in_db_thread, prepare_retry, prepare_turn, reply_end_frame
@@ -23,9 +23,6 @@ logger = logging.getLogger(__name__)
 
 CLOSE_UNAUTHENTICATED = 4401
 CLOSE_FORBIDDEN = 4403
-GROUP_REFRESH_SECONDS = 5.0
-OUTBOX_LIMIT = 2000  # frames waiting for the channel layer before the other tabs miss some
-OUTBOX_DRAIN_SECONDS = 2.0
 CLIENT_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
@@ -58,8 +55,7 @@ def parse_send(frame: dict) -> tuple[str, str]:
 class ChatConsumer(AsyncJsonWebsocketConsumer):
     conversation: Conversation | None = None
     reply_task: ReplyTask | None = None
-    membership: asyncio.Task | None = None
-    sender: asyncio.Task | None = None
+    fanout: TabFanout | None = None
 
     async def connect(self):
         user = self.scope.get("user")
@@ -76,11 +72,9 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             await self.close(code=CLOSE_FORBIDDEN)
             return
         self.group = group_name(self.conversation.pk)
-        await self.channel_layer.group_add(self.group, self.channel_name)
+        self.fanout = TabFanout(self.channel_layer, self.group, self.channel_name)
+        await self.fanout.start()
         await self.accept()
-        self.membership = asyncio.create_task(self.keep_group_membership())
-        self.outbox = asyncio.Queue(maxsize=OUTBOX_LIMIT)
-        self.sender = asyncio.create_task(self.drain_outbox())
         streaming = await in_db_thread(self._streaming_reply_id)()
         await self.send_json(
             {"type": "ready", "streaming": streaming, "offline": not settings.OPENAI_API_KEY}
@@ -94,33 +88,15 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             .first()
         )
 
-    async def keep_group_membership(self) -> None:
-        """Join the group again now and then: a restarted Redis has forgotten the groups."""
-        while True:
-            await asyncio.sleep(GROUP_REFRESH_SECONDS)
-            try:
-                await self.channel_layer.group_add(self.group, self.channel_name)
-            except Exception:
-                logger.warning("channel layer unavailable; will retry", exc_info=True)
-
     async def disconnect(self, code):
-        if self.conversation is None:
+        if self.fanout is None:
             return
-        if self.membership is not None:
-            self.membership.cancel()
-        try:
-            await self.channel_layer.group_discard(self.group, self.channel_name)
-        except Exception:
-            logger.warning("channel layer unavailable at disconnect", exc_info=True)
         if self.reply_task is not None and self.reply_task.task is not None:
             self.reply_task.cancel("The page was closed before the reply finished.")
             # The partial reply (and the memory work after it) is stored before we go; shielded
             # so that a server tearing this consumer down cannot cut that short.
             await asyncio.shield(self.reply_task.task)
-        if self.sender is not None:
-            with contextlib.suppress(TimeoutError):  # let the other tabs get the last frames
-                await asyncio.wait_for(self.outbox.join(), OUTBOX_DRAIN_SECONDS)
-            self.sender.cancel()
+        await self.fanout.stop()
 
     # -- frames from the browser ----------------------------------------------------------
 
@@ -233,31 +209,13 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         }
 
     async def publish(self, frame: dict) -> None:
-        """To this tab directly (it never waits on the channel layer), and to the other tabs
-        on the conversation through the group. A channel-layer outage (Redis restarting)
-        costs the other tabs their live view, never this reply."""
+        """To this tab directly (it never waits on the channel layer); to the other tabs on
+        the conversation, if any, through chat.fanout."""
         try:
             await self.send_json(frame)
         except Exception:  # the socket closed under us; the reply is still stored
             logger.debug("could not send a frame to a closed socket", exc_info=True)
-        try:
-            self.outbox.put_nowait(
-                {"type": "chat.frame", "frame": frame, "sender": self.channel_name}
-            )
-        except asyncio.QueueFull:
-            logger.warning("the channel layer is not keeping up; other tabs miss a frame")
-
-    async def drain_outbox(self) -> None:
-        """Send frames to the other tabs in order, without the reply waiting on the channel
-        layer (a Redis round trip per frame would slow the stream)."""
-        while True:
-            event = await self.outbox.get()
-            try:
-                await self.channel_layer.group_send(self.group, event)
-            except Exception:
-                logger.warning("channel layer unavailable; other tabs miss a frame", exc_info=True)
-            finally:
-                self.outbox.task_done()
+        self.fanout.forward(frame)
 
     async def send_error(self, exc: ChatError, client_id: str = "") -> None:
         await self.send_json(
@@ -267,14 +225,17 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
     # -- group events ---------------------------------------------------------------------
 
     async def dispatch(self, message):
-        # Group frames touch no database: skip the close_old_connections() thread hop Channels
-        # makes before every handler (one per streamed frame per tab otherwise).
-        if message["type"] == "chat.frame":
-            await self.chat_frame(message)
-        elif message["type"] == "chat.stop":
-            await self.chat_stop(message)
-        else:
-            await super().dispatch(message)
+        # Group events touch no database: skip the close_old_connections() thread hop Channels
+        # makes before every handler.
+        if message["type"].startswith("chat."):
+            if self.fanout is not None and self.fanout.heard(message):
+                return
+            if message["type"] == "chat.frame":
+                await self.chat_frame(message)
+            elif message["type"] == "chat.stop":
+                await self.chat_stop(message)
+            return
+        await super().dispatch(message)
 
     async def chat_frame(self, event):
         if event.get("sender") != self.channel_name:  # this tab already has it

@@ -134,6 +134,14 @@
       node.querySelector(".content").append(document.createTextNode(frame.text));
       scrollDown(false);
     },
+    snapshot(frame) {
+      // Another tab's reply: the whole text so far, a few times a second.
+      const node = article("assistant", frame.id);
+      node.className = "message assistant status-streaming";
+      node.querySelector(".content").textContent = frame.text;
+      if (streamingId !== frame.id) setStreaming(frame.id);
+      scrollDown(false);
+    },
     reply_end(frame) {
       const node = article("assistant", frame.id);
       node.querySelector(".content").innerHTML = frame.html; // sanitised by the server (nh3)

@@ -1,6 +1,8 @@
 """The chat websocket, end to end through the ASGI stack, with the real openai client talking
 to a local OpenAI-compatible server."""
 
+import asyncio
+
 import pytest
 from asgiref.sync import sync_to_async
 
@@ -294,15 +296,21 @@ async def test_a_malformed_stream_is_reported(aconversation, alice, fake_llm):
 async def test_two_tabs_both_see_the_reply(aconversation, alice, fake_llm):
     """A second tab on the same conversation receives the user message and every chunk."""
     fake_llm.behaviour.reply = "shared reply text here"
+    fake_llm.behaviour.interval = 0.1
     first = await connected(alice, aconversation.pk)
     second = await connected(alice, aconversation.pk)
+    await asyncio.sleep(0.1)  # the tabs hear of each other
     await first.send_json_to({"type": "send", "text": "Hi both"})
     seen_first = await frames_until(first, "reply_end")
     seen_second = await frames_until(second, "reply_end")
     await first.disconnect()
     await second.disconnect()
-    assert reply_text(seen_second) == reply_text(seen_first) == "shared reply text here"
+    assert reply_text(seen_first) == "shared reply text here"
     assert seen_second[0]["type"] == "user_message"
+    snapshots = [f["text"] for f in seen_second if f["type"] == "snapshot"]
+    assert snapshots and all("shared reply text here".startswith(s) for s in snapshots)
+    assert "shared reply text here" in seen_second[-1]["html"]
+    assert not [f for f in seen_second if f["type"] == "chunk"]  # chunks stay with the sender
 
 
 async def test_a_second_message_while_streaming_is_refused(aconversation, alice, fake_llm):
@@ -327,8 +335,9 @@ async def test_stop_from_another_tab_stops_the_reply(aconversation, alice, fake_
     fake_llm.behaviour.interval = 0.02
     sender = await connected(alice, aconversation.pk)
     watcher = await connected(alice, aconversation.pk)
+    await asyncio.sleep(0.1)  # the tabs hear of each other
     await sender.send_json_to({"type": "send", "text": "go"})
-    await frames_until(watcher, "chunk")
+    await frames_until(watcher, "snapshot")
     await watcher.send_json_to({"type": "stop"})
     end = (await frames_until(watcher, "reply_end"))[-1]
     await sender.disconnect()

@@ -1,0 +1,119 @@
+"""Frames for the other tabs on a conversation (other processes included, through the channel
+layer), sent only when there are other tabs, and light enough that a busy Redis keeps up.
+
+The tab that sent a message gets every chunk of the reply directly from its consumer. Other
+tabs get ``reply_start``, a ``snapshot`` of the text so far at most every SNAPSHOT_INTERVAL
+seconds, and ``reply_end``: a dropped snapshot is repaired by the next one. Tabs announce
+themselves (``chat.present``, on connect and every PRESENCE_INTERVAL) and leave
+(``chat.left``), so a tab alone sends nothing to the group at all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+
+logger = logging.getLogger(__name__)
+
+SNAPSHOT_INTERVAL = 0.25
+PRESENCE_INTERVAL = 5.0
+PRESENCE_TTL = 3 * PRESENCE_INTERVAL
+OUTBOX_LIMIT = 500  # events waiting for the channel layer before the other tabs miss some
+DRAIN_SECONDS = 2.0
+
+
+class TabFanout:
+    def __init__(self, channel_layer, group: str, channel_name: str):
+        self.layer = channel_layer
+        self.group = group
+        self.channel = channel_name
+        self.seen: dict[str, float] = {}  # other tabs' channels -> when last heard of
+        self.texts: dict[int, list[str]] = {}  # reply id -> text so far
+        self.snapshot_at: dict[int, float] = {}
+        self.outbox: asyncio.Queue = asyncio.Queue(maxsize=OUTBOX_LIMIT)
+        self.tasks: list[asyncio.Task] = []
+
+    async def start(self) -> None:
+        await self.layer.group_add(self.group, self.channel)
+        self.tasks = [asyncio.create_task(self._drain()), asyncio.create_task(self._announce())]
+
+    async def stop(self) -> None:
+        self._enqueue({"type": "chat.left"})
+        with contextlib.suppress(TimeoutError):  # let the other tabs get the last frames
+            await asyncio.wait_for(self.outbox.join(), DRAIN_SECONDS)
+        for task in self.tasks:
+            task.cancel()
+        try:
+            await self.layer.group_discard(self.group, self.channel)
+        except Exception:
+            logger.warning("channel layer unavailable at disconnect", exc_info=True)
+
+    @property
+    def others(self) -> bool:
+        now = time.monotonic()
+        return any(now - seen < PRESENCE_TTL for seen in self.seen.values())
+
+    # -- events from the group -----------------------------------------------------------
+
+    def heard(self, event: dict) -> bool:
+        """Note presence events; True when ``event`` is one (the consumer stops there)."""
+        sender = event.get("sender")
+        if event["type"] == "chat.present" and sender != self.channel:
+            if sender not in self.seen:
+                self._enqueue({"type": "chat.present"})  # so the newcomer knows us at once
+            self.seen[sender] = time.monotonic()
+            return True
+        if event["type"] == "chat.left":
+            self.seen.pop(sender, None)
+            return True
+        return event["type"] == "chat.present"
+
+    # -- frames to the other tabs --------------------------------------------------------
+
+    def forward(self, frame: dict) -> None:
+        kind = frame["type"]
+        if kind == "chunk":
+            parts = self.texts.setdefault(frame["id"], [])
+            parts.append(frame["text"])
+            now = time.monotonic()
+            if self.others and now - self.snapshot_at.get(frame["id"], 0.0) >= SNAPSHOT_INTERVAL:
+                self.snapshot_at[frame["id"]] = now
+                self._send({"type": "snapshot", "id": frame["id"], "text": "".join(parts)})
+            return
+        if kind in ("reply_start", "reply_end"):
+            self.texts.pop(frame["id"], None)
+            self.snapshot_at.pop(frame["id"], None)
+        if self.others:
+            self._send(frame)
+
+    def _send(self, frame: dict) -> None:
+        self._enqueue({"type": "chat.frame", "frame": frame})
+
+    def _enqueue(self, event: dict) -> None:
+        try:
+            self.outbox.put_nowait({**event, "sender": self.channel})
+        except asyncio.QueueFull:
+            logger.warning("the channel layer is not keeping up; other tabs miss a frame")
+
+    async def _drain(self) -> None:
+        """Send in order, off the reply's path: a Redis round trip per frame would slow it."""
+        while True:
+            event = await self.outbox.get()
+            try:
+                await self.layer.group_send(self.group, event)
+            except Exception:
+                logger.warning("channel layer unavailable; other tabs miss a frame", exc_info=True)
+            finally:
+                self.outbox.task_done()
+
+    async def _announce(self) -> None:
+        """Say we are here now and then, and rejoin the group: a restarted Redis forgot it."""
+        while True:
+            self._enqueue({"type": "chat.present"})
+            await asyncio.sleep(PRESENCE_INTERVAL)
+            try:
+                await self.layer.group_add(self.group, self.channel)
+            except Exception:
+                logger.warning("channel layer unavailable; will retry", exc_info=True)
