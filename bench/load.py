@@ -51,6 +51,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import html
 import json
 import math
 import os
@@ -174,7 +175,8 @@ class SecondTab:
     user: int
     expected: int = 0  # replies the sending tab saw end
     ends: dict[int, str] = field(default_factory=dict)  # reply id → status of its reply_end
-    texts: dict[int, str] = field(default_factory=dict)  # reply id → text from its chunks
+    texts: dict[int, str] = field(default_factory=dict)  # reply id → text it ended with
+    snapshots: int = 0  # live snapshots of replies while they streamed
     connected: bool = False
     frames: int = 0  # frames received after ready
     ended_by: str = ""  # why its reader stopped early, if it did
@@ -365,10 +367,14 @@ async def _watch(run: StackRun, i: int, url: str, seat, args):
         kind = frame.get("type")
         if kind == "reply_start":
             tab.texts.setdefault(frame["id"], "")
-        elif kind == "chunk":
+        elif kind == "chunk":  # only the sending tab should get these
             tab.texts[frame["id"]] = tab.texts.get(frame["id"], "") + frame["text"]
+        elif kind == "snapshot":  # other tabs: the whole text so far
+            tab.snapshots += 1
+            tab.texts[frame["id"]] = frame["text"]
         elif kind == "reply_end":
             tab.ends[frame["id"]] = frame["status"]
+            tab.texts[frame["id"]] = html.unescape(re.sub(r"<[^>]+>", "", frame["html"])).strip()
             ended.set()
 
     reader = asyncio.create_task(read())
@@ -867,6 +873,7 @@ def _second_tab_text(run: StackRun) -> str:
         f" {missing} reply_end never arrived, {gaps} complete with text missing;"
         f" {users} users' second tab missed something"
         + f"; {sum(t.frames for t in tabs)} frames received"
+        + f" ({sum(t.snapshots for t in tabs)} live snapshots)"
         + (
             "; readers stopped early: "
             + ", ".join(
