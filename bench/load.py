@@ -177,6 +177,7 @@ class SecondTab:
     ends: dict[int, str] = field(default_factory=dict)  # reply id → status of its reply_end
     texts: dict[int, str] = field(default_factory=dict)  # reply id → text it ended with
     snapshots: int = 0  # live snapshots of replies while they streamed
+    synced: int = 0  # replies whose end came only in answer to a sync frame
     connected: bool = False
     frames: int = 0  # frames received after ready
     ended_by: str = ""  # why its reader stopped early, if it did
@@ -386,6 +387,17 @@ async def _watch(run: StackRun, i: int, url: str, seat, args):
             ended.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(ended.wait(), max(deadline - time.monotonic(), 0.01))
+        # As the page does after a quiet spell: ask for replies it heard of but saw no end of.
+        unended = [i for i in tab.texts if i not in tab.ends]
+        for reply_id in unended:
+            with contextlib.suppress(Exception):
+                await sock.ws.send(json.dumps({"type": "sync", "reply_id": reply_id}))
+        deadline = time.monotonic() + 5.0
+        while any(i not in tab.ends for i in unended) and time.monotonic() < deadline:
+            ended.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(ended.wait(), max(deadline - time.monotonic(), 0.01))
+        tab.synced = sum(i in tab.ends for i in unended)
         reader.cancel()
         with contextlib.suppress(BaseException):
             await reader
@@ -873,7 +885,8 @@ def _second_tab_text(run: StackRun) -> str:
         f" {missing} reply_end never arrived, {gaps} complete with text missing;"
         f" {users} users' second tab missed something"
         + f"; {sum(t.frames for t in tabs)} frames received"
-        + f" ({sum(t.snapshots for t in tabs)} live snapshots)"
+        + f" ({sum(t.snapshots for t in tabs)} live snapshots);"
+        + f" {sum(t.synced for t in tabs)} replies completed by a sync request"
         + (
             "; readers stopped early: "
             + ", ".join(

@@ -120,6 +120,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
                 "send": self.handle_send,
                 "stop": self.handle_stop,
                 "retry": self.handle_retry,
+                "sync": self.handle_sync,
             }.get(content.get("type"))
             if handler is None:
                 raise FrameError(f"Unknown frame type {content.get('type')!r}.")
@@ -173,6 +174,26 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             conversation=self.conversation, message_id=message_id
         )
         self.start_reply(prepared, new_message=False, started=started)
+
+    async def handle_sync(self, frame: dict) -> None:
+        """A tab that heard nothing of a reply for a while asks where it stands (its frames
+        may have been lost on a busy or restarting channel layer)."""
+        reply_id = frame.get("reply_id")
+        if not isinstance(reply_id, int) or isinstance(reply_id, bool):
+            raise FrameError("sync needs a reply_id (an integer).")
+        reply = await in_db_thread(self._reply_state)(reply_id)
+        if reply is None:
+            raise FrameError("That reply is not in this conversation.", code="not_found")
+        if reply.status == Message.Status.STREAMING:
+            await self.send_json({"type": "snapshot", "id": reply.pk, "text": reply.content})
+        else:
+            await self.send_json(reply_end_frame(reply))
+
+    def _reply_state(self, reply_id: int) -> Message | None:
+        services.replies_interrupt_stale(conversation=self.conversation)
+        return Message.objects.filter(
+            conversation=self.conversation, pk=reply_id, role=Message.Role.ASSISTANT
+        ).first()
 
     async def handle_stop(self, frame: dict) -> None:
         if self.reply_task is not None and not self.reply_task.task.done():

@@ -17,9 +17,9 @@ import time
 
 logger = logging.getLogger(__name__)
 
-SNAPSHOT_INTERVAL = 0.25
-PRESENCE_INTERVAL = 5.0
-PRESENCE_TTL = 3 * PRESENCE_INTERVAL
+SNAPSHOT_INTERVAL = 0.5
+PRESENCE_INTERVAL = 10.0
+PRESENCE_TTL = 6 * PRESENCE_INTERVAL  # generous: a busy layer may delay announcements
 OUTBOX_LIMIT = 500  # events waiting for the channel layer before the other tabs miss some
 DRAIN_SECONDS = 2.0
 
@@ -32,6 +32,7 @@ class TabFanout:
         self.seen: dict[str, float] = {}  # other tabs' channels -> when last heard of
         self.texts: dict[int, list[str]] = {}  # reply id -> text so far
         self.snapshot_at: dict[int, float] = {}
+        self.queued_snapshots: dict[int, dict] = {}  # reply id -> its snapshot not yet sent
         self.outbox: asyncio.Queue = asyncio.Queue(maxsize=OUTBOX_LIMIT)
         self.tasks: list[asyncio.Task] = []
 
@@ -80,7 +81,12 @@ class TabFanout:
             now = time.monotonic()
             if self.others and now - self.snapshot_at.get(frame["id"], 0.0) >= SNAPSHOT_INTERVAL:
                 self.snapshot_at[frame["id"]] = now
-                self._send({"type": "snapshot", "id": frame["id"], "text": "".join(parts)})
+                snapshot = {"type": "snapshot", "id": frame["id"], "text": "".join(parts)}
+                queued = self.queued_snapshots.get(frame["id"])
+                if queued is not None:
+                    queued["frame"] = snapshot  # still waiting: send the newer text instead
+                else:
+                    self.queued_snapshots[frame["id"]] = self._send(snapshot)
             return
         if kind in ("reply_start", "reply_end"):
             self.texts.pop(frame["id"], None)
@@ -88,19 +94,24 @@ class TabFanout:
         if self.others:
             self._send(frame)
 
-    def _send(self, frame: dict) -> None:
-        self._enqueue({"type": "chat.frame", "frame": frame})
+    def _send(self, frame: dict) -> dict:
+        return self._enqueue({"type": "chat.frame", "frame": frame})
 
-    def _enqueue(self, event: dict) -> None:
+    def _enqueue(self, event: dict) -> dict:
+        event = {**event, "sender": self.channel}
         try:
-            self.outbox.put_nowait({**event, "sender": self.channel})
+            self.outbox.put_nowait(event)
         except asyncio.QueueFull:
             logger.warning("the channel layer is not keeping up; other tabs miss a frame")
+        return event
 
     async def _drain(self) -> None:
         """Send in order, off the reply's path: a Redis round trip per frame would slow it."""
         while True:
             event = await self.outbox.get()
+            frame = event.get("frame")
+            if frame is not None and frame["type"] == "snapshot":
+                self.queued_snapshots.pop(frame["id"], None)
             try:
                 await self.layer.group_send(self.group, event)
             except Exception:

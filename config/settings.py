@@ -105,7 +105,12 @@ REDIS_URL = env_url("REDIS_URL")
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
-            "BACKEND": "config.channel_layers.ResilientRedisChannelLayer",
+            # Pub/sub, not the list-based layer: that one reads a process's shared inbox one
+            # message per few Redis round trips and drops, silently, past 100 waiting
+            # messages; under load other tabs lost most of a reply. Pub/sub delivers in bulk,
+            # keeps groups in the process (so they survive a Redis restart) and its receive
+            # waits instead of failing while Redis is away.
+            "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
             "CONFIG": {"hosts": [REDIS_URL], "prefix": env_str("REDIS_PREFIX", "memorychat")},
         }
     }

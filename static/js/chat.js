@@ -14,12 +14,14 @@
   const errorBox = document.getElementById("composer-error");
   const statusBox = document.getElementById("connection-status");
   const maxChars = parseInt(section.dataset.maxChars || "0", 10);
+  const QUIET_MS = 8000;
 
   let conversationId = section.dataset.conversationId || "";
   let socket = null;
   let pending = null; // {text, client_id}: sent, not yet confirmed stored
   let retryDelay = 500;
   let streamingId = null;
+  let quietTimer = null; // asks the server about a reply we stop hearing of
   let closedForGood = false;
 
   function csrfToken() {
@@ -54,6 +56,18 @@
   function setStreaming(id) {
     streamingId = id;
     stopButton.hidden = id === null;
+    watchQuiet();
+  }
+
+  // A reply streaming in another tab reaches this one through the server's channel layer,
+  // which may drop frames when busy: after a quiet spell, ask for the reply's state.
+  function watchQuiet() {
+    clearTimeout(quietTimer);
+    if (streamingId === null) return;
+    quietTimer = setTimeout(() => {
+      transmit({ type: "sync", reply_id: streamingId });
+      watchQuiet();
+    }, QUIET_MS);
   }
 
   function article(role, id) {
@@ -130,6 +144,7 @@
       scrollDown(true);
     },
     chunk(frame) {
+      watchQuiet();
       const node = article("assistant", frame.id);
       node.querySelector(".content").append(document.createTextNode(frame.text));
       scrollDown(false);
@@ -140,6 +155,7 @@
       node.className = "message assistant status-streaming";
       node.querySelector(".content").textContent = frame.text;
       if (streamingId !== frame.id) setStreaming(frame.id);
+      else watchQuiet();
       scrollDown(false);
     },
     reply_end(frame) {

@@ -414,3 +414,18 @@ async def test_an_unreachable_upstream_is_reported(aconversation, alice, setting
     await socket.disconnect()
     assert end["status"] == "failed" and "Could not reach" in end["error"]
     assert (await stored(aconversation))[0]["content"] == "Anyone?"
+
+
+async def test_a_tab_can_ask_where_a_reply_stands(aconversation, alice, fake_llm):
+    """sync answers with the stored reply; another user's or a missing id is refused."""
+    socket = await connected(alice, aconversation.pk)
+    await socket.send_json_to({"type": "send", "text": "Hi"})
+    end = (await frames_until(socket, "reply_end"))[-1]
+    await socket.send_json_to({"type": "sync", "reply_id": end["id"]})
+    again = await socket.receive_json_from()
+    assert again["type"] == "reply_end" and again["html"] == end["html"]
+    await socket.send_json_to({"type": "sync", "reply_id": end["id"] + 1000})
+    assert (await socket.receive_json_from())["code"] == "not_found"
+    await socket.send_json_to({"type": "sync", "reply_id": "x"})
+    assert (await socket.receive_json_from())["code"] == "bad_frame"
+    await socket.disconnect()
