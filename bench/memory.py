@@ -855,8 +855,9 @@ def report_b(r: dict) -> list[str]:
         "- a question is answered at k when a relevant item (the planted message, or the Fact"
         " row recording it) is among the top k; recall@k is the share of questions answered;"
         " MRR@10 uses the first relevant item's rank",
-        "- ours: `memory.retrieval.search(k=10)`; full-text stage only: its FTS query in FTS"
-        " order, before the recency/importance re-ranking; BM25 baseline: Okapi BM25"
+        "- ours: `memory.retrieval.search(k=10)`; full-text stage only: its candidates"
+        " (`memory.fulltext.candidates`) in the order the index returns them, before BM25 and"
+        " the recency/importance re-ranking; BM25 baseline: Okapi BM25"
         " (k1 1.2, b 0.75, lowercase \\w+ tokens, no stemming, no stopwords) over the same"
         " user's rows of the index",
         "",
@@ -885,7 +886,9 @@ def report_c(r: dict) -> list[str]:
         "- queries: question = the labelled set's questions; message = whole new user"
         " messages (what `recall_for_turn` searches with); keywords = 1-3 corpus words."
         f" Warm-up pass, then {r['rounds']} rounds in shuffled order; `search(k=10)`",
-        "- matches: rows the full-text query matches before its LIMIT (all are scored)",
+        "- matches: rows containing a query word; the search reads at most "
+        "`fulltext.POOL + fulltext.NEWEST_WINDOW` of them (rare words ranked by the index, "
+        "the newest rows with the common ones) and scores those",
         "",
         "| queries | n | p50 ms | p95 ms | p99 ms | max ms | matches median | matches max |",
         "|---|---:|---:|---:|---:|---:|---:|---:|",
