@@ -131,15 +131,19 @@ class ReplyTask:
             await self.publish({"type": "chunk", "id": reply.pk, "text": text})
 
         batcher = ChunkBatcher(send_chunk)
+        request = None
         try:
+            built = self.built
+            report, prompt_version = built.report, built.report.get("system_prompt_version")
+            model = self.conversation.effective_model
+            # The request goes out while the tabs are told a reply is coming.
+            request = asyncio.ensure_future(
+                get_provider().stream(built.messages, model=model, report=report)
+            )
             await self.publish(
                 {"type": "reply_start", "id": reply.pk, "reply_to": self.user_message.pk}
             )
-            built = self.built
-            report, prompt_version = built.report, built.report.get("system_prompt_version")
-            provider = get_provider()
-            model = self.conversation.effective_model
-            stream = await provider.stream(built.messages, model=model, report=report)
+            stream = await request
             model = stream.model
             renewed = time.monotonic()
             renew_every = settings.MEMORYCHAT_STREAM_LEASE_SECONDS / 3
@@ -174,6 +178,8 @@ class ReplyTask:
             status = Message.Status.INTERRUPTED if parts else Message.Status.FAILED
             error = "Something went wrong while writing this reply."
         finally:
+            if request is not None and not request.done():
+                request.cancel()
             if stream is not None and status != Message.Status.COMPLETE:
                 await _quietly(stream.aclose())
         await _quietly(batcher.close())

@@ -22,6 +22,8 @@ from memory import recall, selectors
 from memory.prompts import MEMORY_HEADER, PREFERENCES_HEADER, SUMMARY_HEADER
 from memory.tokens import REPLY_PRIMING_TOKENS, encoding_for_model, message_overhead
 from memory.window import MemoryStrategy, select_recent
+from profiles.instructions import build_instructions
+from profiles.selectors import profile_get
 
 SLIDING_WINDOW_MESSAGES = 20
 HISTORY_PAGE = 64  # rows read per query while filling the window
@@ -91,7 +93,8 @@ def build(
     reserve = min(settings.MEMORYCHAT_REPLY_RESERVE, int(total_budget * MIN_REPLY_SHARE))
     budget = _Budget(model, total_budget - reserve)
     strategy = MemoryStrategy(conversation.strategy)
-    memory_on = recall.memory_enabled(conversation)
+    profile = profile_get(user=conversation.user)  # one read for the switch and the block
+    memory_on = not conversation.temporary and profile.memory_enabled
     report: dict = {
         "model": model,
         "strategy": strategy.value,
@@ -124,7 +127,7 @@ def build(
     message_cost = budget.cost("user", user_text)
     budget.used += message_cost
 
-    instructions = recall.instructions_for(conversation.user)
+    instructions = build_instructions(profile)
     if instructions.text:
         text = f"{PREFERENCES_HEADER}\n{instructions.text}"
         cost = budget.cost("system", text)

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 
 from chat.models import Conversation
 from memory.models import ActionItem, Decision, Fact
-from profiles.instructions import instructions_for  # noqa: F401 — the preferences block
 from profiles.instructions import memory_enabled as user_memory_enabled
 
 RESUME_FACTS = 5
