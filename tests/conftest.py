@@ -24,6 +24,22 @@ def pytest_sessionfinish(session, exitstatus):
 
 
 @pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    """The chat's worker threads keep their own PostgreSQL connections; close them before
+    Django drops the test database, or the drop fails and the database is left behind."""
+    yield
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return
+    with django_db_blocker.unblock(), connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+
+
+@pytest.fixture(scope="session")
 def browser():
     """One headless chromium for every browser test of the session (Playwright's sync API
     allows one driver per process). Missing chromium fails the test, never skips it."""
