@@ -140,6 +140,20 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
 
     async def handle_send(self, frame: dict) -> None:
         text, client_id = parse_send(frame)
+        untitled = not self.conversation.title
+        started = time.monotonic()
+        # The limit's counter may live in Redis: counted in the same thread trip as the turn,
+        # never with a blocking call on the event loop.
+        prepared = await in_db_thread(self._admit_and_prepare)(text, client_id)
+        if prepared.start.replayed:
+            await self.replay(prepared.start)
+            return
+        await self.publish(self.user_message_frame(prepared.start.user_message))
+        if untitled and self.conversation.title:  # the first message gave it its title
+            await self.publish({"type": "title", "title": self.conversation.title})
+        self.start_reply(prepared, started=started)
+
+    def _admit_and_prepare(self, text: str, client_id: str):
         verdict = limits.hit(
             f"messages:{self.scope['user'].pk}",
             limit=settings.MEMORYCHAT_MESSAGES_PER_MINUTE,
@@ -152,18 +166,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
                 f"here: try again in {verdict.retry_after} s.",
                 code="rate_limited",
             )
-        untitled = not self.conversation.title
-        started = time.monotonic()
-        prepared = await in_db_thread(prepare_turn)(
-            conversation=self.conversation, text=text, client_id=client_id
-        )
-        if prepared.start.replayed:
-            await self.replay(prepared.start)
-            return
-        await self.publish(self.user_message_frame(prepared.start.user_message))
-        if untitled and self.conversation.title:  # the first message gave it its title
-            await self.publish({"type": "title", "title": self.conversation.title})
-        self.start_reply(prepared, started=started)
+        return prepare_turn(conversation=self.conversation, text=text, client_id=client_id)
 
     async def handle_retry(self, frame: dict) -> None:
         message_id = frame.get("message_id")
