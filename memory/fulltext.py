@@ -91,9 +91,10 @@ def _rare(user_id: int, terms: list[str]) -> list[Row]:
                 [match, POOL],
             )
         else:
+            # ts_rank, not ts_rank_cd: a third cheaper per match, and BM25 re-ranks anyway.
             cursor.execute(
                 f"SELECT {_COLUMNS} FROM memory_search, to_tsquery('english', %s) q "  # noqa: S608
-                "WHERE user_id = %s AND tsv @@ q ORDER BY ts_rank_cd(tsv, q) DESC LIMIT %s",
+                "WHERE user_id = %s AND tsv @@ q ORDER BY ts_rank(tsv, q) DESC LIMIT %s",
                 [" | ".join(terms), user_id, POOL],
             )
         return cursor.fetchall()
