@@ -45,7 +45,10 @@ def conversation_after_turn(*, conversation: Conversation) -> SummaryRun | None:
     """After a reply: start an incremental summary run when the unsummarised tail is long."""
     if not recall.memory_enabled(conversation):
         return None
-    summary_runs_recover_stale()
+    # A backstop for watch_summary_run (the job that checks each run): one sweep every
+    # STALE_SWEEP_SECONDS across processes, not a query on every turn.
+    if cache.add("summary-runs-stale-sweep", 1, STALE_SWEEP_SECONDS):
+        summary_runs_recover_stale()
     embeddings_schedule()
     if SummaryRun.objects.filter(
         conversation=conversation, status__in=[SummaryRun.Status.QUEUED, SummaryRun.Status.RUNNING]
@@ -68,6 +71,7 @@ def conversation_after_turn(*, conversation: Conversation) -> SummaryRun | None:
 
 
 EMBED_DEBOUNCE_SECONDS = 10
+STALE_SWEEP_SECONDS = 30
 
 
 def embeddings_schedule() -> bool:
