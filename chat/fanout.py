@@ -1,11 +1,12 @@
 """Frames for the other tabs on a conversation (other processes included, through the channel
-layer), sent only when there are other tabs, and light enough that a busy Redis keeps up.
+layer), light enough that a busy Redis keeps up.
 
 The tab that sent a message gets every chunk of the reply directly from its consumer. Other
 tabs get ``reply_start``, a ``snapshot`` of the text so far at most every SNAPSHOT_INTERVAL
-seconds, and ``reply_end``: a dropped snapshot is repaired by the next one. Tabs announce
-themselves (``chat.present``, on connect and every PRESENCE_INTERVAL) and leave
-(``chat.left``), so a tab alone sends nothing to the group at all.
+seconds, and ``reply_end``: a dropped snapshot is repaired by the next one. Snapshots, the
+bulk of it, go only when other tabs are known: tabs announce themselves (``chat.present``, on
+connect and every PRESENCE_INTERVAL) and leave (``chat.left``). The few frames of a turn
+(the user's message, ``reply_start``, ``reply_end``) always go.
 """
 
 from __future__ import annotations
@@ -91,8 +92,9 @@ class TabFanout:
         if kind in ("reply_start", "reply_end"):
             self.texts.pop(frame["id"], None)
             self.snapshot_at.pop(frame["id"], None)
-        if self.others:
-            self._send(frame)
+        # A handful of frames per turn: sent even when no other tab is known yet, so a tab
+        # whose announcement was late or lost still learns of every message and reply.
+        self._send(frame)
 
     def _send(self, frame: dict) -> dict:
         return self._enqueue({"type": "chat.frame", "frame": frame})

@@ -54,6 +54,11 @@
   }
 
   function setStreaming(id) {
+    // A new reply while an earlier one still shows as streaming: that one's end was lost
+    // on the way (another tab's reply, on a busy channel layer); ask where it stands.
+    if (streamingId !== null && id !== null && id !== streamingId) {
+      transmit({ type: "sync", reply_id: streamingId });
+    }
     streamingId = id;
     stopButton.hidden = id === null;
     watchQuiet();
