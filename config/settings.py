@@ -109,8 +109,9 @@ if REDIS_URL:
             # message per few Redis round trips and drops, silently, past 100 waiting
             # messages; under load other tabs lost most of a reply. Pub/sub delivers in bulk,
             # keeps groups in the process (so they survive a Redis restart) and its receive
-            # waits instead of failing while Redis is away.
-            "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
+            # waits instead of failing while Redis is away. Our subclass publishes concurrently
+            # (config/channel_layer.py).
+            "BACKEND": "config.channel_layer.RedisPubSubChannelLayer",
             "CONFIG": {"hosts": [REDIS_URL], "prefix": env_str("REDIS_PREFIX", "memorychat")},
         }
     }

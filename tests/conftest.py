@@ -39,10 +39,11 @@ def django_db_setup(django_db_setup, django_db_blocker):
         )
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
-    """One headless chromium for every browser test of the session (Playwright's sync API
-    allows one driver per process). Missing chromium fails the test, never skips it."""
+    """One headless chromium per test module. Module, not session: while Playwright's sync
+    driver runs, the thread has a running event loop and later async tests could not start
+    theirs. Missing chromium fails the test, never skips it."""
     import shutil
 
     if not shutil.which(CHROMIUM):

@@ -180,7 +180,7 @@ def test_without_redis_url_the_channel_layer_is_in_memory():
 def test_a_redis_url_selects_channels_redis():
     """REDIS_URL set selects channels_redis with that URL as its host."""
     values = settings_with(**DEVELOPMENT, REDIS_URL="redis://127.0.0.1:6379/0")
-    assert values["CHANNEL_BACKEND"] == "channels_redis.pubsub.RedisPubSubChannelLayer"
+    assert values["CHANNEL_BACKEND"] == "config.channel_layer.RedisPubSubChannelLayer"
     assert values["CHANNEL_CONFIG"]["hosts"] == ["redis://127.0.0.1:6379/0"]
 
 
