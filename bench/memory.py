@@ -55,6 +55,7 @@ if str(ROOT) not in sys.path:
 
 from bench import corpus as corpus_mod  # noqa: E402
 from bench import memory_dataset  # noqa: E402
+from bench.cli import int_list  # noqa: E402
 
 PARTS = ("a", "b", "c")
 SIZES = (500, 20_000, 100_000)
@@ -930,16 +931,6 @@ def report(results: dict) -> str:
 # -- command line -----------------------------------------------------------------------------
 
 
-def _ints(text: str) -> tuple[int, ...]:
-    units = {"k": 1_000, "m": 1_000_000}
-    values = []
-    for item in text.split(","):
-        item = item.strip().lower()
-        scale = units.get(item[-1:], 1)
-        values.append(int(float(item[:-1] if scale > 1 else item) * scale))
-    return tuple(values)
-
-
 def parse_args(argv: list[str] | None = None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes and fewer rounds")
@@ -950,7 +941,7 @@ def parse_args(argv: list[str] | None = None):
         help="postgres://user@host:port/NAME: run on PostgreSQL in scratch databases NAME_a,"
         " NAME_b, NAME_c (created and dropped); default: temporary SQLite files",
     )
-    parser.add_argument("--sizes", type=_ints, default=None, help="part a, e.g. 500,20k,100k")
+    parser.add_argument("--sizes", type=int_list, default=None, help="part a, e.g. 500,20k,100k")
     parser.add_argument("--items", type=int, default=0, help="part c indexed items (100,000)")
     parser.add_argument(
         "--distractors", type=int, default=0, help=f"part b per user ({DISTRACTORS:,})"

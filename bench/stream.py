@@ -37,6 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench.cli import int_list  # noqa: E402
 from bench.harness import (  # noqa: E402
     SERVERS,
     AppServer,
@@ -425,10 +426,6 @@ def raw(result: dict) -> dict:
     }
 
 
-def _ints(text: str) -> tuple[int, ...]:
-    return tuple(int(item) for item in text.split(",") if item.strip())
-
-
 def parse_args(argv: list[str] | None = None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -436,7 +433,7 @@ def parse_args(argv: list[str] | None = None):
         action="store_true",
         help="1 and 10 chats, 2 rounds of 3 turns, 12 samples at least: about 2 minutes",
     )
-    parser.add_argument("--chats", type=_ints, default=None, help="e.g. 1,10,50 (the default)")
+    parser.add_argument("--chats", type=int_list, default=None, help="e.g. 1,10,50 (the default)")
     parser.add_argument(
         "--turns", type=int, default=None, help=f"per chat, round and phase ({TURNS})"
     )

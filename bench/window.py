@@ -40,6 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench.cli import int_list  # noqa: E402
 from bench.corpus import chat_messages  # noqa: E402
 from memory.tokens import encoding_for_model, message_overhead  # noqa: E402
 from memory.window import ConversationMemory, MemoryStrategy  # noqa: E402
@@ -502,23 +503,13 @@ def _cpus() -> str:
         return str(os.cpu_count())
 
 
-def _ints(text: str) -> tuple[int, ...]:
-    units = {"k": 1_000, "m": 1_000_000}
-    values = []
-    for item in text.split(","):
-        item = item.strip().lower()
-        scale = units.get(item[-1:], 1)
-        values.append(int(float(item[:-1] if scale > 1 else item) * scale))
-    return tuple(values)
-
-
 def parse_args(argv: list[str] | None = None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--quick", action="store_true", help="1k and 10k messages, 3 rounds: well under a minute"
     )
-    parser.add_argument("--budgets", type=_ints, default=BUDGETS, help="e.g. 4k,128k,1m")
-    parser.add_argument("--counts", type=_ints, default=None, help="e.g. 1k,10k,100k")
+    parser.add_argument("--budgets", type=int_list, default=BUDGETS, help="e.g. 4k,128k,1m")
+    parser.add_argument("--counts", type=int_list, default=None, help="e.g. 1k,10k,100k")
     parser.add_argument("--rounds", type=int, default=None, help="default 5 (3 with --quick)")
     parser.add_argument("--seed-file", type=Path, default=None, help="the seed document")
     parser.add_argument("--no-seed", action="store_true")
