@@ -269,12 +269,14 @@ def _lock_and_check_idle(conversation: Conversation) -> None:
     streaming = Message.objects.filter(
         conversation__user_id=conversation.user_id, status=Message.Status.STREAMING
     ).values_list("conversation_id", "lease_expires_at")
-    live = []
+    live, stale_here = [], False
     for conversation_id, lease in streaming:
         if lease is not None and lease >= now:
             live.append(conversation_id)
         elif conversation_id == conversation.pk:
-            replies_interrupt_stale(conversation=conversation)
+            stale_here = True
+    if stale_here:
+        replies_interrupt_stale(conversation=conversation)
     if conversation.pk in live:
         raise ChatError(
             "A reply is still being written. Stop it or wait for it to finish.", code="busy"

@@ -416,8 +416,16 @@ async def test_an_unreachable_upstream_is_reported(aconversation, alice, setting
     assert (await stored(aconversation))[0]["content"] == "Anyone?"
 
 
-async def test_a_tab_can_ask_where_a_reply_stands(aconversation, alice, fake_llm):
+async def test_a_tab_can_ask_where_a_reply_stands(aconversation, alice, bob, fake_llm):
     """sync answers with the stored reply; another user's or a missing id is refused."""
+    from chat.services import conversation_create, message_create
+
+    @sync_to_async
+    def bobs_reply():
+        theirs = conversation_create(user=bob)
+        return message_create(conversation=theirs, role="assistant", content="bob's secret").pk
+
+    bobs_reply_id = await bobs_reply()
     socket = await connected(alice, aconversation.pk)
     await socket.send_json_to({"type": "send", "text": "Hi"})
     end = (await frames_until(socket, "reply_end"))[-1]
@@ -426,6 +434,9 @@ async def test_a_tab_can_ask_where_a_reply_stands(aconversation, alice, fake_llm
     assert again["type"] == "reply_end" and again["html"] == end["html"]
     await socket.send_json_to({"type": "sync", "reply_id": end["id"] + 1000})
     assert (await socket.receive_json_from())["code"] == "not_found"
+    await socket.send_json_to({"type": "sync", "reply_id": bobs_reply_id})
+    refused = await socket.receive_json_from()
+    assert refused["code"] == "not_found" and "secret" not in str(refused)
     await socket.send_json_to({"type": "sync", "reply_id": "x"})
     assert (await socket.receive_json_from())["code"] == "bad_frame"
     await socket.disconnect()
