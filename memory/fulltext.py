@@ -26,6 +26,12 @@ def _fts_phrase(term: str) -> str:
     return '"' + term.replace('"', "") + '"'
 
 
+def _fts_match(user_id: int, terms: list[str], operator: str) -> str:
+    """An FTS5 query: the user's rows whose text has the terms, joined by OR or AND."""
+    joined = f" {operator} ".join(_fts_phrase(t) for t in terms)
+    return f'owner:"u{user_id}" AND {{text}}: ({joined})'
+
+
 def match_count(term: str) -> int:
     """Rows (of every user) containing ``term``, counted up to COMMON_MATCHES."""
     key = f"fts-count:{connection.vendor}:{term}"
@@ -80,11 +86,7 @@ _COLUMNS = "kind, object_id, conversation_id, created_at, text"
 def _rare(user_id: int, terms: list[str]) -> list[Row]:
     with connection.cursor() as cursor:
         if connection.vendor == "sqlite":
-            match = (
-                f'owner:"u{user_id}" AND {{text}}: ('
-                + " OR ".join(_fts_phrase(t) for t in terms)
-                + ")"
-            )
+            match = _fts_match(user_id, terms, "OR")
             cursor.execute(
                 f"SELECT {_COLUMNS} FROM memory_search WHERE memory_search MATCH %s "  # noqa: S608
                 "ORDER BY bm25(memory_search, 1.0, 0.0) LIMIT %s",
@@ -103,11 +105,7 @@ def _rare(user_id: int, terms: list[str]) -> list[Row]:
 def _newest_with_all(user_id: int, terms: list[str]) -> list[Row]:
     with connection.cursor() as cursor:
         if connection.vendor == "sqlite":
-            match = (
-                f'owner:"u{user_id}" AND {{text}}: ('
-                + " AND ".join(_fts_phrase(t) for t in terms)
-                + ")"
-            )
+            match = _fts_match(user_id, terms, "AND")
             cursor.execute(
                 f"SELECT {_COLUMNS} FROM memory_search WHERE memory_search MATCH %s "  # noqa: S608
                 "ORDER BY rowid DESC LIMIT %s",
