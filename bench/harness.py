@@ -615,7 +615,7 @@ class ChatSocket:
 
 
 def direct_client(base_url: str, *, timeout: float = 60.0, max_retries: int = 2):
-    """The client the app builds in ``chat.llm._client``, pointed at ``base_url``."""
+    """The client the app builds in ``llm.clients.async_client``, pointed at ``base_url``."""
     import httpx
     import openai
 
@@ -628,7 +628,7 @@ def direct_client(base_url: str, *, timeout: float = 60.0, max_retries: int = 2)
 
 
 async def direct_stream(client, messages: list[dict], *, model: str = "gpt-4o") -> Stream:
-    """The streaming call ``chat.llm.OpenAIProvider.stream`` makes, timed like a turn."""
+    """The streaming call ``llm.providers.OpenAIProvider.stream`` makes, timed like a turn."""
     perf = time.perf_counter
     stream = Stream(started=perf())
     response = await client.chat.completions.create(

@@ -217,7 +217,7 @@ def analyze() -> None:
 
 
 def token_counter():
-    from memory.tokens import encoding_for_model
+    from contextwindow.tokens import encoding_for_model
 
     encode = encoding_for_model(MODEL).encode_ordinary
     return lambda text: len(encode(text))

@@ -5,10 +5,10 @@ over the same deterministic chat messages and in the same run:
 
 * floor      -- ``len(enc.encode_ordinary(text))`` once per message: the least any exact
                 token-budget memory can do per add;
-* ours       -- ``memory.window.ConversationMemory.add`` (token_limit strategy);
+* ours       -- ``contextwindow.window.ConversationMemory.add`` (token_limit strategy);
 * seed       -- the original seed class, executed at run time from ``../shared/seeds/`` (never
                 copied into the project), ``tiktoken.encoding_for_model`` pointed at the
-                encodings shipped in ``memory/encodings`` so it runs offline;
+                encodings shipped in ``contextwindow/encodings`` so it runs offline;
 * langchain  -- ``langchain_core.messages.trim_messages(strategy="last")`` called once per
                 turn on the full history, as LangChain applications trim (optional).
 
@@ -42,8 +42,8 @@ if str(ROOT) not in sys.path:
 
 from bench.cli import int_list  # noqa: E402
 from bench.corpus import chat_messages  # noqa: E402
-from memory.tokens import encoding_for_model, message_overhead  # noqa: E402
-from memory.window import ConversationMemory, MemoryStrategy  # noqa: E402
+from contextwindow.tokens import encoding_for_model, message_overhead  # noqa: E402
+from contextwindow.window import ConversationMemory, MemoryStrategy  # noqa: E402
 
 MODEL = "gpt-4o"
 SYSTEM_PROMPT = "You are a helpful AI assistant. Answer concisely and say when you are unsure."

@@ -18,6 +18,7 @@ from chat.fanout import TabFanout
 from chat.models import Conversation, Message
 from chat.services import ChatError
 from chat.turn import ReplyTask, in_db_thread, prepare_retry, prepare_turn, reply_end_frame
+from llm import model_configured
 
 logger = logging.getLogger(__name__)
 
@@ -77,7 +78,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         await self.accept()
         streaming = await in_db_thread(self._streaming_reply_id)()
         await self.send_json(
-            {"type": "ready", "streaming": streaming, "offline": not settings.OPENAI_API_KEY}
+            {"type": "ready", "streaming": streaming, "offline": not model_configured()}
         )
 
     def _streaming_reply_id(self) -> int | None:

@@ -4,7 +4,7 @@ from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 
-from memory.window import MemoryStrategy
+from contextwindow.window import MemoryStrategy
 
 
 class Conversation(models.Model):

@@ -11,7 +11,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from chat.models import Conversation, Message
-from memory.tokens import count_tokens
+from contextwindow.tokens import count_tokens
 
 TITLE_MAX_CHARS = 60
 

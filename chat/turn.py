@@ -19,10 +19,11 @@ from django.db import DatabaseError
 from django.template.loader import render_to_string
 
 from chat import services
-from chat.llm import UpstreamError, Usage, get_provider
 from chat.models import Message
 from chat.rendering import render_markdown
 from chat.streaming import ChunkBatcher
+from llm.errors import UpstreamError
+from llm.providers import Usage, get_provider
 from memory import context
 from memory.services import conversation_after_turn
 from profiles.services import profile_observe_message

@@ -13,6 +13,7 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from chat import limits, selectors, services
 from chat.forms import ConversationSettingsForm, NewConversationForm, RenameForm, SignupForm
+from memory.services import memories_delete_only_from, memories_only_from
 
 
 def _client_ip(request) -> str:
@@ -167,7 +168,7 @@ def conversation_delete(request, conversation_id: int):
     only_here = _memories_only_from(conversation)
     if request.method == "POST":
         if request.POST.get("delete_memories") == "1":
-            _delete_memories_only_from(conversation)
+            memories_delete_only_from(conversation=conversation)
         services.conversation_delete(conversation=conversation)
         if request.htmx:
             return HttpResponseClientRedirect("/")
@@ -180,17 +181,7 @@ def conversation_delete(request, conversation_id: int):
 
 
 def _memories_only_from(conversation) -> int:
-    try:
-        from memory.services import memories_only_from
-    except ImportError:
-        return 0
     return sum(len(ids) for ids in memories_only_from(conversation=conversation).values())
-
-
-def _delete_memories_only_from(conversation) -> None:
-    from memory.services import memories_delete_only_from
-
-    memories_delete_only_from(conversation=conversation)
 
 
 @login_required

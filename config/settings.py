@@ -39,6 +39,7 @@ INSTALLED_APPS = [
     "chat",
     "memory",
     "profiles",
+    "staff",
 ]
 
 MIDDLEWARE = [

@@ -8,6 +8,6 @@ urlpatterns = [
     path("accounts/signup/", signup, name="signup"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("profile/", include("profiles.urls")),
-    path("staff/", include("memory.staff.urls")),
+    path("staff/", include("staff.urls")),
     path("", include("chat.urls")),
 ]

@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from django.conf import settings
 
 from chat.models import Conversation, Message
+from contextwindow.tokens import REPLY_PRIMING_TOKENS, encoding_for_model, message_overhead
+from contextwindow.window import MemoryStrategy, select_recent
 from memory import recall, selectors
 from memory.prompts import MEMORY_HEADER, PREFERENCES_HEADER, SUMMARY_HEADER
-from memory.tokens import REPLY_PRIMING_TOKENS, encoding_for_model, message_overhead
-from memory.window import MemoryStrategy, select_recent
 from profiles.instructions import build_instructions
 from profiles.selectors import profile_get
 

@@ -14,6 +14,7 @@ import openai
 from django.conf import settings
 from django.db import connection
 
+from llm.clients import sync_client
 from memory.models import Embedding
 
 BATCH = 64
@@ -23,22 +24,13 @@ def enabled() -> bool:
     return bool(settings.OPENAI_EMBEDDING_MODEL and settings.OPENAI_API_KEY)
 
 
-def _client() -> openai.OpenAI:
-    return openai.OpenAI(
-        api_key=settings.OPENAI_API_KEY,
-        base_url=settings.OPENAI_BASE_URL or None,
-        timeout=settings.OPENAI_TIMEOUT,
-        max_retries=settings.OPENAI_MAX_RETRIES,
-    )
-
-
 def _normalised(vector: list[float]) -> array:
     norm = math.sqrt(sum(x * x for x in vector)) or 1.0
     return array("f", (x / norm for x in vector))
 
 
 def embed_texts(texts: list[str]) -> list[array]:
-    response = _client().embeddings.create(model=settings.OPENAI_EMBEDDING_MODEL, input=texts)
+    response = sync_client().embeddings.create(model=settings.OPENAI_EMBEDDING_MODEL, input=texts)
     return [_normalised(item.embedding) for item in response.data]
 
 

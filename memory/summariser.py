@@ -6,9 +6,8 @@ from __future__ import annotations
 import json
 from datetime import date
 
-import openai
-from django.conf import settings
-
+from llm import model_configured
+from llm.clients import sync_client
 from memory import extraction
 from memory.extraction import (
     ExtractedAction,
@@ -104,18 +103,13 @@ Today is {today}."""
 def summarise(
     *, previous_summary: str, messages: list[dict], model: str, today: date
 ) -> Extraction:
-    if not settings.OPENAI_API_KEY:
+    if not model_configured():
         return extraction.extract(messages, previous_summary=previous_summary, today=today)
     return _summarise_with_llm(previous_summary, messages, model, today)
 
 
 def _summarise_with_llm(previous_summary, messages, model, today) -> Extraction:
-    client = openai.OpenAI(
-        api_key=settings.OPENAI_API_KEY,
-        base_url=settings.OPENAI_BASE_URL or None,
-        timeout=settings.OPENAI_TIMEOUT,
-        max_retries=settings.OPENAI_MAX_RETRIES,
-    )
+    client = sync_client()
     payload = {
         "previous_summary": previous_summary,
         "messages": [

@@ -1,7 +1,7 @@
 """Input: the messages that are read, split into sentences and clauses.
 
 ``messages`` is a list of ``{"role": "user" | "assistant", "content": str}`` in order. Messages
-whose content starts with ``*Offline reply`` (memorychat's own no-model answers) are skipped
+whose stored ``model`` is ``llm.OFFLINE_MODEL`` (memorychat's own no-model answers) are skipped
 entirely, as are other roles and empty messages. Fenced code blocks and ``>`` quoted lines are
 removed; each message is cut at ``MAX_MESSAGE_CHARS``. Text is split into sentences (at
 ``.!?`` followed by a space, and at line breaks) and, for facts and actions, into clauses (at
@@ -16,12 +16,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from llm import OFFLINE_MODEL
 from memory.extraction.text import _I, _expand, _squash
 from memory.extraction.types import (
     MAX_MESSAGE_CHARS,
     MAX_SENTENCE_CHARS,
     MAX_SENTENCES_PER_MESSAGE,
-    OFFLINE_PREFIX,
 )
 
 
@@ -41,12 +41,15 @@ _SPLIT_RE = re.compile(r"(?<=[.!?\u2026])[\"')\]]*\s+|\n+")
 _BULLET_RE = re.compile(r"^\s*(?:[-*+\u2022]|\d{1,3}[.)]|#{1,6})\s+")
 
 
-def _message_parts(message: object) -> tuple[str, str]:
+def _message_parts(message: object) -> tuple[str, str, str]:
     if isinstance(message, dict):
         role, content = message.get("role", ""), message.get("content", "")
+        model = message.get("model", "")
     else:
         role, content = getattr(message, "role", ""), getattr(message, "content", "")
-    return str(role or "").lower(), content if isinstance(content, str) else str(content or "")
+        model = getattr(message, "model", "")
+    content = content if isinstance(content, str) else str(content or "")
+    return str(role or "").lower(), content, str(model or "")
 
 
 def _clean_content(content: str) -> str:
@@ -79,10 +82,8 @@ def _prepare(messages: list) -> tuple[list[_Sent], list[tuple[int, str]]]:
     sents: list[_Sent] = []
     kept: list[tuple[int, str]] = []
     for index, message in enumerate(messages or []):
-        role, content = _message_parts(message)
-        if role not in ("user", "assistant") or not content.strip():
-            continue
-        if content.lstrip().lower().startswith(OFFLINE_PREFIX):
+        role, content, model = _message_parts(message)
+        if role not in ("user", "assistant") or not content.strip() or model == OFFLINE_MODEL:
             continue
         kept.append((index, role))
         for position, raw in enumerate(_split_sentences(_clean_content(content))):

@@ -14,7 +14,6 @@ MAX_SENTENCES_PER_MESSAGE = 200
 MAX_SENTENCE_CHARS = 600
 MAX_UNIT_WORDS = 50
 NEW_SHARE = 0.6  # the most of the summary budget new sentences may take
-OFFLINE_PREFIX = "*offline reply"
 KEY_MAX = 255
 
 

@@ -18,11 +18,12 @@ from django.db.models import Count, F, Max, Sum
 from django.utils import timezone
 
 from chat.models import Conversation, Message
+from contextwindow.tokens import count_tokens
+from llm import OFFLINE_MODEL, model_configured
 from memory import recall, summariser
 from memory.extraction import Extraction
 from memory.models import Summary, SummaryRun
 from memory.services.memories import memories_merge
-from memory.tokens import count_tokens
 
 logger = logging.getLogger(__name__)
 
@@ -238,7 +239,7 @@ def _run(run: SummaryRun) -> Summary | None:
         )
         result = summariser.summarise(
             previous_summary=previous,
-            messages=[{"role": m.role, "content": m.content} for m in batch],
+            messages=[{"role": m.role, "content": m.content, "model": m.model} for m in batch],
             model=model,
             today=timezone.localdate(),
         )
@@ -257,7 +258,7 @@ def _run(run: SummaryRun) -> Summary | None:
             message_count=(0 if full or base is None else base.message_count) + len(messages),
             source=run.source,
             created_by=run.requested_by,
-            model="offline" if not settings.OPENAI_API_KEY else model,
+            model=model if model_configured() else OFFLINE_MODEL,
         )
         if recall.memory_enabled(conversation):
             for batch_result, batch in merged:
@@ -271,7 +272,7 @@ def _foldable(conversation, after_id: int, limit: int | None):
     qs = Message.objects.filter(conversation=conversation, id__gt=after_id).order_by("id")
     if limit is not None:
         qs = qs[:limit]
-    for message in qs.only("id", "role", "content", "status", "created_at"):
+    for message in qs.only("id", "role", "content", "status", "model", "created_at"):
         if message.status == Message.Status.STREAMING:
             return
         if message.status != Message.Status.FAILED and message.content:

@@ -5,9 +5,9 @@ import json
 import pytest
 
 from chat.services import NewMessage, conversation_create, message_create, message_create_many
+from contextwindow.tokens import count_message_tokens
 from memory.context import build
 from memory.models import ActionItem, Fact, Summary
-from memory.tokens import count_message_tokens
 
 pytestmark = pytest.mark.django_db
 

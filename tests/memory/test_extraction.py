@@ -6,6 +6,7 @@ import time
 
 import pytest
 
+from llm import OFFLINE_MODEL
 from memory.extraction import (
     CATEGORIES,
     MAX_OPEN_QUESTIONS,
@@ -26,6 +27,11 @@ def user(text):
 
 def assistant(text):
     return {"role": "assistant", "content": text}
+
+
+def offline_reply(text):
+    """A reply the offline provider wrote: skipped by its stored model, whatever it says."""
+    return {"role": "assistant", "content": text, "model": OFFLINE_MODEL}
 
 
 def run(*messages, previous_summary=""):
@@ -447,7 +453,7 @@ def test_an_offline_reply_does_not_answer_a_question():
     """Offline replies are skipped, so the question before one stays open."""
     result = run(
         user("Which CI provider fits a small team best?"),
-        assistant("*Offline reply: no language model is configured ..."),
+        offline_reply("*Offline reply: no language model is configured ..."),
     )
     assert result.open_questions == ["Which CI provider fits a small team best?"]
 
@@ -523,7 +529,7 @@ def test_the_summary_skips_offline_replies_and_small_talk():
     """Offline-reply boilerplate and greetings never reach the summary."""
     summary = run(
         user("Hi!"),
-        assistant("*Offline reply: no language model is configured, so ..."),
+        offline_reply("*Offline reply: no language model is configured, so ..."),
         user("We decided to move the launch to April."),
         user("thanks"),
     ).summary
@@ -593,7 +599,7 @@ def test_fifty_folds_stay_bounded_and_keep_the_first_batch_reachable():
             user(f"The {word} module needs a rewrite of its {word} parser."),
             user(f"We decided to drop the legacy {word} exporter because nobody uses it."),
             assistant(f"Noted: the {word} parser rewrite could start with tests."),
-            assistant("*Offline reply: nothing to add."),
+            offline_reply("*Offline reply: nothing to add."),
         ]
         if batch == 0:
             messages.insert(0, user("My name is Priya and my favourite colour is teal."))

@@ -4,9 +4,9 @@ background jobs run by the real worker command."""
 import pytest
 from asgiref.sync import sync_to_async
 
-from chat import llm
 from chat.models import Message
 from chat.services import conversation_create
+from llm import providers as llm
 from tests.chat.helpers import connected, frames_until
 from tests.tasks import run_pending_tasks
 

@@ -14,13 +14,13 @@ from django.urls import reverse
 from chat.models import Message
 from chat.services import conversation_create, message_create, reply_finish
 from memory.models import ActionItem, Fact, Summary
-from memory.staff.kinds import KINDS
-from memory.staff.services.memories import fact_mark_superseded, memory_update
-from memory.staff.services.summaries import summary_restore
-from memory.staff.services.user_data import user_data_delete
-from memory.staff.transfer.export import user_data_export
-from memory.staff.transfer.importer import BadExport, user_data_import
 from profiles.services import profile_observe_message, profile_update_preferences
+from staff.kinds import KINDS
+from staff.services.memories import fact_mark_superseded, memory_update
+from staff.services.summaries import summary_restore
+from staff.services.user_data import user_data_delete
+from staff.transfer.export import user_data_export
+from staff.transfer.importer import BadExport, user_data_import
 
 pytestmark = pytest.mark.django_db
 
@@ -116,7 +116,7 @@ def test_the_import_restores_links_between_rows(rich, alice, staff):
 
 def test_messages_are_stored_through_message_create_many(rich, alice, staff, monkeypatch):
     """The import stores messages with chat.services.message_create_many."""
-    from memory.staff.transfer import importer
+    from staff.transfer import importer
 
     calls = []
     real = importer.message_create_many

@@ -13,8 +13,8 @@ from django.core.management import CommandError, call_command
 
 from chat.models import Conversation, Message
 from memory.models import Fact, Summary
-from memory.staff import seed_import
 from profiles.models import UserProfile
+from staff import seed_import
 
 pytestmark = pytest.mark.django_db
 

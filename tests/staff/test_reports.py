@@ -9,8 +9,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from memory.models import ActionItem, Decision
-from memory.staff.reports import REPORTS, md
-from memory.staff.selectors.reports import report_data_for_conversation, report_data_for_user
+from staff.reports import REPORTS, md
+from staff.selectors.reports import report_data_for_conversation, report_data_for_user
 
 pytestmark = pytest.mark.django_db
 
@@ -131,7 +131,7 @@ def test_a_conversation_without_summary_still_reports(staff_client, alice):
 
 def test_summary_bullets_stay_bullets_and_numbers_stay_text():
     """A summary's "- " lines are list items; a line starting "1." is not turned into a list."""
-    from memory.staff.reports import _paragraphs
+    from staff.reports import _paragraphs
 
     text = _paragraphs("- first point\n- second point\n1. Main topics: launch.\nPlain line.")
     assert text == "- first point\n- second point\n\n1\\. Main topics: launch.\n\nPlain line."

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from memory.models import Decision, Fact
-from memory.staff.kinds import KINDS
-from memory.staff.search import search_filter, search_terms
+from staff.kinds import KINDS
+from staff.search import search_filter, search_terms
 
 pytestmark = pytest.mark.django_db
 

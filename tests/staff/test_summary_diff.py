@@ -7,7 +7,7 @@ from django.urls import reverse
 
 from memory.extraction import Extraction
 from memory.services import summary_create
-from memory.staff.diff import list_diff, text_diff
+from staff.diff import list_diff, text_diff
 
 pytestmark = pytest.mark.django_db
 

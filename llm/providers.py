@@ -1,0 +1,137 @@
+"""Reply streams: a real OpenAI-compatible server, or the offline provider.
+
+``get_provider()`` returns the OpenAI-compatible provider when ``OPENAI_API_KEY`` is set, else
+the offline provider. Both stream text deltas through the same ``ReplyStream`` interface and
+raise ``UpstreamError`` with a message fit for the page.
+
+Retries: the openai client retries 429 and 5xx (and connection errors) itself, with backoff,
+before the response starts — i.e. before the first token. Once tokens flow nothing is retried:
+the partial reply is kept and the user can retry.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+
+from django.conf import settings
+
+from llm import OFFLINE_MODEL
+from llm.clients import async_client
+from llm.errors import UpstreamError, describe_error
+from llm.offline import compose_offline_reply, split_for_streaming
+
+logger = logging.getLogger(__name__)
+
+OFFLINE_WORD_DELAY = 0.012  # seconds between pieces, so the offline reply visibly streams
+
+
+@dataclass
+class Usage:
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+
+@dataclass
+class ReplyStream:
+    """Text deltas of one reply. Iterate it; ``usage`` is filled when the stream ends."""
+
+    model: str
+    offline: bool = False
+    chunks: AsyncIterator[str] | None = None
+    usage: Usage = field(default_factory=Usage)
+    _closer: object = None
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        assert self.chunks is not None
+        return self.chunks
+
+    async def aclose(self) -> None:
+        """Cancel the upstream request (Stop, a closed tab)."""
+        await self.chunks.aclose()  # type: ignore[attr-defined]
+        if self._closer is not None:
+            await self._closer()  # type: ignore[operator]
+
+
+class OpenAIProvider:
+    """Streams through the openai client (configuration, retries, timeouts, errors) but reads
+    the server-sent events itself: building a pydantic object per token was a third of the
+    server's CPU under load, and the JSON is all a reply needs."""
+
+    offline = False
+
+    async def stream(self, messages: Sequence[dict], *, model: str, report=None) -> ReplyStream:
+        request = async_client().chat.completions.with_streaming_response.create(
+            model=model,
+            # The client type-walks and copies ``messages`` on the event loop (~2 ms for a
+            # dozen, more for a long window); ours are plain role/content strings already, so
+            # they go into the JSON body as they are, through extra_body.
+            messages=[],
+            extra_body={"messages": list(messages)},
+            stream=True,
+            stream_options={"include_usage": True},
+        )
+        try:
+            response = await request.__aenter__()  # raises on 4xx/5xx, after the retries
+        except Exception as exc:
+            raise describe_error(exc) from exc
+        reply = ReplyStream(model=model, _closer=response.close)
+        reply.chunks = self._deltas(response, reply)
+        return reply
+
+    async def _deltas(self, response, reply: ReplyStream) -> AsyncIterator[str]:
+        finished = False
+        try:
+            async for line in response.iter_lines():
+                if not line.startswith("data:"):
+                    continue  # blank separators, comments, "event:" lines
+                data = line[5:].strip()
+                if data == "[DONE]":
+                    break
+                event = json.loads(data)
+                if event.get("error"):
+                    message = (event["error"] or {}).get("message") or "unknown error"
+                    raise UpstreamError(f"The model failed mid-reply: {message}"[:300])
+                usage = event.get("usage")
+                if usage:
+                    reply.usage.prompt_tokens = usage.get("prompt_tokens")
+                    reply.usage.completion_tokens = usage.get("completion_tokens")
+                for choice in event.get("choices") or ():
+                    if choice.get("finish_reason"):
+                        finished = True
+                    text = (choice.get("delta") or {}).get("content")
+                    if text:
+                        yield text
+        except (GeneratorExit, asyncio.CancelledError):
+            raise
+        except Exception as exc:
+            raise describe_error(exc) from exc
+        finally:
+            await response.close()
+        if not finished:
+            raise UpstreamError("The model's stream ended before the reply finished.", kind="cut")
+
+
+class OfflineProvider:
+    """Answers with no model: a reply assembled from what the memory holds, clearly labelled."""
+
+    offline = True
+
+    async def stream(self, messages: Sequence[dict], *, model: str, report=None) -> ReplyStream:
+        user_text = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
+        text = compose_offline_reply(user_text, report or {})
+        reply = ReplyStream(model=OFFLINE_MODEL, offline=True)
+        reply.chunks = self._pieces(text)
+        return reply
+
+    async def _pieces(self, text: str) -> AsyncIterator[str]:
+        for piece in split_for_streaming(text):
+            await asyncio.sleep(OFFLINE_WORD_DELAY)
+            yield piece
+
+
+def get_provider() -> OpenAIProvider | OfflineProvider:
+    return OpenAIProvider() if settings.OPENAI_API_KEY else OfflineProvider()

@@ -1,3 +1,0 @@
-"""Staff pages: thin function views. Each checks access (``staff_required``), reads through
-``memory.staff.selectors``, writes through ``memory.staff.services`` and renders one template that
-serves both the page and its HTMX fragments (``{% partialdef %}``)."""

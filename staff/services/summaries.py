@@ -1,0 +1,41 @@
+"""Staff actions on conversation summaries: re-summarise in the background, restore a version."""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from chat.models import Conversation
+from memory.models import Summary, SummaryRun
+from memory.services import summary_make_current, summary_run_start
+from staff.services.history import attribute
+
+
+def conversation_resummarise(*, conversation: Conversation, actor) -> SummaryRun:
+    """Queue a full re-summarisation (the new version becomes current only when it completes).
+
+    A run already queued or running for the conversation is returned instead of a second one.
+    """
+    with transaction.atomic():
+        Conversation.objects.select_for_update().filter(pk=conversation.pk).first()
+        active = (
+            SummaryRun.objects.filter(
+                conversation=conversation,
+                status__in=[SummaryRun.Status.QUEUED, SummaryRun.Status.RUNNING],
+            )
+            .order_by("-created_at")
+            .first()
+        )
+        if active is not None:
+            return active
+        return summary_run_start(
+            conversation=conversation,
+            mode=SummaryRun.Mode.FULL,
+            source=Summary.Source.STAFF,
+            requested_by=actor,
+        )
+
+
+def summary_restore(*, summary: Summary, actor) -> Summary:
+    """Make an older version current again (recorded in the summary's history)."""
+    attribute(summary, actor=actor, reason=f"version {summary.version} made current by staff")
+    return summary_make_current(summary=summary)

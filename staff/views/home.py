@@ -1,0 +1,33 @@
+from __future__ import annotations
+
+from django.contrib.auth import get_user_model
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from chat.models import Conversation
+from memory.models import ActionItem, Decision, Fact, SummaryRun
+from staff.access import staff_required
+from staff.selectors.history import recent_changes
+
+
+@staff_required
+@require_GET
+def home(request):
+    """An overview: totals, summary runs in progress or failed lately, the latest changes."""
+    runs = (
+        SummaryRun.objects.exclude(status=SummaryRun.Status.DONE)
+        .select_related("conversation__user", "requested_by")
+        .order_by("-created_at")[:10]
+    )
+    context = {
+        "totals": {
+            "users": get_user_model().objects.count(),
+            "conversations": Conversation.objects.count(),
+            "facts": Fact.objects.count(),
+            "decisions": Decision.objects.count(),
+            "action items": ActionItem.objects.count(),
+        },
+        "runs": runs,
+        "changes": recent_changes(limit=10),
+    }
+    return render(request, "staff/home.html", context)

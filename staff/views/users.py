@@ -1,0 +1,155 @@
+"""The user list and a user's page: learned style and preferences (editable), conversations,
+memories, reports and data rights."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.vary import vary_on_headers
+
+from profiles.choices import language_name
+from profiles.forms import PreferencesForm
+from profiles.instructions import build_instructions
+from profiles.overview import style_overview
+from profiles.selectors import profile_get
+from profiles.services import PREFERENCE_FIELDS, profile_update_preferences
+from profiles.style import METRICS
+from staff.access import staff_required
+from staff.forms import StyleForm, UserSearchForm
+from staff.kinds import KINDS
+from staff.reports import REPORTS
+from staff.selectors import users as selectors
+from staff.services.profiles import profile_style_set
+from staff.views.common import fragment
+
+USERS_PER_PAGE = 50
+CONVERSATIONS_SHOWN = 100
+TEMPLATE = "staff/user.html"
+
+
+@staff_required
+@require_GET
+@vary_on_headers("HX-Request")
+def user_list(request):
+    form = UserSearchForm(request.GET)
+    form.is_valid()
+    query = form.cleaned_data.get("q") or ""
+    sort = form.cleaned_data.get("sort") or "-last_active"
+    page = Paginator(selectors.user_list(query=query, sort=sort), USERS_PER_PAGE).get_page(
+        request.GET.get("page")
+    )
+    return render(
+        request,
+        fragment(request, "staff/users.html", "user-table"),
+        {"form": form, "page": page, "query": query, "sort": sort},
+    )
+
+
+def _context(request, target, **extra) -> dict:
+    profile = profile_get(user=target)
+    block = build_instructions(profile)
+    conversations = selectors.user_conversations(user=target)
+    return {
+        "target": target,
+        "profile": profile,
+        "metrics": style_overview(profile=profile, block=block),
+        "instructions": block,
+        "preferences": _preference_rows(profile),
+        "style_form": StyleForm(initial={name: getattr(profile, name) for name in METRICS}),
+        "conversations": conversations[:CONVERSATIONS_SHOWN],
+        "conversation_total": conversations.count(),
+        "memory_counts": [
+            (KINDS[slug], counts)
+            for slug, counts in selectors.user_memory_counts(user=target).items()
+        ],
+        "profile_history": (
+            profile.history.select_related("history_user").order_by("-history_date")[:10]
+            if profile.pk
+            else []
+        ),
+        "reports": REPORTS.values(),
+        **extra,
+    }
+
+
+@staff_required
+@require_GET
+def user_detail(request, user_id: int):
+    target = selectors.user_get(user_id=user_id)
+    return render(request, TEMPLATE, _context(request, target))
+
+
+def _preference_rows(profile) -> list[tuple[str, str]]:
+    """The preferences as the page shows them, set or not."""
+    form_fields = PreferencesForm.base_fields
+    rows = []
+    for name in PREFERENCE_FIELDS:
+        value = getattr(profile, name)
+        if name == "language":
+            shown = language_name(value) if value else ""
+        elif name == "topics_of_interest":
+            shown = ", ".join(value or [])
+        elif value and hasattr(profile, f"get_{name}_display"):
+            shown = getattr(profile, f"get_{name}_display")()
+        else:
+            shown = value
+        label = form_fields[name].label or name.replace("_", " ").capitalize()
+        rows.append((str(label), shown))
+    return rows
+
+
+@staff_required
+@require_http_methods(["GET", "POST"])
+@vary_on_headers("HX-Request")
+def user_preferences(request, user_id: int):
+    """Staff edit a user's preferences (recorded in the profile's history under their name).
+
+    GET: the form (HTMX: in place of the read-only list; otherwise the page with the form open;
+    the time zone and language lists are large, so the page itself does not render them)."""
+    target = selectors.user_get(user_id=user_id)
+    if request.method == "GET":
+        form = PreferencesForm(instance=profile_get(user=target))
+        context = _context(request, target, preferences_form=form)
+        return render(request, fragment(request, TEMPLATE, "preferences"), context)
+    form = PreferencesForm(request.POST, instance=profile_get(user=target))
+    if form.is_valid():
+        try:
+            profile_update_preferences(
+                user=target,
+                preferences={name: form.cleaned_data[name] for name in PREFERENCE_FIELDS},
+            )
+        except ValidationError as error:
+            form.add_error(None, error)
+    if form.errors:
+        context = _context(request, target, preferences_form=form)
+        return render(request, fragment(request, TEMPLATE, "preferences"), context)
+    if request.htmx:
+        return render(
+            request, f"{TEMPLATE}#preferences", _context(request, target, preferences_saved=True)
+        )
+    messages.success(request, "Preferences saved.")
+    return redirect("staff:user", user_id=target.pk)
+
+
+@staff_required
+@require_POST
+@vary_on_headers("HX-Request")
+def user_style(request, user_id: int):
+    """Staff correct the learned style metrics."""
+    target = selectors.user_get(user_id=user_id)
+    form = StyleForm(request.POST)
+    if form.is_valid():
+        try:
+            profile_style_set(user=target, values=form.cleaned_data, actor=request.user)
+        except ValidationError as error:
+            form.add_error(None, error)
+    if form.errors:
+        context = _context(request, target, style_form=form)
+        return render(request, fragment(request, TEMPLATE, "style"), context)
+    if request.htmx:
+        return render(request, f"{TEMPLATE}#style", _context(request, target, style_saved=True))
+    messages.success(request, "Learned style saved.")
+    return redirect("staff:user", user_id=target.pk)
