@@ -53,6 +53,22 @@ def parse_send(frame: dict) -> tuple[str, str]:
     return text, client_id
 
 
+def admit_model_call(user) -> None:
+    """Count one model call against the user's per-minute limit, or refuse it. Every frame
+    that makes the model work (``send``, ``retry``) comes through here: a retry stopped at
+    once and retried again is as many calls as messages."""
+    verdict = limits.hit(
+        f"messages:{user.pk}", limit=settings.MEMORYCHAT_MESSAGES_PER_MINUTE, window=60
+    )
+    if not verdict.allowed:
+        raise ChatError(
+            f"You are sending messages too fast (limit "
+            f"{settings.MEMORYCHAT_MESSAGES_PER_MINUTE} a minute). Your message is still "
+            f"here: try again in {verdict.retry_after} s.",
+            code="rate_limited",
+        )
+
+
 class ChatConsumer(AsyncJsonWebsocketConsumer):
     conversation: Conversation | None = None
     reply_task: ReplyTask | None = None
@@ -155,28 +171,19 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         self.start_reply(prepared, started=started)
 
     def _admit_and_prepare(self, text: str, client_id: str):
-        verdict = limits.hit(
-            f"messages:{self.scope['user'].pk}",
-            limit=settings.MEMORYCHAT_MESSAGES_PER_MINUTE,
-            window=60,
-        )
-        if not verdict.allowed:
-            raise ChatError(
-                f"You are sending messages too fast (limit "
-                f"{settings.MEMORYCHAT_MESSAGES_PER_MINUTE} a minute). Your message is still "
-                f"here: try again in {verdict.retry_after} s.",
-                code="rate_limited",
-            )
+        admit_model_call(self.scope["user"])
         return prepare_turn(conversation=self.conversation, text=text, client_id=client_id)
+
+    def _admit_and_prepare_retry(self, message_id: int):
+        admit_model_call(self.scope["user"])
+        return prepare_retry(conversation=self.conversation, message_id=message_id)
 
     async def handle_retry(self, frame: dict) -> None:
         message_id = frame.get("message_id")
         if not isinstance(message_id, int) or isinstance(message_id, bool):
             raise FrameError("retry needs a message_id (an integer).")
         started = time.monotonic()
-        prepared = await in_db_thread(prepare_retry)(
-            conversation=self.conversation, message_id=message_id
-        )
+        prepared = await in_db_thread(self._admit_and_prepare_retry)(message_id)
         self.start_reply(prepared, new_message=False, started=started)
 
     async def handle_sync(self, frame: dict) -> None:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
@@ -260,11 +261,20 @@ class TurnStart:
 
 
 def _lock_and_check_idle(conversation: Conversation) -> None:
-    """Call inside a transaction: serialise turns on this conversation, refuse a second one
-    while a reply streams, and refuse more concurrent replies per user than
+    """Call inside a transaction: serialise the user's turns, refuse a second one on this
+    conversation while a reply streams, and refuse more concurrent replies per user than
     MAX_CONCURRENT_STREAMS. A reply whose lease expired belongs to a dead server: it is marked
-    interrupted here. One read of the user's streaming replies answers all three."""
-    Conversation.objects.select_for_update().filter(pk=conversation.pk).first()
+    interrupted here. One read of the user's streaming replies answers all three.
+
+    The check and the claim (the streaming row the caller inserts before committing) are one
+    step per user: the lock is on the user's row, not the conversation's, so two sends to two
+    of the user's conversations at the same moment queue here instead of both counting the
+    same streams (PostgreSQL's READ COMMITTED re-reads after the wait). SQLite's BEGIN
+    IMMEDIATE already serialises every writer. FOR NO KEY UPDATE: creating a conversation
+    (a foreign key to the user) does not wait for it."""
+    User = get_user_model()
+    User.objects.select_for_update(no_key=True).filter(pk=conversation.user_id).values("pk").first()
+    Conversation.objects.select_for_update().filter(pk=conversation.pk).values("pk").first()
     now = timezone.now()
     streaming = Message.objects.filter(
         conversation__user_id=conversation.user_id, status=Message.Status.STREAMING

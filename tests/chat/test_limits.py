@@ -1,12 +1,15 @@
 """Abuse limits: each refusal is a clear message and leaves nothing half-stored."""
 
+import threading
+import time
+
 import pytest
 from asgiref.sync import sync_to_async
 from django.contrib.auth import get_user_model
 
-from chat import limits
+from chat import limits, services
 from chat.models import Message
-from chat.services import conversation_create
+from chat.services import ChatError, conversation_create, turn_begin
 from tests.chat.helpers import connected, frames_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -66,3 +69,64 @@ def test_signups_are_throttled_per_address(client, settings):
     assert response.status_code == 200
     assert "Too many accounts" in response.content.decode()
     assert list(get_user_model().objects.values_list("username", flat=True)) == ["one"]
+
+
+async def test_a_retry_counts_against_the_message_limit(aconversation, alice, settings, fake_llm):
+    """retry then stop, in a loop, is refused past MESSAGES_PER_MINUTE like send is."""
+    settings.MEMORYCHAT_MESSAGES_PER_MINUTE = 3
+    fake_llm.behaviour.reply = " ".join(["slow"] * 200)
+    fake_llm.behaviour.interval = 0.02
+    socket = await connected(alice, aconversation.pk)
+    await socket.send_json_to({"type": "send", "text": "first"})
+    start = await frames_until(socket, "reply_start")
+    message_id = start[0]["id"]
+    codes = []
+    for _ in range(4):
+        await socket.send_json_to({"type": "stop"})
+        await frames_until(socket, "reply_end")
+        await socket.send_json_to({"type": "retry", "message_id": message_id})
+        frame = await socket.receive_json_from(timeout=10)
+        codes.append(frame.get("code", frame["type"]))
+        if frame["type"] == "error":
+            break
+    await socket.disconnect()
+    assert codes == ["reply_start", "reply_start", "rate_limited"]
+
+
+def _begin_in_thread(conversation, results, barrier):
+    from django.db import connection
+
+    try:
+        barrier.wait()
+        turn_begin(conversation=conversation, text="at the same moment")
+        results.append("started")
+    except ChatError as error:
+        results.append(error.code)
+    finally:
+        connection.close()
+
+
+def test_simultaneous_sends_cannot_pass_the_stream_limit_together(alice, settings, monkeypatch):
+    """Six sends to six conversations at once start at most MAX_CONCURRENT_STREAMS replies."""
+    settings.MEMORYCHAT_MAX_CONCURRENT_STREAMS = 3
+    conversations = [conversation_create(user=alice) for _ in range(6)]
+    real_create = services.message_create
+
+    def slow_create(**kwargs):  # widen the window between the check and the claim
+        if kwargs.get("status") == Message.Status.STREAMING:
+            time.sleep(0.2)
+        return real_create(**kwargs)
+
+    monkeypatch.setattr(services, "message_create", slow_create)
+    results: list[str] = []
+    barrier = threading.Barrier(len(conversations))
+    threads = [
+        threading.Thread(target=_begin_in_thread, args=(c, results, barrier))
+        for c in conversations
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert sorted(results) == ["started"] * 3 + ["too_many_streams"] * 3
+    assert Message.objects.filter(status="streaming").count() == 3
