@@ -36,3 +36,10 @@ def hit(key: str, *, limit: int, window: int) -> Verdict:
     if count > limit:
         return Verdict(False, retry_after=start + window - now)
     return Verdict(True)
+
+
+def client_ip(request) -> str:
+    """The client's address as the server sees it. Behind a proxy, the ASGI server puts the
+    client's address here from trusted proxies only (uvicorn --proxy-headers
+    --forwarded-allow-ips, see docs/deploy.md); a client-sent X-Forwarded-For is never read."""
+    return request.META.get("REMOTE_ADDR", "") or "0.0.0.0"  # noqa: S104 (a key, not a bind)

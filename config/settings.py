@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -36,6 +37,8 @@ INSTALLED_APPS = [
     "simple_history",
     "django_tasks",
     "django_tasks_db",
+    "axes",
+    "django_ratelimit",
     "chat",
     "memory",
     "profiles",
@@ -54,6 +57,8 @@ MIDDLEWARE = [
     "django_htmx.middleware.HtmxMiddleware",
     "csp.middleware.CSPMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
+    # Last, as django-axes asks: answers a locked-out sign-in with the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -192,6 +197,33 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# Sign-in throttling (django-axes): after LOGIN_FAILURE_LIMIT failed sign-ins for one account,
+# or from one client address, further attempts for it are refused for LOGIN_COOLOFF_MINUTES
+# (the page says so and for how long). Attempts are stored in the database, so every process
+# sees them. Axes' backend goes first: it refuses a locked-out attempt before the password
+# check.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_ENABLED = env_bool("LOGIN_THROTTLE", True)
+AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_COOLOFF_MINUTES", 15, minimum=1))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]  # either one locks
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_CLIENT_IP_CALLABLE = "chat.limits.client_ip"
+AXES_VERBOSE = False
+# Password-reset requests (django-ratelimit, on the cache above): per account and per address.
+RATELIMIT_IP_META_KEY = "chat.limits.client_ip"
+MEMORYCHAT_PASSWORD_RESETS_PER_HOUR = env_int("PASSWORD_RESETS_PER_HOUR", 3)  # per account
+MEMORYCHAT_PASSWORD_RESETS_PER_HOUR_PER_ADDRESS = env_int("PASSWORD_RESETS_PER_ADDRESS", 10)
+# Its check knows neither Django's own Redis cache (atomic INCR: fine) nor why local memory is
+# used here (one process, counting per process as the chat's own limits do without Redis).
+SILENCED_SYSTEM_CHECKS = ["django_ratelimit.W001"]
+if not REDIS_URL:
+    SILENCED_SYSTEM_CHECKS.append("django_ratelimit.E003")
+
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "chat:home"
 LOGOUT_REDIRECT_URL = "login"

@@ -18,3 +18,9 @@ def percent(used, limit) -> int:
         return max(0, min(100, round(100 * int(used) / int(limit))))
     except (TypeError, ValueError, ZeroDivisionError):
         return 0
+
+
+@register.filter
+def minutes(duration) -> int:
+    """A timedelta in whole minutes, rounded up (the sign-in lockout page)."""
+    return -(-int(duration.total_seconds()) // 60) if duration else 0
