@@ -121,8 +121,7 @@ def test_simultaneous_sends_cannot_pass_the_stream_limit_together(alice, setting
     results: list[str] = []
     barrier = threading.Barrier(len(conversations))
     threads = [
-        threading.Thread(target=_begin_in_thread, args=(c, results, barrier))
-        for c in conversations
+        threading.Thread(target=_begin_in_thread, args=(c, results, barrier)) for c in conversations
     ]
     for thread in threads:
         thread.start()
