@@ -24,6 +24,8 @@ logger = logging.getLogger(__name__)
 
 CLOSE_UNAUTHENTICATED = 4401
 CLOSE_FORBIDDEN = 4403
+CLOSE_TOO_MANY_SOCKETS = 4429
+SOCKET_LEASE_SECONDS = 60
 CLIENT_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
@@ -73,12 +75,28 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
     conversation: Conversation | None = None
     reply_task: ReplyTask | None = None
     fanout: TabFanout | None = None
+    slots: limits.SocketSlots | None = None
+    renewing: asyncio.Task | None = None
 
     async def connect(self):
         user = self.scope.get("user")
         if user is None or not user.is_authenticated:
             await self.close(code=CLOSE_UNAUTHENTICATED)
             return
+        slots = limits.SocketSlots(
+            user.pk,
+            self.channel_name,
+            limit=settings.MEMORYCHAT_MAX_SOCKETS_PER_USER,
+            lease=SOCKET_LEASE_SECONDS,
+        )
+        if not await in_db_thread(slots.claim)():
+            # Accepted, then closed with a code the page understands (a refused handshake
+            # reaches a browser as a bare 1006).
+            await self.accept()
+            await self.close(code=CLOSE_TOO_MANY_SOCKETS)
+            return
+        self.slots = slots
+        self.renewing = asyncio.create_task(self._renew_slot())
         conversation_id = self.scope["url_route"]["kwargs"]["conversation_id"]
         self.conversation = (
             await Conversation.objects.select_related("user")
@@ -86,6 +104,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             .afirst()
         )
         if self.conversation is None:
+            await self._release_slot()
             await self.close(code=CLOSE_FORBIDDEN)
             return
         self.group = group_name(self.conversation.pk)
@@ -105,7 +124,27 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             .first()
         )
 
+    async def _renew_slot(self) -> None:
+        while True:
+            await asyncio.sleep(SOCKET_LEASE_SECONDS / 3)
+            try:
+                await in_db_thread(self.slots.renew)()
+            except Exception:  # the cache is away for a moment: the next renewal retries
+                logger.warning("could not renew a websocket slot", exc_info=True)
+
+    async def _release_slot(self) -> None:
+        if self.renewing is not None:
+            self.renewing.cancel()
+            self.renewing = None
+        if self.slots is not None:
+            try:
+                await in_db_thread(self.slots.release)()
+            except Exception:  # it expires by itself
+                logger.warning("could not release a websocket slot", exc_info=True)
+            self.slots = None
+
     async def disconnect(self, code):
+        await self._release_slot()
         if self.fanout is None:
             return
         if self.reply_task is not None and self.reply_task.task is not None:
@@ -120,6 +159,16 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
     async def receive(self, text_data=None, bytes_data=None, **kwargs):
         if text_data is None:
             await self.send_error(FrameError("Frames must be JSON text."))
+            return
+        if len(text_data) > settings.MEMORYCHAT_MAX_FRAME_CHARS:
+            limit = settings.MEMORYCHAT_MAX_MESSAGE_CHARS
+            await self.send_error(
+                FrameError(
+                    f"That frame is too large ({len(text_data):,} characters); a message may "
+                    f"have at most {limit:,} characters.",
+                    code="too_long",
+                )
+            )
             return
         try:
             frame = json.loads(text_data)

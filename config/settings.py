@@ -154,6 +154,14 @@ MEMORYCHAT_MAX_MESSAGE_CHARS = env_int("MAX_MESSAGE_CHARS", 16000, minimum=1)
 MEMORYCHAT_MESSAGES_PER_MINUTE = env_int("MESSAGES_PER_MINUTE", 20)
 MEMORYCHAT_MAX_CONCURRENT_STREAMS = env_int("MAX_CONCURRENT_STREAMS", 3)
 MEMORYCHAT_SIGNUPS_PER_HOUR = env_int("SIGNUPS_PER_HOUR", 10)
+MEMORYCHAT_MAX_SOCKETS_PER_USER = env_int("MAX_SOCKETS_PER_USER", 20)  # open chat tabs
+# The websocket servers' own frame limit (daphne here; `make serve` gives uvicorn the same):
+# a frame above it is closed with 1009 by the server. Below it, a frame longer than a
+# message at the length limit could be (JSON escapes: up to 12 characters a character) is
+# answered with a `too_long` error without being parsed.
+WEBSOCKET_MAX_BYTES = env_int("WEBSOCKET_MAX_BYTES", 1024 * 1024, minimum=64 * 1024)
+DAPHNE_WEBSOCKET_MAX_MESSAGE_SIZE = DAPHNE_WEBSOCKET_MAX_FRAME_SIZE = WEBSOCKET_MAX_BYTES
+MEMORYCHAT_MAX_FRAME_CHARS = 12 * MEMORYCHAT_MAX_MESSAGE_CHARS + 4096
 # A streaming reply not renewed for this long belongs to a server that died: interrupted.
 MEMORYCHAT_STREAM_LEASE_SECONDS = env_int("STREAM_LEASE_SECONDS", 30, minimum=1)
 # A summary run whose heartbeat is older than this lost its worker and is queued again.

@@ -2,15 +2,17 @@
 
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from asgiref.sync import sync_to_async
 from django.contrib.auth import get_user_model
 
 from chat import limits, services
+from chat.consumers import CLOSE_TOO_MANY_SOCKETS
 from chat.models import Message
 from chat.services import ChatError, conversation_create, turn_begin
-from tests.chat.helpers import connected, frames_until
+from tests.chat.helpers import connected, frames_until, open_socket
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -129,3 +131,58 @@ def test_simultaneous_sends_cannot_pass_the_stream_limit_together(alice, setting
         thread.join(timeout=60)
     assert sorted(results) == ["started"] * 3 + ["too_many_streams"] * 3
     assert Message.objects.filter(status="streaming").count() == 3
+
+
+async def test_open_websockets_per_user_are_capped(alice, bob, settings):
+    """Past MAX_SOCKETS_PER_USER the next socket is closed with 4429; closing one frees a slot;
+    another user's sockets do not count."""
+    settings.MEMORYCHAT_MAX_SOCKETS_PER_USER = 2
+    first = await sync_to_async(conversation_create)(user=alice)
+    second = await sync_to_async(conversation_create)(user=alice)
+    sockets = [await connected(alice, first.pk), await connected(alice, second.pk)]
+    third = await open_socket(alice, first.pk)
+    await third.connect()
+    closed = await third.receive_output(timeout=5)
+    assert closed == {"type": "websocket.close", "code": CLOSE_TOO_MANY_SOCKETS}
+    bobs = await connected(bob, (await sync_to_async(conversation_create)(user=bob)).pk)
+    await sockets.pop().disconnect()
+    sockets.append(await connected(alice, first.pk))
+    for socket in [*sockets, bobs]:
+        await socket.disconnect()
+
+
+async def test_a_refused_socket_does_not_keep_a_slot(alice, bob, settings):
+    """A socket refused for another user's conversation gives its slot back."""
+    settings.MEMORYCHAT_MAX_SOCKETS_PER_USER = 1
+    bobs = await sync_to_async(conversation_create)(user=bob)
+    for _ in range(3):
+        refused = await open_socket(alice, bobs.pk)
+        assert (await refused.connect())[0] is False
+    mine = await sync_to_async(conversation_create)(user=alice)
+    socket = await connected(alice, mine.pk)
+    await socket.disconnect()
+
+
+async def test_a_frame_over_the_size_limit_gets_too_long(aconversation, alice, settings):
+    """A frame longer than any message at the limit could be is refused unparsed with
+    too_long, and the socket stays open."""
+    settings.MEMORYCHAT_MAX_FRAME_CHARS = 1000
+    socket = await connected(alice, aconversation.pk)
+    await socket.send_to(text_data="[" * 5000)  # not parsed: no recursion to blow
+    error = await socket.receive_json_from()
+    assert error["code"] == "too_long" and "5,000" in error["message"]
+    await socket.send_json_to({"type": "sync", "reply_id": 1})
+    assert (await socket.receive_json_from())["code"] == "not_found"  # still open
+    await socket.disconnect()
+
+
+def test_the_servers_frame_limit_is_above_the_apps():
+    """Every frame the app answers with too_long reaches it: the servers' own limit (daphne's
+    settings, uvicorn's --ws-max-size in `make serve`) is above the app's, in UTF-8 bytes."""
+    from django.conf import settings
+
+    assert settings.DAPHNE_WEBSOCKET_MAX_MESSAGE_SIZE >= 4 * settings.MEMORYCHAT_MAX_FRAME_CHARS
+    assert settings.DAPHNE_WEBSOCKET_MAX_FRAME_SIZE == settings.WEBSOCKET_MAX_BYTES
+    makefile = (Path(__file__).resolve().parents[2] / "Makefile").read_text()
+    assert '--ws-max-size "$${WEBSOCKET_MAX_BYTES:-1048576}"' in makefile
+    assert settings.WEBSOCKET_MAX_BYTES == 1048576
