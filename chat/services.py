@@ -258,6 +258,8 @@ class TurnStart:
     user_message: Message
     reply: Message | None
     replayed: bool = False  # the client_id was seen before: nothing new was stored
+    # A retry of an interrupted reply: its text, kept if the retry writes nothing new.
+    previous_content: str = ""
 
 
 def _lock_and_check_idle(conversation: Conversation) -> None:
@@ -349,9 +351,13 @@ def turn_retry(*, conversation: Conversation, user_message_id: int) -> TurnStart
                 reply_to=user_message,
             )
         else:
-            reply.content = ""
+            # The earlier partial text stays stored until the retry writes text of its own
+            # (its first checkpoint, or its end): a retry that fails at once loses nothing.
+            previous = reply.content
             reply.status = Message.Status.STREAMING
             reply.error = ""
             reply.lease_expires_at = timezone.now() + stream_lease()
-            reply.save(update_fields=["content", "status", "error", "lease_expires_at"])
+            reply.save(update_fields=["status", "error", "lease_expires_at"])
+            reply.content = ""
+            return TurnStart(user_message=user_message, reply=reply, previous_content=previous)
     return TurnStart(user_message=user_message, reply=reply)
