@@ -8,6 +8,7 @@ import re
 
 from django import forms
 
+from chat import jsonsafe
 from memory.models import ActionItem, Decision, Fact
 from profiles.instructions import METRIC_LABELS
 from profiles.style import METRICS
@@ -16,7 +17,10 @@ from staff.selectors.memories import MemoryFilters
 from staff.selectors.users import USER_SORTS
 
 TEXT_MAX = 4000
-IMPORT_MAX_BYTES = 200 * 1024 * 1024
+IMPORT_MAX_BYTES = 50 * 1024 * 1024
+# An export nests about eight levels (document, section, row, history, fields, a JSON field's
+# own value); context reports a few more.
+IMPORT_MAX_DEPTH = 32
 _LIST_SPLIT = re.compile(r"[,\n;]")
 
 
@@ -218,8 +222,12 @@ class ImportForm(forms.Form):
     def clean_file(self) -> dict:
         upload = self.cleaned_data["file"]
         if upload.size > IMPORT_MAX_BYTES:
-            raise forms.ValidationError("The file is too large.")
+            raise forms.ValidationError(
+                f"The file is too large ({upload.size:,} bytes; at most {IMPORT_MAX_BYTES:,})."
+            )
         try:
-            return json.loads(upload.read().decode("utf-8"))
+            return jsonsafe.loads(upload.read().decode("utf-8"), max_depth=IMPORT_MAX_DEPTH)
         except (UnicodeDecodeError, json.JSONDecodeError) as error:
             raise forms.ValidationError(f"Not a JSON file: {error}") from error
+        except jsonsafe.JSONRejected as error:
+            raise forms.ValidationError(f"Not a JSON file we can import: {error}") from error

@@ -76,4 +76,8 @@ async def test_a_retry_that_writes_text_replaces_the_earlier_text(aconversation,
     end = (await frames_until(socket, "reply_end"))[-1]
     await socket.disconnect()
     stored = await Message.objects.aget(pk=reply.pk)
-    assert (stored.content, stored.status, end["status"]) == ("A fresh answer.", "complete", "complete")
+    assert (stored.content, stored.status, end["status"]) == (
+        "A fresh answer.",
+        "complete",
+        "complete",
+    )
