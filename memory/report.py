@@ -211,7 +211,12 @@ def report_read(data: dict | None) -> ContextReport | None:
     return {**data, "schema_version": UNVERSIONED}  # type: ignore[typeddict-item]
 
 
-def summary_text(report: ContextReport | dict) -> str | None:
+def memories_sent(report: ContextReport | None) -> list[MemoryItem]:
+    """The long-term memories the model saw this turn, best first."""
+    return (report or {}).get("memories") or []
+
+
+def summary_text(report: ContextReport | None) -> str | None:
     """The rolling summary's text if it was sent this turn, else None."""
-    summary = report.get("summary") or {}
+    summary = (report or {}).get("summary") or {}
     return summary.get("text")
