@@ -15,8 +15,8 @@ Bump ``SCHEMA_VERSION`` when a key is renamed, removed or changes meaning, and m
 ``report_read`` fill in what older reports lack.
 """
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations``: TypedDict needs real annotations to tell
+# NotRequired keys from required ones (Python 3.11).
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
@@ -149,7 +149,7 @@ def block_item(name: Block, tokens: int, detail: str) -> BlockItem:
     return {"name": name.value, "tokens": tokens, "detail": detail}  # a plain str, for JSON
 
 
-def memory_item(item: Recalled) -> MemoryItem:
+def memory_item(item: "Recalled") -> MemoryItem:
     return {
         "kind": item.kind,
         "id": item.id,
@@ -162,7 +162,7 @@ def memory_item(item: Recalled) -> MemoryItem:
     }
 
 
-def left_out_memory(item: Recalled, reason: str) -> LeftOutMemory:
+def left_out_memory(item: "Recalled", reason: str) -> LeftOutMemory:
     return {**memory_item(item), "left_out": reason}
 
 
@@ -174,7 +174,7 @@ def preferences_item(*, text: str, sources: list, skipped: list) -> PreferencesI
     return {"text": text, "sources": sources, "skipped": skipped}
 
 
-def summary_item(summary: Summary, tokens: int, *, left_out: str = "") -> SummaryItem:
+def summary_item(summary: "Summary", tokens: int, *, left_out: str = "") -> SummaryItem:
     """The summary with its text when it was sent; with ``left_out`` (why not), without it."""
     entry: SummaryItem = {
         "id": summary.pk,
