@@ -94,7 +94,7 @@ def build(
     budget = _Budget(model, total_budget - reserve)
     strategy = MemoryStrategy(conversation.strategy)
     profile = profile_get(user=conversation.user)  # one read for the switch and the block
-    memory_on = not conversation.temporary and profile.memory_enabled
+    memory_on = recall.memory_enabled(conversation, profile=profile)
     report: dict = {
         "model": model,
         "strategy": strategy.value,
