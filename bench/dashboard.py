@@ -158,7 +158,7 @@ def seed(*, users: int, memories: int, rng: random.Random) -> dict:
                 text=_sentence(rng, 9),
                 importance=round(rng.random(), 2),
                 pinned=rng.random() < 0.03,
-                status="superseded" if rng.random() < 0.15 else "active",
+                status=Fact.Status.SUPERSEDED if rng.random() < 0.15 else Fact.Status.ACTIVE,
                 dedupe_key=f"f{i}",
                 created_at=updated - timedelta(days=rng.random() * 30),
                 updated_at=updated,

@@ -498,8 +498,8 @@ result = {
     "messages": len(rows),
     "user": len(users),
     "assistant": len(replies),
-    "complete": sum(r[2] == "complete" for r in replies),
-    "exact": sum(r[2] == "complete" and r[3] == expected_reply for r in replies),
+    "complete": sum(r[2] == Message.Status.COMPLETE for r in replies),
+    "exact": sum(r[2] == Message.Status.COMPLETE and r[3] == expected_reply for r in replies),
     "duplicate_client_ids": sum(n - 1 for n in ids.values() if n > 1),
 }
 """

@@ -509,6 +509,7 @@ result = [
 _JOBS_CODE = """
 from django.db.models import Count
 from django.utils import timezone
+from django_tasks import TaskResultStatus
 from django_tasks_db.models import DBTaskResult
 from memory.models import SummaryRun
 
@@ -517,15 +518,15 @@ for path, status, n in DBTaskResult.objects.values_list("task_path", "status").a
     n=Count("id")
 ).order_by():
     tasks[f"{path.rsplit('.', 1)[-1]}:{status}"] = n
-later = DBTaskResult.objects.filter(status="READY", run_after__gt=timezone.now())
+later = DBTaskResult.objects.filter(status=TaskResultStatus.READY, run_after__gt=timezone.now())
 result = {
     "tasks": tasks,
     "runs": dict(SummaryRun.objects.values_list("status").annotate(n=Count("id")).order_by()),
     "due": DBTaskResult.objects.ready().count(),
-    "running": DBTaskResult.objects.filter(status="RUNNING").count(),
+    "running": DBTaskResult.objects.filter(status=TaskResultStatus.RUNNING).count(),
     "later": dict(later.values_list("task_path").annotate(n=Count("id")).order_by()),
     "failures": list(
-        DBTaskResult.objects.filter(status="FAILED")
+        DBTaskResult.objects.filter(status=TaskResultStatus.FAILED)
         .values_list("exception_class_path", flat=True)
         .distinct()[:5]
     ),

@@ -122,7 +122,7 @@ class OfflineProvider:
 
     async def stream(self, messages: Sequence[dict], *, model: str, report=None) -> ReplyStream:
         user_text = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
-        text = compose_offline_reply(user_text, report or {})
+        text = compose_offline_reply(user_text, report)
         reply = ReplyStream(model=OFFLINE_MODEL, offline=True)
         reply.chunks = self._pieces(text)
         return reply

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 
 from chat.models import Conversation
 from memory.models import ActionItem, Decision, Fact
-from profiles.instructions import memory_enabled as user_memory_enabled
+from profiles.models import UserProfile
+from profiles.selectors import memory_enabled as user_memory_enabled
 
 RESUME_FACTS = 5
 RESUME_ACTIONS = 5
@@ -32,23 +33,12 @@ class Recalled:
     source: str = ""  # title of the conversation it came from
     message_ids: list[int] = field(default_factory=list)
 
-    def as_report(self) -> dict:
-        return {
-            "kind": self.kind,
-            "id": self.id,
-            "text": self.text,
-            "score": round(self.score, 4),
-            "why": self.why,
-            "date": self.date,
-            "source": self.source,
-            "message_ids": self.message_ids,
-        }
 
-
-def memory_enabled(conversation: Conversation) -> bool:
+def memory_enabled(conversation: Conversation, *, profile: UserProfile | None = None) -> bool:
     """Memory is read and written unless the conversation is temporary or the user
-    switched memory off."""
-    return not conversation.temporary and user_memory_enabled(conversation.user)
+    switched memory off. The one home of this rule; ``profile``: the user's profile when the
+    caller has already read it (no query)."""
+    return not conversation.temporary and user_memory_enabled(conversation.user, profile=profile)
 
 
 def _date(value) -> str:

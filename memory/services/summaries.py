@@ -62,7 +62,9 @@ def conversation_after_turn(*, conversation: Conversation) -> SummaryRun | None:
         or 0
     )
     tail = Message.objects.filter(
-        conversation=conversation, id__gt=covered, status__in=["complete", "interrupted"]
+        conversation=conversation,
+        id__gt=covered,
+        status__in=[Message.Status.COMPLETE, Message.Status.INTERRUPTED],
     ).aggregate(n=Count("id"), tokens=Sum("token_count"))
     if tail["n"] >= TRIGGER_MESSAGES or (tail["tokens"] or 0) >= (
         conversation.effective_budget * TRIGGER_BUDGET_SHARE
