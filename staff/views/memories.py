@@ -143,7 +143,8 @@ def memory_edit(request, kind: str, memory_id: int):
     context = {"kind": kind, "memory": with_urls(kind, [memory])[0], "edit_form": form}
     if request.htmx:
         return render(request, f"{TEMPLATE}#memory-edit-row", context)
-    context["next"] = request.GET.get("next") or request.POST.get("next") or ""
+    asked = request.GET.get("next") or request.POST.get("next")
+    context["next"] = safe_next(request, asked, _list_url(kind, memory))
     return render(request, "staff/memory_edit.html", context)
 
 
@@ -239,7 +240,11 @@ def memory_bulk_delete(request, kind: str):
         return render(
             request,
             "staff/memory_confirm_bulk_delete.html",
-            {"kind": kind, "selected": selected, "next": request.POST.get("next", "")},
+            {
+                "kind": kind,
+                "selected": selected,
+                "next": safe_next(request, request.POST.get("next"), _list_url(kind)),
+            },
         )
     try:
         deleted = services.memories_delete(kind=kind, ids=ids, actor=request.user)

@@ -441,3 +441,38 @@ async def test_a_tab_can_ask_where_a_reply_stands(aconversation, alice, bob, fak
     await socket.send_json_to({"type": "sync", "reply_id": "x"})
     assert (await socket.receive_json_from())["code"] == "bad_frame"
     await socket.disconnect()
+
+
+@pytest.mark.parametrize(
+    ("origin", "host", "allowed"),
+    [
+        (b"http://localhost", b"localhost", True),
+        (b"http://localhost:80", b"localhost", True),  # the default port, spelled out
+        (b"http://LOCALHOST:8000", b"localhost:8000", True),
+        (b"http://localhost:8001", b"localhost:8000", False),  # another port
+        (b"https://localhost", b"localhost", False),  # another scheme
+        (b"http://localhost", b"localhost:8000", False),
+        (b"http://evil.example", b"localhost", False),
+        (b"http://localhost", b"evil.example", False),  # a host not in ALLOWED_HOSTS
+        (b"null", b"localhost", False),
+        (b"http://user@localhost", b"localhost", False),
+    ],
+)
+async def test_the_origin_must_match_scheme_host_and_port(
+    aconversation, alice, origin, host, allowed
+):
+    """Like Django's CSRF check: scheme, host and port, not the host alone."""
+    socket = await open_socket(alice, aconversation.pk, origin=origin, host=host)
+    connected_ok, _ = await socket.connect()
+    assert connected_ok is allowed
+    if connected_ok:
+        await socket.disconnect()
+
+
+async def test_a_trusted_origin_may_open_a_socket(aconversation, alice, settings):
+    """A public origin in CSRF_TRUSTED_ORIGINS (a proxy that rewrites Host) is allowed."""
+    settings.CSRF_TRUSTED_ORIGINS = ["https://chat.example"]
+    socket = await open_socket(alice, aconversation.pk, origin=b"https://chat.example")
+    connected_ok, _ = await socket.connect()
+    assert connected_ok
+    await socket.disconnect()
