@@ -8,6 +8,8 @@ import json
 import math
 from typing import Any
 
+MAX_ID = 2**63 - 1  # the largest id a bigint column holds: past it, no row can match
+
 
 class JSONRejected(ValueError):
     """The text is JSON we do not take; the message says why, fit for a page."""

@@ -15,6 +15,7 @@ from django_ratelimit.core import is_ratelimited
 
 from chat import limits, selectors, services
 from chat.forms import ConversationSettingsForm, NewConversationForm, RenameForm, SignupForm
+from chat.jsonsafe import MAX_ID
 from memory.services import memories_delete_only_from, memories_only_from
 
 
@@ -78,7 +79,8 @@ password_reset = ThrottledPasswordReset.as_view()
 
 
 def _sidebar_context(request, current=None) -> dict:
-    query = request.GET.get("q", "").strip()[:200]
+    # No NUL: PostgreSQL text cannot hold one, so a query with one could not even be asked.
+    query = services.clean_text(request.GET.get("q", "")).strip()[:200]
     archived = request.GET.get("archived") == "1"
     return {
         "conversations": selectors.conversation_list(
@@ -139,6 +141,8 @@ def message_history(request, conversation_id: int):
     try:
         before = int(request.GET["before"])
     except (KeyError, ValueError):
+        return HttpResponseBadRequest("before must be a message id")
+    if not 1 <= before <= MAX_ID:
         return HttpResponseBadRequest("before must be a message id")
     messages, has_more = selectors.message_page(conversation=conversation, before_id=before)
     return render(

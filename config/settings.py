@@ -265,5 +265,7 @@ LOGGING = {
     "loggers": {
         "django": {"handlers": [], "propagate": True},
         "django.server": {"handlers": [], "propagate": True},
+        # One line per sign-in otherwise; lockouts are logged at WARNING.
+        "axes": {"level": "WARNING"},
     },
 }

@@ -9,6 +9,7 @@ import re
 from django import forms
 
 from chat import jsonsafe
+from chat.jsonsafe import MAX_ID
 from memory.models import ActionItem, Decision, Fact
 from profiles.instructions import METRIC_LABELS
 from profiles.style import METRICS
@@ -29,6 +30,23 @@ def _list(value: str) -> list[str]:
     return list(dict.fromkeys(item for item in items if item))
 
 
+class ChangeFilterForm(forms.Form):
+    """The recent-changes filters, from the query string. Invalid values are dropped."""
+
+    before = forms.DateTimeField(required=False)
+    kind = forms.CharField(required=False, max_length=20)
+    user_id = forms.IntegerField(required=False, min_value=1, max_value=MAX_ID)
+
+    def filters(self) -> dict:
+        self.is_valid()
+        data = {name: value for name, value in self.cleaned_data.items() if name not in self.errors}
+        return {
+            "before": data.get("before"),
+            "kind_slug": data.get("kind") or "",
+            "user_id": data.get("user_id"),
+        }
+
+
 class UserSearchForm(forms.Form):
     q = forms.CharField(required=False, max_length=200, label="Search users")
     sort = forms.ChoiceField(required=False, choices=list(USER_SORTS.items()))
@@ -39,7 +57,9 @@ class MemoryFilterForm(forms.Form):
 
     q = forms.CharField(required=False, max_length=200, label="Search")
     user = forms.CharField(required=False, max_length=150, label="User")
-    conversation = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
+    conversation = forms.IntegerField(
+        required=False, min_value=1, max_value=MAX_ID, widget=forms.HiddenInput
+    )
     category = forms.ChoiceField(
         required=False, choices=[("", "Any category"), *Fact.Category.choices]
     )
@@ -155,7 +175,11 @@ def edit_form(kind: Kind, memory, data=None) -> forms.Form:
 
 class SupersedeForm(forms.Form):
     by = forms.IntegerField(
-        required=False, min_value=1, label="Replaced by fact #", help_text="Optional."
+        required=False,
+        min_value=1,
+        max_value=MAX_ID,
+        label="Replaced by fact #",
+        help_text="Optional.",
     )
 
 
@@ -169,9 +193,12 @@ class IdListField(forms.Field):
             return []
         values = value if isinstance(value, list | tuple) else [value]
         try:
-            return sorted({int(v) for v in values})
+            ids = sorted({int(v) for v in values})
         except (TypeError, ValueError) as error:
             raise forms.ValidationError("Not a list of ids.") from error
+        if any(not 1 <= i <= MAX_ID for i in ids):
+            raise forms.ValidationError("Not a list of ids.")
+        return ids
 
 
 class BulkDeleteForm(forms.Form):
@@ -194,8 +221,8 @@ class StyleForm(forms.Form):
 
 
 class DiffForm(forms.Form):
-    a = forms.IntegerField(min_value=1, label="From version")
-    b = forms.IntegerField(min_value=1, label="To version")
+    a = forms.IntegerField(min_value=1, max_value=2**31 - 1, label="From version")
+    b = forms.IntegerField(min_value=1, max_value=2**31 - 1, label="To version")
 
 
 class UserDataDeleteForm(forms.Form):

@@ -10,14 +10,19 @@ from django.core.exceptions import ValidationError
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils.dateparse import parse_datetime
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
 from memory.models import Fact
 from staff.access import staff_required
-from staff.forms import BulkDeleteForm, MemoryFilterForm, SupersedeForm, edit_form
+from staff.forms import (
+    BulkDeleteForm,
+    ChangeFilterForm,
+    MemoryFilterForm,
+    SupersedeForm,
+    edit_form,
+)
 from staff.kinds import KINDS, kind_get
 from staff.selectors import history as history_selectors
 from staff.selectors import memories as selectors
@@ -293,18 +298,13 @@ def memory_restore(request, kind: str, memory_id: int, history_id: int):
 @require_GET
 def change_list(request):
     """The newest changes to memories, newest first; "Older" pages by date (keyset)."""
-    before = parse_datetime(request.GET.get("before", "") or "") or None
-    kind_slug = request.GET.get("kind", "")
-    user_id = request.GET.get("user_id", "")
-    entries = history_selectors.recent_changes(
-        before=before,
-        kind_slug=kind_slug,
-        user_id=int(user_id) if user_id.isdigit() else None,
-    )
+    filters = ChangeFilterForm(request.GET).filters()
+    entries = history_selectors.recent_changes(**filters)
+    kind_slug, user_id = filters["kind_slug"], filters["user_id"]
     older = None
     if len(entries) == 50:
         query = {"before": entries[-1].record.history_date.isoformat(), "kind": kind_slug}
-        if user_id.isdigit():
+        if user_id:
             query["user_id"] = user_id
         older = f"?{urlencode(query)}"
     return render(
