@@ -1,6 +1,6 @@
 """A fake OpenAI-compatible model server in a process of its own, streaming at a fixed rate.
 
-It serves ``tests.fake_llm.FakeLLM`` (server-sent events the way the OpenAI API streams chat
+It serves ``tests.support.fake_llm.FakeLLM`` (server-sent events the way the OpenAI API streams chat
 completions) with one fixed reply of ``--words`` words, one SSE event per ``--chunk-words``
 words every ``--interval`` seconds. Benchmarks start it as a subprocess so that its threads
 never share a GIL with the benchmark's clients or with the server under test.
@@ -27,8 +27,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from tests import fake_llm  # noqa: E402
-from tests.fake_llm import Behaviour, FakeLLM  # noqa: E402
+from tests.support import fake_llm  # noqa: E402
+from tests.support.fake_llm import Behaviour, FakeLLM  # noqa: E402
 
 TEXT = (
     "streaming replies arrive word by word while the model thinks about context memory and "

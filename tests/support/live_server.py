@@ -11,7 +11,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]  # tests/support/ -> the project
 
 
 def free_port() -> int:
