@@ -354,7 +354,7 @@ async def _watch(run: StackRun, i: int, url: str, seat, args):
 
     async def read() -> None:
         try:
-            async for raw in sock.ws:
+            async for raw in sock.connection:
                 see(json.loads(raw))
         except asyncio.CancelledError:
             raise
@@ -391,7 +391,7 @@ async def _watch(run: StackRun, i: int, url: str, seat, args):
         unended = [i for i in tab.texts if i not in tab.ends]
         for reply_id in unended:
             with contextlib.suppress(Exception):
-                await sock.ws.send(json.dumps({"type": "sync", "reply_id": reply_id}))
+                await sock.connection.send(json.dumps({"type": "sync", "reply_id": reply_id}))
         deadline = time.monotonic() + 5.0
         while any(i not in tab.ends for i in unended) and time.monotonic() < deadline:
             ended.clear()
