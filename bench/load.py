@@ -74,6 +74,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench.data import load_json  # noqa: E402
 from bench.harness import (  # noqa: E402
     SERVERS,
     AppServer,
@@ -103,12 +104,13 @@ DRAIN_TIMEOUT = 180.0  # seconds to wait for the worker to finish the queued job
 STACKS = ("sqlite", "postgres")
 PG_ADMIN = "postgres://postgres@127.0.0.1:5432/postgres"
 REDIS = "redis://127.0.0.1:6379/0"
-SYSTEM = "You are a helpful AI assistant. Answer concisely and say when you are unsure."
+PROMPTS = load_json("prompts.json")  # bench/data/prompts.json
+SYSTEM = PROMPTS["system"]
 ANSWERED = ("complete", "interrupted", "failed")  # a reply_end came: the app stored the turn
 
 
 def question(user: int, turn: int) -> str:
-    return f"User {user}, question {turn + 1}: what should I keep in mind about load testing?"
+    return PROMPTS["load_question"].format(user=user, turn=turn + 1)
 
 
 def default_rate_limit(words: int, interval: float) -> int:

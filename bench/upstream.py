@@ -26,12 +26,10 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench.data import load_text  # noqa: E402
 from tests.support.fake_llm import Behaviour, FakeLLM  # noqa: E402
 
-TEXT = (
-    "streaming replies arrive word by word while the model thinks about context memory and "
-    "the user reads each sentence as it grows on the page with no visible stutter at all"
-)
+TEXT = load_text("upstream_reply.txt")  # bench/data/upstream_reply.txt
 VOCABULARY = TEXT.split()
 
 
