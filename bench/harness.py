@@ -38,13 +38,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from bench.upstream import reply_text  # noqa: E402
-from tests.support.live_server import SERVERS as SERVERS  # noqa: E402 (the scripts' choices)
-from tests.support.live_server import (  # noqa: E402
+# Imported as bench.harness, so the project is on sys.path already: no path set-up here.
+from bench.upstream import reply_text
+from tests.support.live_server import (
+    ROOT,
     ServerProcess,
     log_tail,
     manage,
@@ -52,7 +49,8 @@ from tests.support.live_server import (  # noqa: E402
     stop_process,
     wait_for_port,
 )
-from tests.support.ws_client import ChatSocket as BaseChatSocket  # noqa: E402
+from tests.support.live_server import SERVERS as SERVERS  # re-exported: the scripts' choices
+from tests.support.ws_client import ChatSocket as BaseChatSocket
 
 PYTHON = sys.executable
 RESULT_MARK = "BENCH-RESULT "
