@@ -1,0 +1,120 @@
+"""The chat websocket's frames in one place: what the browser may send (checked here, handed on
+as typed values) and what the server sends (built here, one function per frame).
+
+docs/protocol.md describes the same frames and tests/chat/test_protocol.py keeps the two in
+step. static/js/chat.js reads these dicts as JSON: keep their keys and key order as they are.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+from django.conf import settings
+
+from chat.services import ChatError
+
+CLIENT_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+class FrameError(ChatError):
+    """A frame the server will not act on; sent back as an ``error`` frame (``bad_frame``
+    unless the text itself is refused: ``empty``, ``too_long``, ``not_found``)."""
+
+    def __init__(self, message: str, code: str = "bad_frame"):
+        super().__init__(message, code=code)
+
+
+# -- browser -> server ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Send:
+    text: str
+    client_id: str
+
+    @classmethod
+    def parse(cls, frame: dict) -> Send:
+        text, client_id = frame.get("text"), frame.get("client_id", "")
+        if not isinstance(text, str):
+            raise FrameError("A message must be text.")
+        if not isinstance(client_id, str) or (client_id and not CLIENT_ID.match(client_id)):
+            raise FrameError("client_id must be 1-64 letters, digits, '-' or '_'.")
+        if not text.strip():
+            raise FrameError("The message is empty.", code="empty")
+        limit = settings.MEMORYCHAT_MAX_MESSAGE_CHARS
+        if len(text) > limit:
+            raise FrameError(
+                f"The message is too long ({len(text):,} characters; the limit is {limit:,}).",
+                code="too_long",
+            )
+        return cls(text=text, client_id=client_id)
+
+
+@dataclass(frozen=True)
+class Stop:
+    @classmethod
+    def parse(cls, frame: dict) -> Stop:
+        return cls()
+
+
+@dataclass(frozen=True)
+class Retry:
+    message_id: int
+
+    @classmethod
+    def parse(cls, frame: dict) -> Retry:
+        return cls(message_id=_integer(frame, "message_id", "retry"))
+
+
+@dataclass(frozen=True)
+class Sync:
+    reply_id: int
+
+    @classmethod
+    def parse(cls, frame: dict) -> Sync:
+        return cls(reply_id=_integer(frame, "reply_id", "sync"))
+
+
+ClientFrame = Send | Stop | Retry | Sync
+CLIENT_FRAMES: dict[str, type[ClientFrame]] = {
+    "send": Send,
+    "stop": Stop,
+    "retry": Retry,
+    "sync": Sync,
+}
+
+
+def _integer(frame: dict, field: str, frame_type: str) -> int:
+    value = frame.get(field)
+    if not isinstance(value, int) or isinstance(value, bool):  # JSON true is not an id
+        raise FrameError(f"{frame_type} needs a {field} (an integer).")
+    return value
+
+
+def decode(text_data: str | None) -> object:
+    """The JSON of a websocket message; binary messages and bad JSON are refused."""
+    if text_data is None:
+        raise FrameError("Frames must be JSON text.")
+    try:
+        return json.loads(text_data)
+    except ValueError:
+        raise FrameError("That frame is not valid JSON.") from None
+
+
+def parse(content: object) -> ClientFrame:
+    """A decoded frame, checked; FrameError says what is wrong with it."""
+    if not isinstance(content, dict):
+        raise FrameError("A frame must be a JSON object.")
+    frame_class = CLIENT_FRAMES.get(content.get("type"))
+    if frame_class is None:
+        raise FrameError(f"Unknown frame type {content.get('type')!r}.")
+    return frame_class.parse(content)
+
+
+def error_client_id(content: object) -> str:
+    """The client_id an error about ``content`` echoes, so the page knows which of its
+    messages was refused: the frame's own when it is a string, even if it is malformed."""
+    client_id = content.get("client_id", "") if isinstance(content, dict) else ""
+    return client_id if isinstance(client_id, str) else ""
