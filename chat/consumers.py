@@ -10,13 +10,12 @@ import time
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 from django.db import DatabaseError
-from django.utils.html import escape
 
 from chat import limits, protocol, services
 from chat.fanout import TabFanout
 from chat.models import Conversation, Message
 from chat.services import ChatError
-from chat.turn import ReplyTask, in_db_thread, prepare_retry, prepare_turn, reply_end_frame
+from chat.turn import ReplyTask, in_db_thread, prepare_retry, prepare_turn
 from llm import model_configured
 
 logger = logging.getLogger(__name__)
@@ -53,9 +52,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         await self.fanout.start()
         await self.accept()
         streaming = await in_db_thread(self._streaming_reply_id)()
-        await self.send_json(
-            {"type": "ready", "streaming": streaming, "offline": not model_configured()}
-        )
+        await self.send_json(protocol.ready(streaming=streaming, offline=not model_configured()))
 
     def _streaming_reply_id(self) -> int | None:
         services.replies_interrupt_stale(conversation=self.conversation)
@@ -118,9 +115,9 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         if prepared.start.replayed:
             await self.replay(prepared.start)
             return
-        await self.publish(self.user_message_frame(prepared.start.user_message))
+        await self.publish(protocol.user_message(prepared.start.user_message))
         if untitled and self.conversation.title:  # the first message gave it its title
-            await self.publish({"type": "title", "title": self.conversation.title})
+            await self.publish(protocol.title(self.conversation.title))
         self.start_reply(prepared, started=started)
 
     def _admit_and_prepare(self, text: str, client_id: str):
@@ -152,9 +149,9 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         if reply is None:
             raise protocol.FrameError("That reply is not in this conversation.", code="not_found")
         if reply.status == Message.Status.STREAMING:
-            await self.send_json({"type": "snapshot", "id": reply.pk, "text": reply.content})
+            await self.send_json(protocol.snapshot(reply_id=reply.pk, text=reply.content))
         else:
-            await self.send_json(reply_end_frame(reply))
+            await self.send_json(protocol.reply_end(reply))
 
     def _reply_state(self, reply_id: int) -> Message | None:
         services.replies_interrupt_stale(conversation=self.conversation)
@@ -180,21 +177,12 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
 
     async def replay(self, start) -> None:
         """A resend of a stored message: show this tab what exists, store nothing."""
-        await self.send_json(self.user_message_frame(start.user_message))
+        await self.send_json(protocol.user_message(start.user_message))
         reply = start.reply
         if reply is not None and reply.status != Message.Status.STREAMING:
-            await self.send_json(reply_end_frame(reply))
+            await self.send_json(protocol.reply_end(reply))
 
     # -- frames to the browser ------------------------------------------------------------
-
-    @staticmethod
-    def user_message_frame(message: Message) -> dict:
-        return {
-            "type": "user_message",
-            "id": message.pk,
-            "client_id": message.client_id,
-            "html": escape(message.content),
-        }
 
     async def publish(self, frame: dict) -> None:
         """To this tab directly (it never waits on the channel layer); to the other tabs on
@@ -206,9 +194,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         self.fanout.forward(frame)
 
     async def send_error(self, exc: ChatError, client_id: str = "") -> None:
-        await self.send_json(
-            {"type": "error", "code": exc.code, "message": exc.message, "client_id": client_id}
-        )
+        await self.send_json(protocol.error(exc, client_id=client_id))
 
     # -- group events ---------------------------------------------------------------------
 

@@ -16,6 +16,8 @@ import contextlib
 import logging
 import time
 
+from chat import protocol
+
 logger = logging.getLogger(__name__)
 
 SNAPSHOT_INTERVAL = 0.5
@@ -82,7 +84,7 @@ class TabFanout:
             now = time.monotonic()
             if self.others and now - self.snapshot_at.get(frame["id"], 0.0) >= SNAPSHOT_INTERVAL:
                 self.snapshot_at[frame["id"]] = now
-                snapshot = {"type": "snapshot", "id": frame["id"], "text": "".join(parts)}
+                snapshot = protocol.snapshot(reply_id=frame["id"], text="".join(parts))
                 queued = self.queued_snapshots.get(frame["id"])
                 if queued is not None:
                     queued["frame"] = snapshot  # still waiting: send the newer text instead

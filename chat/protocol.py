@@ -10,10 +10,17 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from django.conf import settings
+from django.template.loader import render_to_string
+from django.utils.html import escape
 
+from chat.rendering import render_markdown
 from chat.services import ChatError
+
+if TYPE_CHECKING:
+    from chat.models import Message
 
 CLIENT_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
@@ -118,3 +125,75 @@ def error_client_id(content: object) -> str:
     messages was refused: the frame's own when it is a string, even if it is malformed."""
     client_id = content.get("client_id", "") if isinstance(content, dict) else ""
     return client_id if isinstance(client_id, str) else ""
+
+
+# -- server -> browser ------------------------------------------------------------------------
+
+
+def ready(*, streaming: int | None, offline: bool) -> dict:
+    return {"type": "ready", "streaming": streaming, "offline": offline}
+
+
+def user_message(message: Message) -> dict:
+    # Escaped, not rendered as Markdown: the page shows what the user typed.
+    return {
+        "type": "user_message",
+        "id": message.pk,
+        "client_id": message.client_id,
+        "html": escape(message.content),
+    }
+
+
+def title(title: str) -> dict:
+    return {"type": "title", "title": title}
+
+
+def reply_start(*, reply_id: int, reply_to: int) -> dict:
+    return {"type": "reply_start", "id": reply_id, "reply_to": reply_to}
+
+
+def chunk(*, reply_id: int, text: str) -> dict:
+    """Text to append, for the tab that sent the message."""
+    return {"type": "chunk", "id": reply_id, "text": text}
+
+
+def snapshot(*, reply_id: int, text: str) -> dict:
+    """The whole text so far, to replace: for the other tabs, and for a tab that asks."""
+    return {"type": "snapshot", "id": reply_id, "text": text}
+
+
+def reply_end(reply: Message) -> dict:
+    report = reply.context_report or {}
+    return {
+        "type": "reply_end",
+        "id": reply.pk,
+        "reply_to": reply.reply_to_id,
+        "status": reply.status,
+        "error": reply.error,
+        "html": render_markdown(reply.content),
+        "report_html": (
+            render_to_string("chat/_context_report.html", {"report": report}) if report else ""
+        ),
+        "context": {
+            "used": report.get("total_tokens"),
+            "limit": report.get("limit"),
+            "budget": report.get("budget"),
+        },
+    }
+
+
+def error(exc: ChatError, *, client_id: str = "") -> dict:
+    """Only to the tab that caused it."""
+    return {"type": "error", "code": exc.code, "message": exc.message, "client_id": client_id}
+
+
+SERVER_FRAMES = {
+    "ready": ready,
+    "user_message": user_message,
+    "title": title,
+    "reply_start": reply_start,
+    "chunk": chunk,
+    "snapshot": snapshot,
+    "reply_end": reply_end,
+    "error": error,
+}

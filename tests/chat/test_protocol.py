@@ -1,5 +1,7 @@
 """chat.protocol: the websocket frames, checked and built in one place."""
 
+import json
+
 import pytest
 
 from chat import protocol
@@ -66,3 +68,50 @@ def test_an_error_echoes_the_frames_client_id_when_it_is_text():
     assert protocol.error_client_id({"type": "send", "client_id": "bad id!"}) == "bad id!"
     assert protocol.error_client_id({"type": "retry", "client_id": 5}) == ""
     assert protocol.error_client_id(["client_id"]) == ""
+
+
+def test_each_frame_the_server_sends_keeps_its_json():
+    """The bytes static/js/chat.js reads: keys, key order and values as before."""
+    from chat.models import Message
+    from chat.services import ChatError
+
+    user = Message(pk=11, client_id="c-1", content='<hi> & "you"')
+    failed = Message(pk=12, reply_to_id=11, status="failed", error="Boom", content="")
+    sent = {
+        "ready": protocol.ready(streaming=None, offline=True),
+        "user_message": protocol.user_message(user),
+        "title": protocol.title("Trip"),
+        "reply_start": protocol.reply_start(reply_id=12, reply_to=11),
+        "chunk": protocol.chunk(reply_id=12, text="Hel"),
+        "snapshot": protocol.snapshot(reply_id=12, text="Hello"),
+        "reply_end": protocol.reply_end(failed),
+        "error": protocol.error(ChatError("Slow down.", code="rate_limited"), client_id="c-1"),
+    }
+    assert {name: json.dumps(frame) for name, frame in sent.items()} == {
+        "ready": '{"type": "ready", "streaming": null, "offline": true}',
+        "user_message": '{"type": "user_message", "id": 11, "client_id": "c-1", '
+        '"html": "&lt;hi&gt; &amp; &quot;you&quot;"}',
+        "title": '{"type": "title", "title": "Trip"}',
+        "reply_start": '{"type": "reply_start", "id": 12, "reply_to": 11}',
+        "chunk": '{"type": "chunk", "id": 12, "text": "Hel"}',
+        "snapshot": '{"type": "snapshot", "id": 12, "text": "Hello"}',
+        "reply_end": '{"type": "reply_end", "id": 12, "reply_to": 11, "status": "failed", '
+        '"error": "Boom", "html": "", "report_html": "", '
+        '"context": {"used": null, "limit": null, "budget": null}}',
+        "error": '{"type": "error", "code": "rate_limited", "message": "Slow down.", '
+        '"client_id": "c-1"}',
+    }
+
+
+def test_reply_end_carries_the_rendered_reply_and_its_context_report():
+    """Markdown sanitised to HTML, the report rendered, the meter's figures."""
+    from chat.models import Message
+
+    report = {"total_tokens": 120, "limit": 4000, "budget": 3000, "model": "m", "blocks": []}
+    reply = Message(pk=12, reply_to_id=11, status="complete", content="**Hi** <b>x</b>")
+    reply.context_report = report
+    frame = protocol.reply_end(reply)
+    assert frame["html"] == "<p><strong>Hi</strong> &lt;b&gt;x&lt;/b&gt;</p>\n"
+    assert frame["report_html"].startswith('<details class="context-report">')
+    assert "120 of 4000 tokens" in frame["report_html"]
+    assert frame["context"] == {"used": 120, "limit": 4000, "budget": 3000}
