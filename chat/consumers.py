@@ -24,10 +24,6 @@ CLOSE_UNAUTHENTICATED = 4401
 CLOSE_FORBIDDEN = 4403
 
 
-def group_name(conversation_id: int) -> str:
-    return f"conversation-{conversation_id}"
-
-
 class ChatConsumer(AsyncJsonWebsocketConsumer):
     conversation: Conversation | None = None
     reply_task: ReplyTask | None = None
@@ -47,7 +43,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         if self.conversation is None:
             await self.close(code=CLOSE_FORBIDDEN)
             return
-        self.group = group_name(self.conversation.pk)
+        self.group = protocol.group_name(self.conversation.pk)
         self.fanout = TabFanout(self.channel_layer, self.group, self.channel_name)
         await self.fanout.start()
         await self.accept()
@@ -163,7 +159,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         if self.reply_task is not None and not self.reply_task.task.done():
             self.reply_task.cancel("Stopped before the reply finished.")
         else:  # the reply may be streaming from another tab or process
-            await self.channel_layer.group_send(self.group, {"type": "chat.stop"})
+            await self.channel_layer.group_send(self.group, protocol.group_stop())
 
     def start_reply(self, prepared, *, new_message: bool = True, started: float) -> None:
         self.reply_task = ReplyTask(

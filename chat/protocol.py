@@ -1,5 +1,6 @@
 """The chat websocket's frames in one place: what the browser may send (checked here, handed on
-as typed values) and what the server sends (built here, one function per frame).
+as typed values), what the server sends (built here, one function per frame), and the events
+the consumers of a conversation's tabs pass each other through the channel layer.
 
 docs/protocol.md describes the same frames and tests/chat/test_protocol.py keeps the two in
 step. static/js/chat.js reads these dicts as JSON: keep their keys and key order as they are.
@@ -196,4 +197,38 @@ SERVER_FRAMES = {
     "snapshot": snapshot,
     "reply_end": reply_end,
     "error": error,
+}
+
+
+# -- between the tabs' consumers, through the channel layer ------------------------------------
+# Every process must agree on these: a tab on another server gets its frames this way.
+
+
+def group_name(conversation_id: int) -> str:
+    return f"conversation-{conversation_id}"
+
+
+def group_frame(frame: dict, *, sender: str) -> dict:
+    """A server frame for the other tabs; ``sender`` already has it."""
+    return {"type": "chat.frame", "frame": frame, "sender": sender}
+
+
+def group_stop() -> dict:
+    """Stop: the reply may be streaming from another tab's consumer."""
+    return {"type": "chat.stop"}
+
+
+def group_present(*, sender: str) -> dict:
+    return {"type": "chat.present", "sender": sender}
+
+
+def group_left(*, sender: str) -> dict:
+    return {"type": "chat.left", "sender": sender}
+
+
+GROUP_EVENTS = {
+    "chat.frame": group_frame,
+    "chat.stop": group_stop,
+    "chat.present": group_present,
+    "chat.left": group_left,
 }

@@ -115,3 +115,20 @@ def test_reply_end_carries_the_rendered_reply_and_its_context_report():
     assert frame["report_html"].startswith('<details class="context-report">')
     assert "120 of 4000 tokens" in frame["report_html"]
     assert frame["context"] == {"used": 120, "limit": 4000, "budget": 3000}
+
+
+def test_each_channel_layer_event_keeps_its_shape():
+    """Other processes (and a server not yet restarted) read these events."""
+    frame = protocol.title("Trip")
+    assert protocol.group_name(7) == "conversation-7"
+    assert list(protocol.group_frame(frame, sender="a").items()) == [
+        ("type", "chat.frame"),
+        ("frame", frame),
+        ("sender", "a"),
+    ]
+    assert protocol.group_stop() == {"type": "chat.stop"}
+    assert list(protocol.group_present(sender="a").items()) == [
+        ("type", "chat.present"),
+        ("sender", "a"),
+    ]
+    assert list(protocol.group_left(sender="a").items()) == [("type", "chat.left"), ("sender", "a")]
