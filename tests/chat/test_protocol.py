@@ -1,6 +1,10 @@
 """chat.protocol: the websocket frames, checked and built in one place."""
 
+import dataclasses
+import inspect
 import json
+import re
+from pathlib import Path
 
 import pytest
 
@@ -70,24 +74,39 @@ def test_an_error_echoes_the_frames_client_id_when_it_is_text():
     assert protocol.error_client_id(["client_id"]) == ""
 
 
-def test_each_frame_the_server_sends_keeps_its_json():
-    """The bytes static/js/chat.js reads: keys, key order and values as before."""
+def server_frames() -> dict[str, dict]:
+    """One frame from each registered builder; a builder without a sample fails here."""
     from chat.models import Message
     from chat.services import ChatError
 
     user = Message(pk=11, client_id="c-1", content='<hi> & "you"')
     failed = Message(pk=12, reply_to_id=11, status="failed", error="Boom", content="")
-    sent = {
-        "ready": protocol.ready(streaming=None, offline=True),
-        "user_message": protocol.user_message(user),
-        "title": protocol.title("Trip"),
-        "reply_start": protocol.reply_start(reply_id=12, reply_to=11),
-        "chunk": protocol.chunk(reply_id=12, text="Hel"),
-        "snapshot": protocol.snapshot(reply_id=12, text="Hello"),
-        "reply_end": protocol.reply_end(failed),
-        "error": protocol.error(ChatError("Slow down.", code="rate_limited"), client_id="c-1"),
+    arguments = {
+        "ready": {"streaming": None, "offline": True},
+        "user_message": {"message": user},
+        "title": {"title": "Trip"},
+        "reply_start": {"reply_id": 12, "reply_to": 11},
+        "chunk": {"reply_id": 12, "text": "Hel"},
+        "snapshot": {"reply_id": 12, "text": "Hello"},
+        "reply_end": {"reply": failed},
+        "error": {"exc": ChatError("Slow down.", code="rate_limited"), "client_id": "c-1"},
     }
-    assert {name: json.dumps(frame) for name, frame in sent.items()} == {
+    return {name: build(**arguments[name]) for name, build in protocol.SERVER_FRAMES.items()}
+
+
+def group_events() -> dict[str, dict]:
+    arguments = {
+        "chat.frame": {"frame": protocol.title("Trip"), "sender": "a"},
+        "chat.stop": {},
+        "chat.present": {"sender": "a"},
+        "chat.left": {"sender": "a"},
+    }
+    return {name: build(**arguments[name]) for name, build in protocol.GROUP_EVENTS.items()}
+
+
+def test_each_frame_the_server_sends_keeps_its_json():
+    """The bytes static/js/chat.js reads: keys, key order and values as before."""
+    assert {name: json.dumps(frame) for name, frame in server_frames().items()} == {
         "ready": '{"type": "ready", "streaming": null, "offline": true}',
         "user_message": '{"type": "user_message", "id": 11, "client_id": "c-1", '
         '"html": "&lt;hi&gt; &amp; &quot;you&quot;"}',
@@ -119,16 +138,79 @@ def test_reply_end_carries_the_rendered_reply_and_its_context_report():
 
 def test_each_channel_layer_event_keeps_its_shape():
     """Other processes (and a server not yet restarted) read these events."""
-    frame = protocol.title("Trip")
     assert protocol.group_name(7) == "conversation-7"
-    assert list(protocol.group_frame(frame, sender="a").items()) == [
-        ("type", "chat.frame"),
-        ("frame", frame),
-        ("sender", "a"),
+    assert {name: json.dumps(event) for name, event in group_events().items()} == {
+        "chat.frame": '{"type": "chat.frame", "frame": {"type": "title", "title": "Trip"}, '
+        '"sender": "a"}',
+        "chat.stop": '{"type": "chat.stop"}',
+        "chat.present": '{"type": "chat.present", "sender": "a"}',
+        "chat.left": '{"type": "chat.left", "sender": "a"}',
+    }
+
+
+# -- docs/protocol.md -------------------------------------------------------------------------
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "protocol.md"
+
+
+def documented(heading: str) -> dict[str, list[str]]:
+    """The frames a table of docs/protocol.md lists under ``heading``: name -> field names.
+
+    A row reads like `{"type": "reply_end", "id", "status", …}` (values, where shown, are not
+    quoted words: `"text": "…"`, `"message_id": 123`)."""
+    section = DOC.read_text(encoding="utf-8").split(f"\n## {heading}", 1)[1].split("\n## ", 1)[0]
+    frames = {}
+    for row in re.findall(r"^\| `(\{.*?\})` \|", section, flags=re.MULTILINE):
+        key, name, *fields = re.findall(r'"([\w.]+)"', row)
+        assert key == "type", row
+        assert name not in frames, f"{name} is listed twice"
+        frames[name] = fields
+    return frames
+
+
+def test_the_doc_lists_exactly_the_frames_the_browser_may_send():
+    """Each frame the parser accepts, with its fields; nothing it refuses."""
+    assert documented("Client → server frames") == {
+        name: [field.name for field in dataclasses.fields(frame_class)]
+        for name, frame_class in protocol.CLIENT_FRAMES.items()
+    }
+
+
+def test_the_doc_lists_exactly_the_frames_the_server_sends():
+    """Each builder's frame, with its keys in the order they are sent."""
+    assert documented("Server → client frames") == {
+        name: list(frame)[1:] for name, frame in server_frames().items()
+    }
+
+
+def test_the_doc_lists_exactly_the_channel_layer_events():
+    assert documented("Between the server's consumers") == {
+        name: list(event)[1:] for name, event in group_events().items()
+    }
+
+
+def test_every_builder_is_registered_under_the_type_it_makes():
+    """So the doc tests above see every frame and event chat.protocol can build."""
+    built = {**server_frames(), **group_events()}
+    assert all(frame["type"] == name for name, frame in built.items())
+    public = {
+        name
+        for name, function in inspect.getmembers(protocol, inspect.isfunction)
+        if function.__module__ == protocol.__name__ and not name.startswith("_")
+    }
+    registered = {*protocol.SERVER_FRAMES.values(), *protocol.GROUP_EVENTS.values()}
+    not_builders = {"decode", "parse", "error_client_id", "group_name"}
+    assert public - not_builders == {build.__name__ for build in registered}
+
+
+def test_no_other_chat_module_builds_a_frame_by_hand():
+    """A dict with a "type" key outside chat/protocol.py would be a frame the doc tests miss."""
+    chat = Path(protocol.__file__).parent
+    by_hand = [
+        f"{path.relative_to(chat)}:{number}"
+        for path in sorted(chat.rglob("*.py"))
+        if path.name != "protocol.py"
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if re.search(r"""["']type["']\s*:""", line)
     ]
-    assert protocol.group_stop() == {"type": "chat.stop"}
-    assert list(protocol.group_present(sender="a").items()) == [
-        ("type", "chat.present"),
-        ("sender", "a"),
-    ]
-    assert list(protocol.group_left(sender="a").items()) == [("type", "chat.left"), ("sender", "a")]
+    assert by_hand == []
