@@ -1,0 +1,236 @@
+"""The chat websocket's frames in one place: what the browser may send (checked here, handed on
+as typed values), what the server sends (built here, one function per frame), and the events
+the consumers of a conversation's tabs pass each other through the channel layer.
+
+docs/protocol.md describes the same frames and tests/chat/test_protocol.py keeps the two in
+step. static/js/chat.js reads these dicts as JSON: keep their keys and key order as they are.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from django.conf import settings
+from django.template.loader import render_to_string
+from django.utils.html import escape
+
+from chat.rendering import render_markdown
+from chat.services import ChatError
+from memory.report import report_read
+
+if TYPE_CHECKING:
+    from chat.models import Message
+
+CLIENT_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+class FrameError(ChatError):
+    """A frame the server will not act on; sent back as an ``error`` frame (``bad_frame``
+    unless the text itself is refused: ``empty``, ``too_long``, ``not_found``)."""
+
+    def __init__(self, message: str, code: str = "bad_frame"):
+        super().__init__(message, code=code)
+
+
+# -- browser -> server ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Send:
+    text: str
+    client_id: str
+
+    @classmethod
+    def parse(cls, frame: dict) -> Send:
+        text, client_id = frame.get("text"), frame.get("client_id", "")
+        if not isinstance(text, str):
+            raise FrameError("A message must be text.")
+        if not isinstance(client_id, str) or (client_id and not CLIENT_ID.match(client_id)):
+            raise FrameError("client_id must be 1-64 letters, digits, '-' or '_'.")
+        if not text.strip():
+            raise FrameError("The message is empty.", code="empty")
+        limit = settings.MEMORYCHAT_MAX_MESSAGE_CHARS
+        if len(text) > limit:
+            raise FrameError(
+                f"The message is too long ({len(text):,} characters; the limit is {limit:,}).",
+                code="too_long",
+            )
+        return cls(text=text, client_id=client_id)
+
+
+@dataclass(frozen=True)
+class Stop:
+    @classmethod
+    def parse(cls, frame: dict) -> Stop:
+        return cls()
+
+
+@dataclass(frozen=True)
+class Retry:
+    message_id: int
+
+    @classmethod
+    def parse(cls, frame: dict) -> Retry:
+        return cls(message_id=_integer(frame, "message_id", "retry"))
+
+
+@dataclass(frozen=True)
+class Sync:
+    reply_id: int
+
+    @classmethod
+    def parse(cls, frame: dict) -> Sync:
+        return cls(reply_id=_integer(frame, "reply_id", "sync"))
+
+
+ClientFrame = Send | Stop | Retry | Sync
+CLIENT_FRAMES: dict[str, type[ClientFrame]] = {
+    "send": Send,
+    "stop": Stop,
+    "retry": Retry,
+    "sync": Sync,
+}
+
+
+def _integer(frame: dict, field: str, frame_type: str) -> int:
+    value = frame.get(field)
+    if not isinstance(value, int) or isinstance(value, bool):  # JSON true is not an id
+        raise FrameError(f"{frame_type} needs a {field} (an integer).")
+    return value
+
+
+def decode(text_data: str | None) -> object:
+    """The JSON of a websocket message; binary messages and bad JSON are refused."""
+    if text_data is None:
+        raise FrameError("Frames must be JSON text.")
+    try:
+        return json.loads(text_data)
+    except ValueError:
+        raise FrameError("That frame is not valid JSON.") from None
+
+
+def parse(content: object) -> ClientFrame:
+    """A decoded frame, checked; FrameError says what is wrong with it."""
+    if not isinstance(content, dict):
+        raise FrameError("A frame must be a JSON object.")
+    frame_class = CLIENT_FRAMES.get(content.get("type"))
+    if frame_class is None:
+        raise FrameError(f"Unknown frame type {content.get('type')!r}.")
+    return frame_class.parse(content)
+
+
+def error_client_id(content: object) -> str:
+    """The client_id an error about ``content`` echoes, so the page knows which of its
+    messages was refused: the frame's own when it is a string, even if it is malformed."""
+    client_id = content.get("client_id", "") if isinstance(content, dict) else ""
+    return client_id if isinstance(client_id, str) else ""
+
+
+# -- server -> browser ------------------------------------------------------------------------
+
+
+def ready(*, streaming: int | None, offline: bool) -> dict:
+    return {"type": "ready", "streaming": streaming, "offline": offline}
+
+
+def user_message(message: Message) -> dict:
+    # Escaped, not rendered as Markdown: the page shows what the user typed.
+    return {
+        "type": "user_message",
+        "id": message.pk,
+        "client_id": message.client_id,
+        "html": escape(message.content),
+    }
+
+
+def title(title: str) -> dict:
+    return {"type": "title", "title": title}
+
+
+def reply_start(*, reply_id: int, reply_to: int) -> dict:
+    return {"type": "reply_start", "id": reply_id, "reply_to": reply_to}
+
+
+def chunk(*, reply_id: int, text: str) -> dict:
+    """Text to append, for the tab that sent the message."""
+    return {"type": "chunk", "id": reply_id, "text": text}
+
+
+def snapshot(*, reply_id: int, text: str) -> dict:
+    """The whole text so far, to replace: for the other tabs, and for a tab that asks."""
+    return {"type": "snapshot", "id": reply_id, "text": text}
+
+
+def reply_end(reply: Message) -> dict:
+    report = report_read(reply.context_report)
+    figures = report or {}
+    return {
+        "type": "reply_end",
+        "id": reply.pk,
+        "reply_to": reply.reply_to_id,
+        "status": reply.status,
+        "error": reply.error,
+        "html": render_markdown(reply.content),
+        "report_html": (
+            render_to_string("chat/_context_report.html", {"report": report}) if report else ""
+        ),
+        "context": {
+            "used": figures.get("total_tokens"),
+            "limit": figures.get("limit"),
+            "budget": figures.get("budget"),
+        },
+    }
+
+
+def error(exc: ChatError, *, client_id: str = "") -> dict:
+    """Only to the tab that caused it."""
+    return {"type": "error", "code": exc.code, "message": exc.message, "client_id": client_id}
+
+
+SERVER_FRAMES = {
+    "ready": ready,
+    "user_message": user_message,
+    "title": title,
+    "reply_start": reply_start,
+    "chunk": chunk,
+    "snapshot": snapshot,
+    "reply_end": reply_end,
+    "error": error,
+}
+
+
+# -- between the tabs' consumers, through the channel layer ------------------------------------
+# Every process must agree on these: a tab on another server gets its frames this way.
+
+
+def group_name(conversation_id: int) -> str:
+    return f"conversation-{conversation_id}"
+
+
+def group_frame(frame: dict, *, sender: str) -> dict:
+    """A server frame for the other tabs; ``sender`` already has it."""
+    return {"type": "chat.frame", "frame": frame, "sender": sender}
+
+
+def group_stop() -> dict:
+    """Stop: the reply may be streaming from another tab's consumer."""
+    return {"type": "chat.stop"}
+
+
+def group_present(*, sender: str) -> dict:
+    return {"type": "chat.present", "sender": sender}
+
+
+def group_left(*, sender: str) -> dict:
+    return {"type": "chat.left", "sender": sender}
+
+
+GROUP_EVENTS = {
+    "chat.frame": group_frame,
+    "chat.stop": group_stop,
+    "chat.present": group_present,
+    "chat.left": group_left,
+}
