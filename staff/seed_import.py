@@ -44,6 +44,7 @@ from django.db import DatabaseError, transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from audit import attribute
 from chat.models import Conversation, Message
 from chat.services import (
     ChatError,
@@ -58,7 +59,6 @@ from memory.models import Fact, Summary
 from memory.services import fact_remember, summary_create
 from profiles.models import UserProfile
 from profiles.services import profile_update_preferences
-from staff.services.history import attribute
 
 REASON = "imported from the seed's JSON stores"
 ROLES = ("system", "user", "assistant")

@@ -10,12 +10,12 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from audit import attribute
 from chat.models import Conversation
 from memory import extraction
 from memory.models import Fact
 from memory.services import fact_supersede
 from staff.kinds import Kind
-from staff.services.history import attribute
 
 BULK_MAX = 1000
 

@@ -12,9 +12,9 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from audit import acting_as, attribute
 from profiles.models import UserProfile
 from profiles.style import METRICS
-from staff.services.history import acting_as, attribute
 
 
 def profile_style_set(*, user, values: Mapping[str, float], actor) -> UserProfile:

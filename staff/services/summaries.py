@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from django.db import transaction
 
+from audit import attribute
 from chat.models import Conversation
 from memory.models import Summary, SummaryRun
 from memory.services import summary_make_current, summary_run_start
-from staff.services.history import attribute
 
 
 def conversation_resummarise(*, conversation: Conversation, actor) -> SummaryRun:

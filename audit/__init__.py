@@ -1,4 +1,7 @@
-"""Attribution of history records to the staff member acting."""
+"""Who changed a row, and why: the user and reason django-simple-history records.
+
+Shared by the apps' services (memory, profiles, staff), so none has to import another for it.
+"""
 
 from __future__ import annotations
 
