@@ -15,13 +15,12 @@ from profiles.forms import PreferencesForm
 from profiles.instructions import build_instructions
 from profiles.overview import style_overview
 from profiles.selectors import profile_get
-from profiles.services import PREFERENCE_FIELDS, profile_update_preferences
+from profiles.services import PREFERENCE_FIELDS, profile_set_style, profile_update_preferences
 from profiles.style import METRICS
 from staff.forms import StyleForm, UserSearchForm
 from staff.kinds import KINDS
 from staff.reports import REPORTS
 from staff.selectors import users as selectors
-from staff.services.profiles import profile_style_set
 from web.access import staff_required
 from web.fragments import render_fragments, render_page_or_fragment
 
@@ -139,7 +138,12 @@ def user_style(request, user_id: int):
     form = StyleForm(request.POST)
     if form.is_valid():
         try:
-            profile_style_set(user=target, values=form.cleaned_data, actor=request.user)
+            profile_set_style(
+                user=target,
+                values=form.cleaned_data,
+                actor=request.user,
+                reason="learned style edited by staff",
+            )
         except ValidationError as error:
             form.add_error(None, error)
     if form.errors:
