@@ -237,10 +237,6 @@ def profile_set_style(
         for name in changed:
             setattr(profile, name, values[name])
         profile.updated_at = profile.style_updated_at = timezone.now()
-        reason = f"{reason}: {', '.join(changed)}"
-        if actor is None:
-            profile._change_reason = reason[:100]
-        else:
-            attribute(profile, actor=actor, reason=reason)
+        attribute(profile, actor=actor, reason=f"{reason}: {', '.join(changed)}")
         profile.save(update_fields=[*changed, "updated_at", "style_updated_at"])
     return profile

@@ -398,7 +398,7 @@ class SeedImporter:
             setattr(profile, f"{name}_count", max(getattr(profile, f"{name}_count"), observed))
         profile.messages_observed = max(profile.messages_observed, observed)
         profile.style_updated_at = profile.updated_at = timezone.now()
-        attribute(profile, actor=None, reason=REASON)
+        attribute(profile, reason=REASON)
         profile.save()
         self._counts["style metrics"] += len(changed)
         return []
