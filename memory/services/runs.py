@@ -23,6 +23,7 @@ from llm import OFFLINE_MODEL, model_configured
 from memory import recall, summariser
 from memory.extraction import Extraction
 from memory.models import Summary, SummaryRun
+from memory.selectors import summary_run_active
 from memory.services.memories import memories_merge
 
 logger = logging.getLogger(__name__)
@@ -51,9 +52,7 @@ def conversation_after_turn(*, conversation: Conversation) -> SummaryRun | None:
     if cache.add("summary-runs-stale-sweep", 1, STALE_SWEEP_SECONDS):
         summary_runs_recover_stale()
     embeddings_schedule()
-    if SummaryRun.objects.filter(
-        conversation=conversation, status__in=[SummaryRun.Status.QUEUED, SummaryRun.Status.RUNNING]
-    ).exists():
+    if summary_run_active(conversation=conversation) is not None:
         return None
     covered = (
         Summary.objects.filter(conversation=conversation, is_current=True)

@@ -7,6 +7,7 @@ from django.db import transaction
 from audit import attribute
 from chat.models import Conversation
 from memory.models import Summary, SummaryRun
+from memory.selectors import summary_run_active
 from memory.services import summary_make_current, summary_run_start
 
 
@@ -16,15 +17,9 @@ def conversation_resummarise(*, conversation: Conversation, actor) -> SummaryRun
     A run already queued or running for the conversation is returned instead of a second one.
     """
     with transaction.atomic():
+        # Locked: two clicks at once find the same active run, not none each.
         Conversation.objects.select_for_update().filter(pk=conversation.pk).first()
-        active = (
-            SummaryRun.objects.filter(
-                conversation=conversation,
-                status__in=[SummaryRun.Status.QUEUED, SummaryRun.Status.RUNNING],
-            )
-            .order_by("-created_at")
-            .first()
-        )
+        active = summary_run_active(conversation=conversation)
         if active is not None:
             return active
         return summary_run_start(
