@@ -17,6 +17,7 @@ from django.db import transaction
 from django.db.models import Count, F, Max, Sum
 from django.utils import timezone
 
+from audit import attribute
 from chat.models import Conversation, Message
 from contextwindow.tokens import count_tokens
 from llm import OFFLINE_MODEL, model_configured
@@ -319,12 +320,14 @@ def summary_create(
         )
 
 
-def summary_make_current(*, summary: Summary) -> Summary:
-    """Staff: make an older version current again."""
+def summary_make_current(*, summary: Summary, actor=None, reason: str = "") -> Summary:
+    """Make an older version current again (``actor`` and ``reason``, when given, go into the
+    summary's history record)."""
     with transaction.atomic():
         Summary.objects.filter(conversation=summary.conversation_id, is_current=True).update(
             is_current=False
         )
         summary.is_current = True
+        attribute(summary, actor=actor, reason=reason)
         summary.save(update_fields=["is_current"])
     return summary

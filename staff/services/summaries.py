@@ -1,14 +1,14 @@
-"""Staff actions on conversation summaries: re-summarise in the background, restore a version."""
+"""Staff ask for a conversation to be re-summarised in the background. (Making a version
+current again is ``memory.services.summary_make_current``.)"""
 
 from __future__ import annotations
 
 from django.db import transaction
 
-from audit import attribute
 from chat.models import Conversation
 from memory.models import Summary, SummaryRun
 from memory.selectors import summary_run_active
-from memory.services import summary_make_current, summary_run_start
+from memory.services import summary_run_start
 
 
 def conversation_resummarise(*, conversation: Conversation, actor) -> SummaryRun:
@@ -28,9 +28,3 @@ def conversation_resummarise(*, conversation: Conversation, actor) -> SummaryRun
             source=Summary.Source.STAFF,
             requested_by=actor,
         )
-
-
-def summary_restore(*, summary: Summary, actor) -> Summary:
-    """Make an older version current again (recorded in the summary's history)."""
-    attribute(summary, actor=actor, reason=f"version {summary.version} made current by staff")
-    return summary_make_current(summary=summary)

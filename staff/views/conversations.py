@@ -8,6 +8,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
+from memory import services as memory_services
 from staff.diff import list_diff, text_diff
 from staff.forms import DiffForm
 from staff.reports import REPORTS
@@ -124,7 +125,8 @@ def summary_diff(request, conversation_id: int):
 @vary_on_headers("HX-Request")
 def summary_make_current(request, summary_id: int):
     summary = selectors.summary_get(summary_id=summary_id)
-    services.summary_restore(summary=summary, actor=request.user)
+    reason = f"version {summary.version} made current by staff"
+    memory_services.summary_make_current(summary=summary, actor=request.user, reason=reason)
     if request.htmx:
         context = _summary_context(summary.conversation, made_current=summary.version)
         return render_fragments(request, TEMPLATE, context, "versions", "diff")

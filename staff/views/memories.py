@@ -15,6 +15,7 @@ from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
+from memory import services as memory_services
 from memory.models import Fact
 from staff.forms import BulkDeleteForm, MemoryFilterForm, SupersedeForm, edit_form
 from staff.kinds import KINDS, kind_get
@@ -177,7 +178,9 @@ def fact_supersede(request, memory_id: int):
             error = f"There is no fact #{by_id}."
         else:
             try:
-                fact = services.fact_mark_superseded(fact=fact, by=by, actor=request.user)
+                fact = memory_services.fact_supersede(
+                    fact=fact, by=by, actor=request.user, reason="superseded by staff"
+                )
             except ValidationError as e:
                 error = " ".join(e.messages)
     else:
