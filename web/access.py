@@ -16,7 +16,7 @@ from django_htmx.http import HttpResponseClientRedirect
 View = Callable[..., HttpResponse]
 
 
-def login_redirect(request: HttpRequest, *, default_next: str | None = None) -> HttpResponse:
+def _login_redirect(request: HttpRequest, *, default_next: str | None = None) -> HttpResponse:
     """To the login page, with ``next`` the page to come back to.
 
     For an HTMX request that is the page the browser shows (HX-Current-URL, same origin only),
@@ -32,14 +32,14 @@ def login_redirect(request: HttpRequest, *, default_next: str | None = None) -> 
 
 
 def login_required(view: View | None = None, *, default_next: str | None = None):
-    """Django's ``@login_required``, but HTMX-aware (see ``login_redirect``). Use bare or as
+    """Django's ``@login_required``, but HTMX-aware (see ``_login_redirect``). Use bare or as
     ``@login_required(default_next="app:page")``."""
 
     def decorator(view: View) -> View:
         @wraps(view)
         def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
             if not request.user.is_authenticated:
-                return login_redirect(request, default_next=default_next)
+                return _login_redirect(request, default_next=default_next)
             return view(request, *args, **kwargs)
 
         return wrapper
