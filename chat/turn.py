@@ -16,16 +16,13 @@ from dataclasses import dataclass
 from channels.db import database_sync_to_async
 from django.conf import settings
 from django.db import DatabaseError
-from django.template.loader import render_to_string
 
-from chat import services
+from chat import protocol, services
 from chat.models import Message
-from chat.rendering import render_markdown
 from chat.streaming import ChunkBatcher
 from llm.errors import UpstreamError
 from llm.providers import Usage, get_provider
 from memory import context
-from memory.report import report_read
 from memory.services import conversation_after_turn
 from profiles.services import profile_observe_message
 
@@ -33,28 +30,6 @@ logger = logging.getLogger(__name__)
 
 Publish = Callable[[dict], Awaitable[None]]
 STORE_RETRY_SECONDS = 30.0
-
-
-def reply_end_frame(reply: Message) -> dict:
-    report = report_read(reply.context_report)
-    figures = report or {}
-    return {
-        "type": "reply_end",
-        "id": reply.pk,
-        "reply_to": reply.reply_to_id,
-        "status": reply.status,
-        "error": reply.error,
-        "saved": getattr(reply, "saved", True),
-        "html": render_markdown(reply.content),
-        "report_html": (
-            render_to_string("chat/_context_report.html", {"report": report}) if report else ""
-        ),
-        "context": {
-            "used": figures.get("total_tokens"),
-            "limit": figures.get("limit"),
-            "budget": figures.get("budget"),
-        },
-    }
 
 
 def in_db_thread(fn):
@@ -133,7 +108,7 @@ class ReplyTask:
         stream = None
 
         async def send_chunk(text: str) -> None:
-            await self.publish({"type": "chunk", "id": reply.pk, "text": text})
+            await self.publish(protocol.chunk(reply_id=reply.pk, text=text))
 
         batcher = ChunkBatcher(send_chunk)
         request = None
@@ -146,7 +121,7 @@ class ReplyTask:
                 get_provider().stream(built.messages, model=model, report=report)
             )
             await self.publish(
-                {"type": "reply_start", "id": reply.pk, "reply_to": self.user_message.pk}
+                protocol.reply_start(reply_id=reply.pk, reply_to=self.user_message.pk)
             )
             stream = await request
             model = stream.model
@@ -208,7 +183,7 @@ class ReplyTask:
         )
         self.reply = reply
         self.streaming = False
-        await _quietly(self.publish(reply_end_frame(reply)))
+        await _quietly(self.publish(protocol.reply_end(reply)))
         await in_db_thread(_after_turn)(
             self.conversation, self.user_message if self.new_message else None
         )

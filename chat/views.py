@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib.auth import login
-from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import PasswordResetView
 from django.http import HttpResponseBadRequest, JsonResponse
 from django.shortcuts import redirect, render
@@ -17,6 +16,10 @@ from chat import limits, selectors, services
 from chat.forms import ConversationSettingsForm, NewConversationForm, RenameForm, SignupForm
 from chat.jsonsafe import MAX_ID
 from memory.services import memories_delete_only_from, memories_only_from
+from web.access import login_required
+from web.fragments import render_fragments, render_page_or_fragment
+
+TEMPLATE = "chat/chat.html"
 
 
 def signup(request):
@@ -112,10 +115,9 @@ def _page_context(request, conversation=None) -> dict:
 @require_GET
 @vary_on_headers("HX-Request")
 def home(request):
-    template = "chat/chat.html"
-    if request.htmx and request.htmx.target == "sidebar-list":
-        template += "#sidebar-list"
-    return render(request, template, _page_context(request))
+    return render_page_or_fragment(
+        request, TEMPLATE, _page_context(request), "sidebar-list", target="sidebar-list"
+    )
 
 
 @login_required
@@ -125,10 +127,10 @@ def conversation_detail(request, conversation_id: int):
     conversation = selectors.conversation_get_for_user(
         user=request.user, conversation_id=conversation_id
     )
-    template = "chat/chat.html"
-    if request.htmx and request.htmx.target == "sidebar-list":
-        template += "#sidebar-list"
-    return render(request, template, _page_context(request, conversation))
+    context = _page_context(request, conversation)
+    return render_page_or_fragment(
+        request, TEMPLATE, context, "sidebar-list", target="sidebar-list"
+    )
 
 
 @login_required
@@ -145,11 +147,8 @@ def message_history(request, conversation_id: int):
     if not 1 <= before <= MAX_ID:
         return HttpResponseBadRequest("before must be a message id")
     messages, has_more = selectors.message_page(conversation=conversation, before_id=before)
-    return render(
-        request,
-        "chat/chat.html#message-list",
-        {"conversation": conversation, "messages": messages, "has_more": has_more},
-    )
+    context = {"conversation": conversation, "messages": messages, "has_more": has_more}
+    return render_fragments(request, TEMPLATE, context, "message-list")
 
 
 @login_required
@@ -178,7 +177,7 @@ def conversation_rename(request, conversation_id: int):
     context = _sidebar_context(request, conversation)
     context["rename_error"] = (conversation.pk, form.errors.get("title")) if form.errors else None
     if request.htmx:
-        return render(request, "chat/chat.html#sidebar-list", context)
+        return render_fragments(request, TEMPLATE, context, "sidebar-list")
     return redirect(conversation)
 
 
@@ -191,7 +190,7 @@ def conversation_archive(request, conversation_id: int):
     archived = request.POST.get("archived", "1") == "1"
     services.conversation_set_archived(conversation=conversation, archived=archived)
     if request.htmx:
-        return render(request, "chat/chat.html#sidebar-list", _sidebar_context(request))
+        return render_fragments(request, TEMPLATE, _sidebar_context(request), "sidebar-list")
     return redirect("chat:home")
 
 
@@ -230,9 +229,6 @@ def conversation_settings(request, conversation_id: int):
     if form.is_valid():
         form.save()
     if request.htmx:
-        return render(
-            request,
-            "chat/chat.html#conversation-settings",
-            {"conversation": conversation, "settings_form": form, "saved": form.is_valid()},
-        )
+        context = {"conversation": conversation, "settings_form": form, "saved": form.is_valid()}
+        return render_fragments(request, TEMPLATE, context, "conversation-settings")
     return redirect(conversation)

@@ -44,6 +44,7 @@ from django.db import DatabaseError, transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from audit import attribute
 from chat import jsonsafe
 from chat.models import Conversation, Message
 from chat.services import (
@@ -59,7 +60,6 @@ from memory.models import Fact, Summary
 from memory.services import fact_remember, summary_create
 from profiles.models import UserProfile
 from profiles.services import profile_update_preferences
-from staff.services.history import attribute
 
 REASON = "imported from the seed's JSON stores"
 SEED_MAX_DEPTH = 16  # the seed's files nest four levels
@@ -403,7 +403,7 @@ class SeedImporter:
             setattr(profile, f"{name}_count", max(getattr(profile, f"{name}_count"), observed))
         profile.messages_observed = max(profile.messages_observed, observed)
         profile.style_updated_at = profile.updated_at = timezone.now()
-        attribute(profile, actor=None, reason=REASON)
+        attribute(profile, reason=REASON)
         profile.save()
         self._counts["style metrics"] += len(changed)
         return []

@@ -3,9 +3,11 @@ source messages; and the memories that came only from one conversation."""
 
 from __future__ import annotations
 
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from audit import attribute
 from chat.models import Conversation, Message
 from memory import extraction
 from memory.extraction import Extraction
@@ -110,11 +112,19 @@ def fact_remember(
         return "created"
 
 
-def fact_supersede(*, fact: Fact, by: Fact | None) -> Fact:
-    fact.status = Fact.Status.SUPERSEDED
-    fact.superseded_by = by
-    fact.updated_at = timezone.now()
-    fact.save(update_fields=["status", "superseded_by", "updated_at"])
+def fact_supersede(*, fact: Fact, by: Fact | None = None, actor=None, reason: str = "") -> Fact:
+    """Retire ``fact``, optionally naming the fact that replaces it: another fact of the same
+    user (raises ValidationError otherwise). ``actor`` and ``reason``, when given, go into the
+    history record. Returns the fact as saved (re-read under a row lock)."""
+    if by is not None and (by.pk == fact.pk or by.user_id != fact.user_id):
+        raise ValidationError("A fact can only be superseded by another fact of the same user.")
+    with transaction.atomic():
+        fact = Fact.objects.select_for_update().get(pk=fact.pk)
+        fact.status = Fact.Status.SUPERSEDED
+        fact.superseded_by = by
+        fact.updated_at = timezone.now()
+        attribute(fact, actor=actor, reason=reason)
+        fact.save(update_fields=["status", "superseded_by", "updated_at"])
     return fact
 
 

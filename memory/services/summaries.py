@@ -17,12 +17,14 @@ from django.db import transaction
 from django.db.models import Count, F, Max, Sum
 from django.utils import timezone
 
+from audit import attribute
 from chat.models import Conversation, Message
 from contextwindow.tokens import count_tokens
 from llm import OFFLINE_MODEL, model_configured
 from memory import recall, summariser
 from memory.extraction import Extraction
 from memory.models import Summary, SummaryRun
+from memory.selectors import summary_run_active
 from memory.services.memories import memories_merge
 
 logger = logging.getLogger(__name__)
@@ -51,9 +53,7 @@ def conversation_after_turn(*, conversation: Conversation) -> SummaryRun | None:
     if cache.add("summary-runs-stale-sweep", 1, STALE_SWEEP_SECONDS):
         summary_runs_recover_stale()
     embeddings_schedule()
-    if SummaryRun.objects.filter(
-        conversation=conversation, status__in=[SummaryRun.Status.QUEUED, SummaryRun.Status.RUNNING]
-    ).exists():
+    if summary_run_active(conversation=conversation) is not None:
         return None
     covered = (
         Summary.objects.filter(conversation=conversation, is_current=True)
@@ -322,12 +322,14 @@ def summary_create(
         )
 
 
-def summary_make_current(*, summary: Summary) -> Summary:
-    """Staff: make an older version current again."""
+def summary_make_current(*, summary: Summary, actor=None, reason: str = "") -> Summary:
+    """Make an older version current again (``actor`` and ``reason``, when given, go into the
+    summary's history record)."""
     with transaction.atomic():
         Summary.objects.filter(conversation=summary.conversation_id, is_current=True).update(
             is_current=False
         )
         summary.is_current = True
+        attribute(summary, actor=actor, reason=reason)
         summary.save(update_fields=["is_current"])
     return summary

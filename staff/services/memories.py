@@ -10,12 +10,11 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from audit import attribute
 from chat.models import Conversation
 from memory import extraction
 from memory.models import Fact
-from memory.services import fact_supersede
 from staff.kinds import Kind
-from staff.services.history import attribute
 
 BULK_MAX = 1000
 
@@ -70,16 +69,6 @@ def fact_set_pinned(*, fact: Fact, pinned: bool, actor) -> Fact:
             )
             fact.save(update_fields=["pinned", "updated_at"])
     return fact
-
-
-def fact_mark_superseded(*, fact: Fact, actor, by: Fact | None = None) -> Fact:
-    """Retire a fact (optionally naming the fact that replaces it)."""
-    if by is not None and (by.pk == fact.pk or by.user_id != fact.user_id):
-        raise ValidationError("A fact can only be superseded by another fact of the same user.")
-    with transaction.atomic():
-        fact = Fact.objects.select_for_update().get(pk=fact.pk)
-        attribute(fact, actor=actor, reason="superseded by staff")
-        return fact_supersede(fact=fact, by=by)
 
 
 def memory_delete(*, kind: Kind, memory, actor) -> None:

@@ -1,4 +1,5 @@
-"""Staff actions on conversation summaries: re-summarise in the background, restore a version."""
+"""Staff ask for a conversation to be re-summarised in the background. (Making a version
+current again is ``memory.services.summary_make_current``.)"""
 
 from __future__ import annotations
 
@@ -6,8 +7,8 @@ from django.db import transaction
 
 from chat.models import Conversation
 from memory.models import Summary, SummaryRun
-from memory.services import summary_make_current, summary_run_start
-from staff.services.history import attribute
+from memory.selectors import summary_run_active
+from memory.services import summary_run_start
 
 
 def conversation_resummarise(*, conversation: Conversation, actor) -> SummaryRun:
@@ -16,15 +17,9 @@ def conversation_resummarise(*, conversation: Conversation, actor) -> SummaryRun
     A run already queued or running for the conversation is returned instead of a second one.
     """
     with transaction.atomic():
+        # Locked: two clicks at once find the same active run, not none each.
         Conversation.objects.select_for_update().filter(pk=conversation.pk).first()
-        active = (
-            SummaryRun.objects.filter(
-                conversation=conversation,
-                status__in=[SummaryRun.Status.QUEUED, SummaryRun.Status.RUNNING],
-            )
-            .order_by("-created_at")
-            .first()
-        )
+        active = summary_run_active(conversation=conversation)
         if active is not None:
             return active
         return summary_run_start(
@@ -33,9 +28,3 @@ def conversation_resummarise(*, conversation: Conversation, actor) -> SummaryRun
             source=Summary.Source.STAFF,
             requested_by=actor,
         )
-
-
-def summary_restore(*, summary: Summary, actor) -> Summary:
-    """Make an older version current again (recorded in the summary's history)."""
-    attribute(summary, actor=actor, reason=f"version {summary.version} made current by staff")
-    return summary_make_current(summary=summary)

@@ -13,11 +13,11 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.db import DatabaseError, transaction
 
+from audit import acting_as
 from chat.models import Conversation, Message
 from chat.services import ChatError, NewMessage, conversation_create, message_create_many
 from memory.models import ActionItem, Fact, Summary
 from profiles.models import StyleSnapshot, UserProfile
-from staff.services.history import acting_as
 from staff.transfer import FORMAT, VERSION
 from staff.transfer.export import MEMORY_SECTIONS, NESTED_OWNER, USER_FIELDS
 from staff.transfer.validation import (

@@ -1,4 +1,4 @@
-"""Small helpers shared by the staff views."""
+"""Small helpers shared by the staff views (page-or-fragment rendering is ``web.fragments``)."""
 
 from __future__ import annotations
 
@@ -6,26 +6,17 @@ import re
 import unicodedata
 
 from django.http import HttpRequest, HttpResponse
-from django.template.loader import render_to_string
 from django.utils.http import url_has_allowed_host_and_scheme
 
-
-def fragment(request: HttpRequest, template: str, partial: str) -> str:
-    """The whole page, or only ``partial`` for an HTMX request."""
-    return f"{template}#{partial}" if request.htmx else template
-
-
-def render_partials(request: HttpRequest, template: str, context: dict, *names: str) -> str:
-    """Several partials of one template, concatenated (the later ones swapped out of band)."""
-    html = ""
-    for index, name in enumerate(names):
-        html += render_to_string(
-            f"{template}#{name}", {**context, "oob": index > 0}, request=request
-        )
-    return html
-
-
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
+
+
+def safe_next(request: HttpRequest, url: str | None, default: str) -> str:
+    if url and url_has_allowed_host_and_scheme(
+        url, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        return url
+    return default
 
 
 def download_filename(*parts: str, extension: str) -> str:
@@ -45,11 +36,3 @@ def attachment(body: str, *, content_type: str, filename: str) -> HttpResponse:
     response = HttpResponse(body, content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
-
-
-def safe_next(request: HttpRequest, url: str | None, default: str) -> str:
-    if url and url_has_allowed_host_and_scheme(
-        url, allowed_hosts={request.get_host()}, require_https=request.is_secure()
-    ):
-        return url
-    return default

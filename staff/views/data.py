@@ -10,13 +10,13 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods
 
-from staff.access import staff_required
 from staff.forms import ImportForm, UserDataDeleteForm
 from staff.selectors.users import user_get
 from staff.services.user_data import user_data_counts, user_data_delete
 from staff.transfer.export import user_data_export
 from staff.transfer.importer import BadExport, user_data_import
 from staff.views.common import attachment, download_filename
+from web.access import staff_required
 
 
 @staff_required

@@ -14,8 +14,8 @@ from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
+from memory import services as memory_services
 from memory.models import Fact
-from staff.access import staff_required
 from staff.forms import (
     BulkDeleteForm,
     ChangeFilterForm,
@@ -28,6 +28,8 @@ from staff.selectors import history as history_selectors
 from staff.selectors import memories as selectors
 from staff.services import memories as services
 from staff.views.common import safe_next
+from web.access import staff_required
+from web.fragments import render_fragments, render_page_or_fragment
 
 TEMPLATE = "staff/memories.html"
 
@@ -92,19 +94,16 @@ def _list_context(request, kind, data) -> dict:
 @vary_on_headers("HX-Request")
 def memory_list(request):
     kind = kind_get(request.GET.get("kind") or "fact")
-    template = TEMPLATE
-    if request.htmx:
-        template += "#memory-table" if request.htmx.target == "memory-table" else "#memory-section"
-    return render(request, template, _list_context(request, kind, request.GET))
+    # The filters swap only the table; the kind tabs swap the whole section.
+    partial = "memory-table" if request.htmx.target == "memory-table" else "memory-section"
+    context = _list_context(request, kind, request.GET)
+    return render_page_or_fragment(request, TEMPLATE, context, partial)
 
 
 def _row(request, kind, memory, **extra) -> HttpResponse:
     with_urls(kind, [memory])
-    return render(
-        request,
-        f"{TEMPLATE}#memory-row",
-        {"kind": kind, "memory": memory, "supersede_form": SupersedeForm(), **extra},
-    )
+    context = {"kind": kind, "memory": memory, "supersede_form": SupersedeForm(), **extra}
+    return render_fragments(request, TEMPLATE, context, "memory-row")
 
 
 def _list_url(kind, memory=None) -> str:
@@ -147,7 +146,7 @@ def memory_edit(request, kind: str, memory_id: int):
             return redirect(safe_next(request, request.POST.get("next"), _list_url(kind, memory)))
     context = {"kind": kind, "memory": with_urls(kind, [memory])[0], "edit_form": form}
     if request.htmx:
-        return render(request, f"{TEMPLATE}#memory-edit-row", context)
+        return render_fragments(request, TEMPLATE, context, "memory-edit-row")
     asked = request.GET.get("next") or request.POST.get("next")
     context["next"] = safe_next(request, asked, _list_url(kind, memory))
     return render(request, "staff/memory_edit.html", context)
@@ -185,7 +184,9 @@ def fact_supersede(request, memory_id: int):
             error = f"There is no fact #{by_id}."
         else:
             try:
-                fact = services.fact_mark_superseded(fact=fact, by=by, actor=request.user)
+                fact = memory_services.fact_supersede(
+                    fact=fact, by=by, actor=request.user, reason="superseded by staff"
+                )
             except ValidationError as e:
                 error = " ".join(e.messages)
     else:
@@ -236,7 +237,7 @@ def memory_bulk_delete(request, kind: str):
         if request.htmx:
             context = _list_context(request, kind, request.POST)
             context["bulk_error"] = " ".join(form.errors.get("ids", ["Select some memories."]))
-            return render(request, f"{TEMPLATE}#memory-table", context)
+            return render_fragments(request, TEMPLATE, context, "memory-table")
         messages.error(request, "Select at least one memory to delete.")
         return redirect(safe_next(request, request.POST.get("next"), _list_url(kind)))
     ids = form.cleaned_data["ids"]
@@ -259,7 +260,7 @@ def memory_bulk_delete(request, kind: str):
     if request.htmx:
         context = _list_context(request, kind, request.POST)
         context["bulk_deleted"] = deleted
-        return render(request, f"{TEMPLATE}#memory-table", context)
+        return render_fragments(request, TEMPLATE, context, "memory-table")
     messages.success(request, f"Deleted {deleted} {kind.plural.lower()}.")
     return redirect(safe_next(request, request.POST.get("next"), _list_url(kind)))
 

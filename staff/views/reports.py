@@ -9,12 +9,12 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET
 
 from chat.rendering import render_markdown
-from staff.access import staff_required
 from staff.reports import REPORTS, ReportKind
 from staff.selectors.conversations import conversation_get
 from staff.selectors.reports import report_data_for_conversation, report_data_for_user
 from staff.selectors.users import user_get
 from staff.views.common import attachment, download_filename
+from web.access import staff_required
 
 
 def _report(slug: str) -> ReportKind:

@@ -17,6 +17,28 @@ def test_anonymous_visitors_are_sent_to_log_in(client, conversation):
         assert response.url.startswith("/accounts/login/")
 
 
+def test_an_expired_session_sends_an_htmx_fragment_request_to_log_in(client, conversation):
+    """Anonymous HTMX requests for the sidebar get HX-Redirect to the login page, with the page
+    the browser shows as next, not the login form swapped into the sidebar."""
+    page = conversation.get_absolute_url()
+    htmx = {"HTTP_HX_REQUEST": "true", "HTTP_HX_CURRENT_URL": f"http://testserver{page}"}
+    search = client.get(page, {"q": "x"}, HTTP_HX_TARGET="sidebar-list", **htmx)
+    rename = client.post(reverse("chat:rename", args=[conversation.pk]), {"title": "x"}, **htmx)
+    for response in (search, rename):
+        assert response.status_code == 200
+        assert response["HX-Redirect"] == f"/accounts/login/?next={page}"
+        assert b"<form" not in response.content
+
+
+def test_without_htmx_an_anonymous_fragment_request_still_gets_a_302(client, conversation):
+    """The same URLs without HTMX redirect to log in and back to the URL asked for."""
+    url = reverse("chat:rename", args=[conversation.pk])
+    response = client.post(url, {"title": "x"})
+    assert response.status_code == 302
+    assert response.url == f"/accounts/login/?next={url}"
+    assert not response.has_header("HX-Redirect")
+
+
 def test_sign_up_creates_an_account_and_signs_in(client):
     """The sign-up form makes a user and lands on the chat."""
     response = client.post(

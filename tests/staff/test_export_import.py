@@ -14,10 +14,10 @@ from django.urls import reverse
 from chat.models import Message
 from chat.services import conversation_create, message_create, reply_finish
 from memory.models import ActionItem, Fact, Summary
+from memory.services import fact_supersede, summary_make_current
 from profiles.services import profile_observe_message, profile_update_preferences
 from staff.kinds import KINDS
-from staff.services.memories import fact_mark_superseded, memory_update
-from staff.services.summaries import summary_restore
+from staff.services.memories import memory_update
 from staff.services.user_data import user_data_delete
 from staff.transfer.export import user_data_export
 from staff.transfer.importer import BadExport, user_data_import
@@ -60,11 +60,11 @@ def rich(world, alice, staff):
     memory_update(kind=KINDS["fact"], memory=fact, actor=staff, changes={"text": "Alice leads it."})
     newer = Fact.objects.create(user=alice, conversation=other, text="Alice leads the May launch.")
     newer.source_messages.add(question)
-    fact_mark_superseded(fact=Fact.objects.get(pk=fact.pk), actor=staff, by=newer)
+    fact_supersede(fact=Fact.objects.get(pk=fact.pk), actor=staff, by=newer)
     blocker = ActionItem.objects.create(user=alice, what="Get the budget", dedupe_key="budget")
     world["action"].depends_on.add(blocker)
     world["action"].source_messages.add(world["messages"][0])
-    summary_restore(summary=world["summaries"][0], actor=staff)
+    summary_make_current(summary=world["summaries"][0], actor=staff)
     return world
 
 
