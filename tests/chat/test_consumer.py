@@ -476,3 +476,41 @@ async def test_a_trusted_origin_may_open_a_socket(aconversation, alice, settings
     connected_ok, _ = await socket.connect()
     assert connected_ok
     await socket.disconnect()
+
+
+MALFORMED_FRAMES = [
+    ('{"type": ["send"]}', "bad_frame"),  # an unhashable type
+    ('{"type": {"a": 1}}', "bad_frame"),
+    ('{"type": 7}', "bad_frame"),
+    ('{"type": "send", "text": "\\ud800"}', "bad_frame"),  # a lone surrogate
+    ('{"type": "send", "text": "ok", "client_id": "\\udfff"}', "bad_frame"),
+    ('{"type": "send", "text": [[[[["deep"]]]]]}', "bad_frame"),
+    ("[" * 50 + "]" * 50, "bad_frame"),
+    ("[" * 3000 + "]" * 3000, "bad_frame"),  # deeper than the parser's recursion
+    ('{"type": "send", "text": NaN}', "bad_frame"),
+    ('{"type": "retry", "message_id": 1e999}', "bad_frame"),
+    ('{"type": "retry", "message_id": 100000000000000000000000000000}', "bad_frame"),
+    ('{"type": "sync", "reply_id": -1}', "bad_frame"),
+    ('{"type": "sync", "reply_id": 1.0}', "bad_frame"),
+    ('"just a string"', "bad_frame"),
+    ("null", "bad_frame"),
+    ('{"type": "send", "text": "\\u0000\\u0000"}', "empty"),
+    ('{"type": "send", "text": " \\u0000\\n\\t\\u3000 "}', "empty"),
+]
+
+
+@pytest.mark.parametrize(("text_data", "code"), MALFORMED_FRAMES)
+async def test_every_malformed_frame_gets_an_error_and_the_socket_stays_open(
+    aconversation, alice, text_data, code
+):
+    """Wrong types, lone surrogates, deep nesting, impossible numbers: the documented
+    error, nothing stored, and the next frame is answered."""
+    socket = await connected(alice, aconversation.pk)
+    await socket.send_to(text_data=text_data)
+    error = await socket.receive_json_from()
+    assert error["type"] == "error" and error["code"] == code, error
+    assert len(error["message"]) < 200
+    await socket.send_json_to({"type": "sync", "reply_id": 1})
+    assert (await socket.receive_json_from())["code"] == "not_found"
+    assert await stored(aconversation) == []
+    await socket.disconnect()
