@@ -21,7 +21,6 @@ from staff.forms import BulkDeleteForm, MemoryFilterForm, SupersedeForm, edit_fo
 from staff.kinds import KINDS, kind_get
 from staff.selectors import history as history_selectors
 from staff.selectors import memories as selectors
-from staff.services import memories as services
 from staff.views.common import safe_next
 from web.access import staff_required
 from web.fragments import render_fragments, render_page_or_fragment
@@ -129,8 +128,11 @@ def memory_edit(request, kind: str, memory_id: int):
     form = edit_form(kind, memory, request.POST if request.method == "POST" else None)
     if request.method == "POST" and form.is_valid():
         try:
-            memory = services.memory_update(
-                kind=kind, memory=memory, actor=request.user, changes=form.cleaned_data
+            memory = memory_services.memory_update(
+                memory=memory,
+                actor=request.user,
+                changes=form.cleaned_data,
+                reason="edited by staff",
             )
         except ValidationError as error:
             form.add_error(None, error)
@@ -156,7 +158,9 @@ def _fact(memory_id: int) -> Fact:
 def fact_pin(request, memory_id: int):
     fact = _fact(memory_id)
     pinned = request.POST.get("pinned", "1") == "1"
-    fact = services.fact_set_pinned(fact=fact, pinned=pinned, actor=request.user)
+    fact = memory_services.fact_set_pinned(
+        fact=fact, pinned=pinned, actor=request.user, by="by staff"
+    )
     if request.htmx:
         return _row(request, KINDS["fact"], fact)
     messages.success(request, f"Fact #{fact.pk} {'pinned' if pinned else 'unpinned'}.")
@@ -212,7 +216,7 @@ def memory_delete(request, kind: str, memory_id: int):
             },
         )
     back = _list_url(kind, memory)
-    services.memory_delete(kind=kind, memory=memory, actor=request.user)
+    memory_services.memory_delete(memory=memory, actor=request.user, reason="deleted by staff")
     if request.htmx:
         return HttpResponse("")
     messages.success(request, f"{kind.label} #{memory_id} deleted.")
@@ -243,7 +247,9 @@ def memory_bulk_delete(request, kind: str):
             {"kind": kind, "selected": selected, "next": request.POST.get("next", "")},
         )
     try:
-        deleted = services.memories_delete(kind=kind, ids=ids, actor=request.user)
+        deleted = memory_services.memories_delete(
+            model=kind.model, ids=ids, actor=request.user, by="by staff"
+        )
     except ValidationError as error:
         messages.error(request, " ".join(error.messages))
         deleted = 0
@@ -277,7 +283,7 @@ def memory_restore(request, kind: str, memory_id: int, history_id: int):
         kind=kind, memory_id=memory_id, history_id=history_id
     )
     try:
-        services.memory_revert(kind=kind, record=record, actor=request.user)
+        memory_services.memory_revert(record=record, actor=request.user)
     except ValidationError as error:
         messages.error(request, " ".join(error.messages))
     else:
