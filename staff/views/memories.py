@@ -26,7 +26,6 @@ from staff.forms import (
 from staff.kinds import KINDS, kind_get
 from staff.selectors import history as history_selectors
 from staff.selectors import memories as selectors
-from staff.services import memories as services
 from staff.views.common import safe_next
 from web.access import staff_required
 from web.fragments import render_fragments, render_page_or_fragment
@@ -134,8 +133,11 @@ def memory_edit(request, kind: str, memory_id: int):
     form = edit_form(kind, memory, request.POST if request.method == "POST" else None)
     if request.method == "POST" and form.is_valid():
         try:
-            memory = services.memory_update(
-                kind=kind, memory=memory, actor=request.user, changes=form.cleaned_data
+            memory = memory_services.memory_update(
+                memory=memory,
+                actor=request.user,
+                changes=form.cleaned_data,
+                reason="edited by staff",
             )
         except ValidationError as error:
             form.add_error(None, error)
@@ -162,7 +164,9 @@ def _fact(memory_id: int) -> Fact:
 def fact_pin(request, memory_id: int):
     fact = _fact(memory_id)
     pinned = request.POST.get("pinned", "1") == "1"
-    fact = services.fact_set_pinned(fact=fact, pinned=pinned, actor=request.user)
+    fact = memory_services.fact_set_pinned(
+        fact=fact, pinned=pinned, actor=request.user, by="by staff"
+    )
     if request.htmx:
         return _row(request, KINDS["fact"], fact)
     messages.success(request, f"Fact #{fact.pk} {'pinned' if pinned else 'unpinned'}.")
@@ -218,7 +222,7 @@ def memory_delete(request, kind: str, memory_id: int):
             },
         )
     back = _list_url(kind, memory)
-    services.memory_delete(kind=kind, memory=memory, actor=request.user)
+    memory_services.memory_delete(memory=memory, actor=request.user, reason="deleted by staff")
     if request.htmx:
         return HttpResponse("")
     messages.success(request, f"{kind.label} #{memory_id} deleted.")
@@ -253,7 +257,9 @@ def memory_bulk_delete(request, kind: str):
             },
         )
     try:
-        deleted = services.memories_delete(kind=kind, ids=ids, actor=request.user)
+        deleted = memory_services.memories_delete(
+            model=kind.model, ids=ids, actor=request.user, by="by staff"
+        )
     except ValidationError as error:
         messages.error(request, " ".join(error.messages))
         deleted = 0
@@ -287,7 +293,7 @@ def memory_restore(request, kind: str, memory_id: int, history_id: int):
         kind=kind, memory_id=memory_id, history_id=history_id
     )
     try:
-        services.memory_revert(kind=kind, record=record, actor=request.user)
+        memory_services.memory_revert(record=record, actor=request.user)
     except ValidationError as error:
         messages.error(request, " ".join(error.messages))
     else:

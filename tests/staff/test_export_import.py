@@ -14,10 +14,8 @@ from django.urls import reverse
 from chat.models import Message
 from chat.services import conversation_create, message_create, reply_finish
 from memory.models import ActionItem, Fact, Summary
-from memory.services import fact_supersede, summary_make_current
+from memory.services import fact_supersede, memory_update, summary_make_current
 from profiles.services import profile_observe_message, profile_update_preferences
-from staff.kinds import KINDS
-from staff.services.memories import memory_update
 from staff.services.user_data import user_data_delete
 from staff.transfer.export import user_data_export
 from staff.transfer.importer import BadExport, user_data_import
@@ -57,7 +55,7 @@ def rich(world, alice, staff):
     other.archived = True
     other.save()
     fact = world["fact"]
-    memory_update(kind=KINDS["fact"], memory=fact, actor=staff, changes={"text": "Alice leads it."})
+    memory_update(memory=fact, actor=staff, changes={"text": "Alice leads it."})
     newer = Fact.objects.create(user=alice, conversation=other, text="Alice leads the May launch.")
     newer.source_messages.add(question)
     fact_supersede(fact=Fact.objects.get(pk=fact.pk), actor=staff, by=newer)
