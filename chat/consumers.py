@@ -17,7 +17,14 @@ from chat import limits, services
 from chat.fanout import TabFanout
 from chat.models import Conversation, Message
 from chat.services import ChatError
-from chat.turn import ReplyTask, in_db_thread, prepare_retry, prepare_turn, reply_end_frame
+from chat.turn import (
+    ReplyTask,
+    in_db_thread,
+    prepare_continue,
+    prepare_retry,
+    prepare_turn,
+    reply_end_frame,
+)
 from llm import model_configured
 
 logger = logging.getLogger(__name__)
@@ -121,6 +128,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
                 "send": self.handle_send,
                 "stop": self.handle_stop,
                 "retry": self.handle_retry,
+                "continue": self.handle_continue,
                 "sync": self.handle_sync,
             }.get(content.get("type"))
             if handler is None:
@@ -176,6 +184,17 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         started = time.monotonic()
         prepared = await in_db_thread(prepare_retry)(
             conversation=self.conversation, message_id=message_id
+        )
+        self.start_reply(prepared, new_message=False, started=started)
+
+    async def handle_continue(self, frame: dict) -> None:
+        """Ask for the rest of a reply the length limit cut, appended to the same reply."""
+        reply_id = frame.get("message_id")
+        if not isinstance(reply_id, int) or isinstance(reply_id, bool):
+            raise FrameError("continue needs a message_id (the reply's, an integer).")
+        started = time.monotonic()
+        prepared = await in_db_thread(prepare_continue)(
+            conversation=self.conversation, reply_id=reply_id
         )
         self.start_reply(prepared, new_message=False, started=started)
 

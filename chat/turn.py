@@ -3,6 +3,9 @@
 Runs as an asyncio task owned by the consumer of the tab that sent the message. ``publish``
 sends a frame to every tab on the conversation. Cancelling the task (Stop, a closed tab) keeps
 the partial reply as interrupted; an upstream error keeps it too (failed when there is none).
+Every request is capped at the conversation's reply reserve; a reply the cap cut is stored as
+truncated, and Continue (``prepare_continue``) asks the model for the rest of it, appended to
+the same reply.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from chat import services
 from chat.models import Message
 from chat.rendering import render_markdown
 from chat.streaming import ChunkBatcher
-from llm.errors import UpstreamError
+from llm.errors import NOT_RETRYABLE, UpstreamError
 from llm.providers import Usage, get_provider
 from memory import context
 from memory.services import conversation_after_turn
@@ -42,6 +45,9 @@ def reply_end_frame(reply: Message) -> dict:
         "reply_to": reply.reply_to_id,
         "status": reply.status,
         "error": reply.error,
+        # Retry cannot help a request the server refused as it is; Continue only a cut reply.
+        "retry": reply.status != Message.Status.COMPLETE and reply.error_kind not in NOT_RETRYABLE,
+        "continue": reply.status == Message.Status.TRUNCATED,
         "html": render_markdown(reply.content),
         "report_html": (
             render_to_string("chat/_context_report.html", {"report": report}) if report else ""
@@ -50,6 +56,7 @@ def reply_end_frame(reply: Message) -> dict:
             "used": report.get("total_tokens"),
             "limit": report.get("limit"),
             "budget": report.get("budget"),
+            "estimated": bool(report.get("tokens_estimated")),
         },
     }
 
@@ -61,10 +68,17 @@ def in_db_thread(fn):
     return database_sync_to_async(fn, thread_sensitive=False)
 
 
+CONTINUE_PROMPT = (
+    "Your previous reply was cut off by its length limit. Continue it exactly where it "
+    "stopped: do not repeat anything and add no preamble."
+)
+
+
 @dataclass
 class PreparedTurn:
     start: services.TurnStart
     built: context.BuiltContext | None  # None when the message was a resend (replayed)
+    prefix: str = ""  # the text a continued reply already has
 
 
 def prepare_turn(*, conversation, text: str, client_id: str) -> PreparedTurn:
@@ -81,9 +95,26 @@ def prepare_retry(*, conversation, message_id: int) -> PreparedTurn:
     return PreparedTurn(start, _build(conversation, start.user_message))
 
 
-def _build(conversation, user_message: Message) -> context.BuiltContext:
+def prepare_continue(*, conversation, reply_id: int) -> PreparedTurn:
+    """Continue a reply the length cap cut: the same context, then the reply so far and a
+    request for the rest (a user turn: every server and template accepts that, unlike an
+    assistant turn left open)."""
+    start = services.turn_continue(conversation=conversation, reply_id=reply_id)
+    prefix = start.reply.content
+    tail = [
+        {"role": "assistant", "content": prefix},
+        {"role": "user", "content": CONTINUE_PROMPT},
+    ]
+    built = _build(conversation, start.user_message, tail=tail)
+    return PreparedTurn(start, built, prefix=prefix)
+
+
+def _build(conversation, user_message: Message, tail=()) -> context.BuiltContext:
     return context.build(
-        conversation=conversation, user_text=user_message.content, user_message=user_message
+        conversation=conversation,
+        user_text=user_message.content,
+        user_message=user_message,
+        tail=list(tail),
     )
 
 
@@ -105,6 +136,7 @@ class ReplyTask:
         self.new_message = new_message  # False on a retry: the style already learned from it
         self.user_message = prepared.start.user_message
         self.reply = prepared.start.reply
+        self.prefix = prepared.prefix
         self.publish = publish
         self.stop_reason = ""
         self.streaming = True  # until the reply is stored; after that, nothing to stop
@@ -122,9 +154,9 @@ class ReplyTask:
     async def run(self) -> Message:
         started = self.started  # when the user's message arrived: TTFT as the user sees it
         reply = self.reply
-        parts: list[str] = []
+        parts: list[str] = [self.prefix] if self.prefix else []
         first_token: float | None = None
-        status, error = Message.Status.COMPLETE, ""
+        status, error, error_kind, detail = Message.Status.COMPLETE, "", "", ""
         usage, model, report, prompt_version = Usage(), "", None, None
         stream = None
 
@@ -137,13 +169,17 @@ class ReplyTask:
             built = self.built
             report, prompt_version = built.report, built.report.get("system_prompt_version")
             model = self.conversation.effective_model
+            max_tokens = report.get("reserve") or settings.MEMORYCHAT_REPLY_RESERVE
             # The request goes out while the tabs are told a reply is coming.
             request = asyncio.ensure_future(
-                get_provider().stream(built.messages, model=model, report=report)
+                get_provider().stream(
+                    built.messages, model=model, report=report, max_tokens=max_tokens
+                )
             )
-            await self.publish(
-                {"type": "reply_start", "id": reply.pk, "reply_to": self.user_message.pk}
-            )
+            start_frame = {"type": "reply_start", "id": reply.pk, "reply_to": self.user_message.pk}
+            if self.prefix:
+                start_frame["continues"] = self.prefix  # the page keeps this text, appends
+            await self.publish(start_frame)
             stream = await request
             model = stream.model
             renewed = time.monotonic()
@@ -165,6 +201,12 @@ class ReplyTask:
                         )
                     )
             usage = stream.usage
+            if stream.cut_by_length:
+                status = Message.Status.TRUNCATED
+                error = (
+                    f"The reply reached its length limit ({max_tokens:,} tokens). "
+                    "Continue asks for the rest."
+                )
         except asyncio.CancelledError:
             task = asyncio.current_task()
             if task.cancelling():
@@ -173,7 +215,9 @@ class ReplyTask:
             error = self.stop_reason or "The reply was stopped."
         except UpstreamError as exc:
             status = Message.Status.INTERRUPTED if parts else Message.Status.FAILED
-            error = exc.message
+            error, error_kind, detail = exc.message, exc.kind, exc.detail
+            if detail:
+                logger.warning("reply %s: %s (%s)", reply.pk, exc.message, detail)
         except Exception:
             logger.exception("reply %s failed", reply.pk)
             status = Message.Status.INTERRUPTED if parts else Message.Status.FAILED
@@ -181,7 +225,10 @@ class ReplyTask:
         finally:
             if request is not None and not request.done():
                 request.cancel()
-            if stream is not None and status != Message.Status.COMPLETE:
+            if stream is not None and status not in (
+                Message.Status.COMPLETE,
+                Message.Status.TRUNCATED,
+            ):
                 await _quietly(stream.aclose())
         await _quietly(batcher.close())
         reply = await _store_with_retries(
@@ -189,6 +236,8 @@ class ReplyTask:
             content="".join(parts),
             status=status,
             error=error,
+            error_kind=error_kind,
+            upstream_detail=detail,
             prompt_tokens=usage.prompt_tokens,
             completion_tokens=usage.completion_tokens,
             time_to_first_token=first_token,

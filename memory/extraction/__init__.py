@@ -23,6 +23,8 @@ module              what it does
 ``summary``         the extractive rolling summary
 ``text``            shared text helpers: normalisation, contractions, names, third person
 ``types``           the result dataclasses and the limits
+``validation``      the checks every extracted field passes before it is stored (shared with
+                    the LLM path and imports)
 ==================  ===========================================================================
 
 Limitations
@@ -59,6 +61,7 @@ from memory.extraction.types import (
     ExtractedFact,
     Extraction,
 )
+from memory.extraction.validation import validate_extraction
 
 __all__ = [
     "CATEGORIES",
@@ -86,7 +89,7 @@ def extract(
     questions = _extract_questions(sents, kept, decisions)
     topics = _extract_topics(sents)
     summary = _build_summary(previous_summary or "", sents, facts)
-    return Extraction(
+    result = Extraction(
         summary=summary,
         topics=topics,
         decisions=decisions,
@@ -94,3 +97,7 @@ def extract(
         facts=facts,
         open_questions=questions,
     )
+    # The same checks as the model's answer: nothing unchecked is stored, whichever path.
+    return validate_extraction(
+        result, message_count=len(messages), today=today, require_summary=False
+    ).extraction
