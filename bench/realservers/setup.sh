@@ -10,6 +10,7 @@
 # llama.cpp's prebuilt web UI, which would be fetched from a model hub).
 # Prints the cache directory on its last line. Re-running is cheap: every step checks its stamp.
 set -euo pipefail
+exec 3>&1 1>&2  # progress to stderr; the cache directory alone on stdout
 
 CACHE="${MEMORYCHAT_REAL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/memorychat-realservers}"
 PYTHON="${PYTHON:-python3.11}"
@@ -51,9 +52,9 @@ if [ ! -x "$SERVER" ]; then
     -DBUILD_SHARED_LIBS=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
     -DLLAMA_BUILD_SERVER=ON -DLLAMA_BUILD_TOOLS=ON -DLLAMA_BUILD_APP=OFF \
     -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_OPENSSL=OFF -DGGML_NATIVE=ON
-  nice -n 10 cmake --build "$CACHE/llama/build" --target llama-server -j "$JOBS"
+  nice -n "${LLAMA_BUILD_NICE:-0}" cmake --build "$CACHE/llama/build" --target llama-server -j "$JOBS"
   mkdir -p "$CACHE/llama/bin"
   cp "$CACHE/llama/build/bin/llama-server" "$SERVER"
 fi
 
-echo "$CACHE"
+echo "$CACHE" >&3
