@@ -261,6 +261,7 @@ def part_a(args) -> dict:
     from chat.services import conversation_create
     from memory import context, recall
     from memory.models import Summary
+    from memory.report import summary_text
 
     count = token_counter()
     sizes = sorted(args.sizes)
@@ -316,7 +317,7 @@ def part_a(args) -> dict:
                 "total_tokens": report["total_tokens"],
                 "history_messages": len(report["messages"]),
                 "memories": len(report["memories"]),
-                "summary": bool(report["summary"] and "text" in report["summary"]),
+                "summary": summary_text(report) is not None,
                 "left_out": report["messages_left_out"].get("count", 0),
             }
         conversation = Conversation.objects.select_related("user").get(pk=conversations[n])

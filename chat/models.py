@@ -98,7 +98,8 @@ class Message(models.Model):
     system_prompt_version = models.PositiveIntegerField(null=True, blank=True)
     # While streaming: the time by which the streaming server must renew it (see services).
     lease_expires_at = models.DateTimeField(null=True, blank=True)
-    # What the model saw for this reply: blocks, token counts, memories, messages left out.
+    # What the model saw for this reply: a memory.report.ContextReport (read it with
+    # memory.report.report_read, which also reads reports stored before schema_version).
     context_report = models.JSONField(null=True, blank=True)
 
     class Meta:

@@ -6,6 +6,7 @@ from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 
 from chat.models import Conversation, Message
+from memory.report import ContextReport, report_read
 
 HISTORY_PAGE_SIZE = 50
 
@@ -32,9 +33,9 @@ def message_page(*, conversation: Conversation, before_id: int | None = None):
     return list(reversed(rows[:HISTORY_PAGE_SIZE])), has_more
 
 
-def last_context(conversation: Conversation) -> dict | None:
+def last_context(conversation: Conversation) -> ContextReport | None:
     """The context report of the newest reply, for the context meter."""
-    return (
+    return report_read(
         Message.objects.filter(conversation=conversation, context_report__isnull=False)
         .order_by("-id")
         .values_list("context_report", flat=True)

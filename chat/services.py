@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from chat.models import Conversation, Message
 from contextwindow.tokens import count_tokens
+from memory.report import ContextReport
 
 TITLE_MAX_CHARS = 60
 
@@ -194,7 +195,7 @@ def reply_finish(
     time_to_first_token: float | None = None,
     duration: float | None = None,
     model: str = "",
-    context_report: dict | None = None,
+    context_report: ContextReport | None = None,
     system_prompt_version: int | None = None,
 ) -> Message:
     """Store a streamed reply once, at its end (complete, interrupted or failed)."""

@@ -28,6 +28,7 @@ from chat.streaming import ChunkBatcher
 from llm.errors import NOT_RETRYABLE, UpstreamError
 from llm.providers import Usage, get_provider
 from memory import context
+from memory.report import report_read
 from memory.services import conversation_after_turn
 from profiles.services import profile_observe_message
 
@@ -38,7 +39,8 @@ STORE_RETRY_SECONDS = 30.0
 
 
 def reply_end_frame(reply: Message) -> dict:
-    report = reply.context_report or {}
+    report = report_read(reply.context_report)
+    figures = report or {}
     return {
         "type": "reply_end",
         "id": reply.pk,
@@ -53,10 +55,10 @@ def reply_end_frame(reply: Message) -> dict:
             render_to_string("chat/_context_report.html", {"report": report}) if report else ""
         ),
         "context": {
-            "used": report.get("total_tokens"),
-            "limit": report.get("limit"),
-            "budget": report.get("budget"),
-            "estimated": bool(report.get("tokens_estimated")),
+            "used": figures.get("total_tokens"),
+            "limit": figures.get("limit"),
+            "budget": figures.get("budget"),
+            "estimated": bool(figures.get("tokens_estimated")),
         },
     }
 
@@ -167,7 +169,7 @@ class ReplyTask:
         request = None
         try:
             built = self.built
-            report, prompt_version = built.report, built.report.get("system_prompt_version")
+            report, prompt_version = built.report, built.report["system_prompt_version"]
             model = self.conversation.effective_model
             max_tokens = report.get("reserve") or settings.MEMORYCHAT_REPLY_RESERVE
             # The request goes out while the tabs are told a reply is coming.

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from memory.report import ContextReport, memories_sent, summary_text
+
 NOTICE = (
     "*Offline reply: no language model is configured (`OPENAI_API_KEY` is not set), so this "
     "answer is assembled from what memorychat remembers, not generated.*"
@@ -17,17 +19,17 @@ def _short(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def compose_offline_reply(user_text: str, report: dict) -> str:
+def compose_offline_reply(user_text: str, report: ContextReport | None) -> str:
     """Markdown: the notice, the memories the context engine chose, the rolling summary."""
     lines = [NOTICE, ""]
-    memories = report.get("memories") or []
+    memories = memories_sent(report)
     if memories:
         lines.append("What I remember that may be relevant:")
         for memory in memories[:MAX_MEMORIES]:
             when = f", {memory['date']}" if memory.get("date") else ""
             lines.append(f"- {_short(memory['text'], 300)} ({memory['kind']}{when})")
         lines.append("")
-    summary = (report.get("summary") or {}).get("text")
+    summary = summary_text(report)
     if summary:
         lines += ["Earlier in this conversation: " + _short(summary, 600), ""]
     if not memories and not summary:

@@ -143,7 +143,7 @@ class OfflineProvider:
         self, messages: Sequence[dict], *, model: str, report=None, max_tokens: int | None = None
     ) -> ReplyStream:
         user_text = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
-        text = compose_offline_reply(user_text, report or {})
+        text = compose_offline_reply(user_text, report)
         reply = ReplyStream(model=OFFLINE_MODEL, offline=True)
         reply.chunks = self._pieces(text)
         return reply

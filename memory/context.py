@@ -14,12 +14,14 @@ Counts are tiktoken's: exact for OpenAI's models, an estimate for any other (the
 on this conversation's model show the server counting more than the estimate, the limit is
 scaled down by that ratio (``token_scale``), so a long conversation does not overflow a
 model whose tokenizer splits text finer than tiktoken.
+
+The report's shape is the contract in ``memory.report``; it is built only with its helpers.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from django.conf import settings
 
@@ -33,6 +35,20 @@ from contextwindow.tokens import (
 from contextwindow.window import MemoryStrategy, select_recent
 from memory import recall, selectors
 from memory.prompts import MEMORY_HEADER, PREFERENCES_HEADER, SUMMARY_HEADER
+from memory.report import (
+    Block,
+    ContextReport,
+    MessageItem,
+    MessagesLeftOut,
+    block_item,
+    left_out_memory,
+    memory_item,
+    message_item,
+    messages_left_out,
+    preferences_item,
+    report_new,
+    summary_item,
+)
 from profiles.instructions import build_instructions
 from profiles.selectors import profile_get
 
@@ -49,7 +65,7 @@ MAX_TOKEN_SCALE = 4.0
 @dataclass
 class BuiltContext:
     messages: list[dict[str, str]]
-    report: dict = field(default_factory=dict)
+    report: ContextReport
 
     @property
     def total_tokens(self) -> int:
@@ -140,37 +156,30 @@ def build(
     strategy = MemoryStrategy(conversation.strategy)
     profile = profile_get(user=conversation.user)  # one read for the switch and the block
     memory_on = not conversation.temporary and profile.memory_enabled
-    report: dict = {
-        "model": model,
-        "strategy": strategy.value,
-        "budget": total_budget,
-        "reserve": reserve,
-        "limit": budget.limit,
-        "temporary": conversation.temporary,
-        "memory_enabled": memory_on,
-        "tokens_estimated": not tokenizer_known(model),
-        "token_scale": scale,
-        "blocks": [],
-        "preferences": None,
-        "memories": [],
-        "memories_left_out": [],
-        "summary": None,
-        "messages": [],
-        "messages_left_out": {"count": 0, "reason": ""},
-    }
+    prompt = selectors.system_prompt_current()
+    report = report_new(
+        model=model,
+        strategy=strategy.value,
+        budget=total_budget,
+        reserve=reserve,
+        limit=budget.limit,
+        temporary=conversation.temporary,
+        memory_enabled=memory_on,
+        system_prompt_version=prompt.version,
+        tokens_estimated=not tokenizer_known(model),
+        token_scale=scale,
+    )
     head: list[dict[str, str]] = []
 
-    def add_block(name: str, text: str, detail: str, *, cost: int | None = None) -> int:
+    def add_block(name: Block, text: str, detail: str, *, cost: int | None = None) -> int:
         cost = budget.cost("system", text) if cost is None else cost
         budget.used += cost
         head.append({"role": "system", "content": text})
-        report["blocks"].append({"name": name, "tokens": cost, "detail": detail})
+        report["blocks"].append(block_item(name, cost, detail))
         return cost
 
     # The system prompt and the new message are always sent.
-    prompt = selectors.system_prompt_current()
-    report["system_prompt_version"] = prompt.version
-    add_block("system", prompt.text, f"system prompt v{prompt.version}")
+    add_block(Block.SYSTEM, prompt.text, f"system prompt v{prompt.version}")
     message_cost = budget.cost("user", user_text)
     budget.used += message_cost
     tail = tail or []
@@ -182,12 +191,12 @@ def build(
         text = f"{PREFERENCES_HEADER}\n{instructions.text}"
         cost = budget.cost("system", text)
         if cost <= budget.left:
-            add_block("preferences", text, f"{len(instructions.sources)} rules", cost=cost)
-            report["preferences"] = {
-                "text": instructions.text,
-                "sources": instructions.sources,
-                "skipped": instructions.skipped,
-            }
+            add_block(Block.PREFERENCES, text, f"{len(instructions.sources)} rules", cost=cost)
+            report["preferences"] = preferences_item(
+                text=instructions.text,
+                sources=instructions.sources,
+                skipped=instructions.skipped,
+            )
 
     summary = None
     if strategy is MemoryStrategy.SUMMARY_BUFFER:
@@ -195,17 +204,11 @@ def build(
     if summary is not None:
         text = format_summary_block(summary.text)
         cost = budget.cost("system", text)
-        entry = {
-            "id": summary.pk,
-            "version": summary.version,
-            "tokens": cost,
-            "covered_through": summary.covered_through,
-        }
         if cost <= min(budget.left, int(budget.limit * SUMMARY_SHARE)):
-            add_block("summary", text, f"version {summary.version}", cost=cost)
-            report["summary"] = {**entry, "text": summary.text}
+            add_block(Block.SUMMARY, text, f"version {summary.version}", cost=cost)
+            report["summary"] = summary_item(summary, cost)
         else:
-            report["summary"] = {**entry, "left_out": "budget"}
+            report["summary"] = summary_item(summary, cost, left_out="budget")
             summary = None
 
     history = _History(conversation, user_message, strategy, summary, budget)
@@ -227,15 +230,14 @@ def build(
         _add_memory(fresh, memory_cap, budget, add_block, report)
     history.fill(budget.left)
 
-    report["messages"], messages_out = history.report(report)
+    report["messages"], messages_out = history.sent()
+    report["messages_left_out"] = history.left_out()
     report["blocks"].append(
-        {"name": "history", "tokens": history.tokens, "detail": f"{len(messages_out)} messages"}
+        block_item(Block.HISTORY, history.tokens, f"{len(messages_out)} messages")
     )
-    report["blocks"].append({"name": "message", "tokens": message_cost, "detail": "new message"})
+    report["blocks"].append(block_item(Block.MESSAGE, message_cost, "new message"))
     if tail:
-        report["blocks"].append(
-            {"name": "continuation", "tokens": tail_cost, "detail": "the reply so far"}
-        )
+        report["blocks"].append(block_item(Block.CONTINUATION, tail_cost, "the reply so far"))
     report["total_tokens"] = budget.used
     messages = [*head, *messages_out, {"role": "user", "content": user_text}, *tail]
     return BuiltContext(messages=messages, report=report)
@@ -248,13 +250,13 @@ def _add_memory(candidates, cap, budget, add_block, report) -> None:
     for item in candidates:
         line = budget.cost("system", format_memory_block([item])) - frame
         if used + line > cap:
-            report["memories_left_out"].append({**item.as_report(), "left_out": "budget"})
+            report["memories_left_out"].append(left_out_memory(item, "budget"))
             continue
         used += line
         chosen.append(item)
     if chosen:
-        add_block("memory", format_memory_block(chosen), f"{len(chosen)} memories")
-        report["memories"] = [item.as_report() for item in chosen]
+        add_block(Block.MEMORY, format_memory_block(chosen), f"{len(chosen)} memories")
+        report["memories"] = [memory_item(item) for item in chosen]
 
 
 class _History:
@@ -305,12 +307,16 @@ class _History:
                 self.exhausted = True
                 self.stopped_by = ""
 
-    def report(self, report: dict) -> tuple[list[dict], list[dict]]:
-        if not self.exhausted and self.stopped_by:
-            left = self.qs[self.offset : self.offset + LEFT_OUT_COUNT_CAP].count()
-            report["messages_left_out"] = {"count": left, "reason": self.stopped_by}
-        if self.summary is not None:
-            report["messages_left_out"]["summarised_through"] = self.summary.covered_through
+    def sent(self) -> tuple[list[MessageItem], list[dict[str, str]]]:
+        """The kept messages, oldest first: as the report lists them, and as they are sent."""
         ordered = list(reversed(self.kept))
-        entries = [{"id": row[0], "role": row[1], "tokens": cost} for row, cost in ordered]
+        entries = [message_item(row[0], row[1], cost) for row, cost in ordered]
         return entries, [{"role": row[1], "content": row[2]} for row, _ in ordered]
+
+    def left_out(self) -> MessagesLeftOut:
+        count, reason = 0, ""
+        if not self.exhausted and self.stopped_by:
+            count = self.qs[self.offset : self.offset + LEFT_OUT_COUNT_CAP].count()
+            reason = self.stopped_by
+        through = self.summary.covered_through if self.summary is not None else None
+        return messages_left_out(count=count, reason=reason, summarised_through=through)

@@ -32,18 +32,6 @@ class Recalled:
     source: str = ""  # title of the conversation it came from
     message_ids: list[int] = field(default_factory=list)
 
-    def as_report(self) -> dict:
-        return {
-            "kind": self.kind,
-            "id": self.id,
-            "text": self.text,
-            "score": round(self.score, 4),
-            "why": self.why,
-            "date": self.date,
-            "source": self.source,
-            "message_ids": self.message_ids,
-        }
-
 
 def memory_enabled(conversation: Conversation) -> bool:
     """Memory is read and written unless the conversation is temporary or the user

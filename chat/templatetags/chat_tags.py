@@ -2,6 +2,7 @@ from django import template
 from django.utils.safestring import mark_safe
 
 from chat.rendering import render_markdown
+from memory.report import ContextReport, report_read
 
 register = template.Library()
 
@@ -18,3 +19,9 @@ def percent(used, limit) -> int:
         return max(0, min(100, round(100 * int(used) / int(limit))))
     except (TypeError, ValueError, ZeroDivisionError):
         return 0
+
+
+@register.inclusion_tag("chat/_context_report.html")
+def context_report(stored: dict | None) -> dict[str, ContextReport | None]:
+    """The "what the model saw" fragment, for a stored report of any schema version."""
+    return {"report": report_read(stored)}

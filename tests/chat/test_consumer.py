@@ -8,6 +8,7 @@ from asgiref.sync import sync_to_async
 
 from chat.consumers import CLOSE_FORBIDDEN, CLOSE_UNAUTHENTICATED
 from chat.models import Conversation, Message
+from memory.report import Block
 from tests.chat.helpers import connected, frames_until, open_socket
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -73,7 +74,7 @@ async def test_a_turn_streams_and_stores_once(aconversation, alice, fake_llm):
     reply = await Message.objects.aget(role="assistant")
     assert reply.completion_tokens == 8 and reply.prompt_tokens > 0
     assert reply.time_to_first_token is not None and reply.duration >= reply.time_to_first_token
-    assert reply.context_report["blocks"][0]["name"] == "system"
+    assert reply.context_report["blocks"][0]["name"] == Block.SYSTEM
     assert reply.system_prompt_version == 1
     sent = fake_llm.chat_requests()[-1]["body"]["messages"]
     assert sent[0]["role"] == "system" and sent[-1] == {"role": "user", "content": "Count to eight"}

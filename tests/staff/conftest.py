@@ -7,6 +7,7 @@ import pytest
 from chat.services import conversation_create, message_create
 from memory.extraction import Extraction
 from memory.models import ActionItem, Decision, Fact, Summary
+from memory.report import Block
 from memory.services import summary_create
 
 
@@ -32,6 +33,7 @@ def world(alice, bob, conversation):
         role="assistant",
         content="Noted: PostgreSQL it is.",
         reply_to=user_message,
+        # Stored without schema_version, as replies before the contract were: version 1.
         context_report={
             "total_tokens": 120,
             "limit": 15000,
@@ -39,7 +41,7 @@ def world(alice, bob, conversation):
             "reserve": 1000,
             "model": "gpt-4o",
             "strategy": "summary_buffer",
-            "blocks": [{"name": "system prompt", "tokens": 40, "detail": "v1"}],
+            "blocks": [{"name": Block.SYSTEM.value, "tokens": 40, "detail": "system prompt v1"}],
             "memories": [],
             "messages": [],
         },

@@ -1,0 +1,232 @@
+"""The context report: the contract for "what the model saw" on one turn.
+
+``memory.context.build`` writes one per turn with the helpers below; it is stored as JSON in
+``chat.models.Message.context_report`` and read back by the chat and staff pages, the offline
+provider and the benchmarks, always through ``report_read``.
+
+Schema versions:
+
+1. Reports stored before the contract had a number: the shape below minus ``schema_version``
+   (and, in the oldest, minus ``preferences.skipped``). A report without the key is version 1.
+2. The shape below, with ``schema_version``. The keys are the same as version 1's, so version-1
+   reports render as they always did.
+
+Bump ``SCHEMA_VERSION`` when a key is renamed, removed or changes meaning, and make
+``report_read`` fill in what older reports lack.
+"""
+
+# No ``from __future__ import annotations``: TypedDict needs real annotations to tell
+# NotRequired keys from required ones (Python 3.11).
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
+
+if TYPE_CHECKING:
+    from memory.models import Summary
+    from memory.recall import Recalled
+
+SCHEMA_VERSION = 2
+UNVERSIONED = 1  # what a stored report without "schema_version" is
+
+
+class Block(StrEnum):
+    """The blocks of the request, in the order they are sent."""
+
+    SYSTEM = "system"
+    PREFERENCES = "preferences"
+    SUMMARY = "summary"
+    MEMORY = "memory"
+    HISTORY = "history"
+    MESSAGE = "message"
+    CONTINUATION = "continuation"  # a continued reply's text so far and the request for more
+
+
+class BlockItem(TypedDict):
+    name: str  # a Block value
+    tokens: int
+    detail: str
+
+
+class MemoryItem(TypedDict):
+    kind: str  # fact, decision, action_item, summary, message
+    id: int
+    text: str
+    score: float
+    why: str
+    date: str
+    source: str  # title of the conversation it came from
+    message_ids: list[int]
+
+
+class LeftOutMemory(MemoryItem):
+    left_out: str  # why it was not sent: "budget"
+
+
+class MessageItem(TypedDict):
+    id: int
+    role: str
+    tokens: int
+
+
+class PreferencesItem(TypedDict):
+    text: str
+    sources: list[dict[str, Any]]
+    skipped: list[dict[str, Any]]
+
+
+class SummaryItem(TypedDict):
+    """The rolling summary: ``text`` when it was sent, ``left_out`` (why) when it was not."""
+
+    id: int
+    version: int
+    tokens: int
+    covered_through: int
+    text: NotRequired[str]
+    left_out: NotRequired[str]
+
+
+class MessagesLeftOut(TypedDict):
+    count: int  # counted up to memory.context.LEFT_OUT_COUNT_CAP
+    reason: str  # "budget", "sliding window" or "" when nothing was left out
+    summarised_through: NotRequired[int]
+
+
+class ContextReport(TypedDict):
+    schema_version: int
+    model: str
+    strategy: str
+    budget: int
+    reserve: int
+    limit: int
+    temporary: bool
+    memory_enabled: bool
+    blocks: list[BlockItem]
+    preferences: PreferencesItem | None
+    memories: list[MemoryItem]
+    memories_left_out: list[LeftOutMemory]
+    summary: SummaryItem | None
+    messages: list[MessageItem]
+    messages_left_out: MessagesLeftOut
+    system_prompt_version: int
+    total_tokens: int
+    # Added without a version bump (new keys, absent from older reports): the counts are an
+    # estimate (the model's tokenizer is not known), and the server-reported prompt tokens
+    # per estimated token on recent replies, by which the limit was scaled (None: no usage).
+    tokens_estimated: NotRequired[bool]
+    token_scale: NotRequired[float | None]
+
+
+# -- writing: memory.context builds each part with these -----------------------------------
+
+
+def report_new(
+    *,
+    model: str,
+    strategy: str,
+    budget: int,
+    reserve: int,
+    limit: int,
+    temporary: bool,
+    memory_enabled: bool,
+    system_prompt_version: int,
+    tokens_estimated: bool = False,
+    token_scale: float | None = None,
+) -> ContextReport:
+    """An empty report for one turn; the builder fills in the blocks and the totals."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "model": model,
+        "strategy": strategy,
+        "budget": budget,
+        "reserve": reserve,
+        "limit": limit,
+        "temporary": temporary,
+        "memory_enabled": memory_enabled,
+        "blocks": [],
+        "preferences": None,
+        "memories": [],
+        "memories_left_out": [],
+        "summary": None,
+        "messages": [],
+        "messages_left_out": messages_left_out(count=0, reason=""),
+        "system_prompt_version": system_prompt_version,
+        "total_tokens": 0,
+        "tokens_estimated": tokens_estimated,
+        "token_scale": token_scale,
+    }
+
+
+def block_item(name: Block, tokens: int, detail: str) -> BlockItem:
+    return {"name": name.value, "tokens": tokens, "detail": detail}  # a plain str, for JSON
+
+
+def memory_item(item: "Recalled") -> MemoryItem:
+    return {
+        "kind": item.kind,
+        "id": item.id,
+        "text": item.text,
+        "score": round(item.score, 4),
+        "why": item.why,
+        "date": item.date,
+        "source": item.source,
+        "message_ids": item.message_ids,
+    }
+
+
+def left_out_memory(item: "Recalled", reason: str) -> LeftOutMemory:
+    return {**memory_item(item), "left_out": reason}
+
+
+def message_item(message_id: int, role: str, tokens: int) -> MessageItem:
+    return {"id": message_id, "role": role, "tokens": tokens}
+
+
+def preferences_item(*, text: str, sources: list, skipped: list) -> PreferencesItem:
+    return {"text": text, "sources": sources, "skipped": skipped}
+
+
+def summary_item(summary: "Summary", tokens: int, *, left_out: str = "") -> SummaryItem:
+    """The summary with its text when it was sent; with ``left_out`` (why not), without it."""
+    entry: SummaryItem = {
+        "id": summary.pk,
+        "version": summary.version,
+        "tokens": tokens,
+        "covered_through": summary.covered_through,
+    }
+    if left_out:
+        entry["left_out"] = left_out
+    else:
+        entry["text"] = summary.text
+    return entry
+
+
+def messages_left_out(
+    *, count: int, reason: str, summarised_through: int | None = None
+) -> MessagesLeftOut:
+    entry: MessagesLeftOut = {"count": count, "reason": reason}
+    if summarised_through is not None:  # only when a summary was sent
+        entry["summarised_through"] = summarised_through
+    return entry
+
+
+# -- reading: every reader goes through report_read ----------------------------------------
+
+
+def report_read(data: dict | None) -> ContextReport | None:
+    """A stored (or just built) report as a ContextReport, or None when there is none.
+    Never changes ``data``: it is usually a model field."""
+    if not data:
+        return None
+    if "schema_version" in data:
+        return data  # type: ignore[return-value]
+    return {**data, "schema_version": UNVERSIONED}  # type: ignore[typeddict-item]
+
+
+def memories_sent(report: ContextReport | None) -> list[MemoryItem]:
+    """The long-term memories the model saw this turn, best first."""
+    return (report or {}).get("memories") or []
+
+
+def summary_text(report: ContextReport | None) -> str | None:
+    """The rolling summary's text if it was sent this turn, else None."""
+    summary = (report or {}).get("summary") or {}
+    return summary.get("text")
