@@ -256,3 +256,15 @@ def test_a_single_slot_server_makes_the_second_request_wait():
         assert waits[0] < 0.05 and waits[1] > 0.15
     finally:
         server.stop()
+
+
+def test_staff_see_what_answered_and_what_failed_before(client, staff, conversation, fake_llm):
+    from django.urls import reverse
+
+    fake_llm.behaviour.json_reply = extraction_json
+    fake_llm.behaviour.json_cut_at = 40
+    chat(conversation, 2)
+    run_once(conversation)
+    client.force_login(staff)
+    html = client.get(reverse("staff:conversation", args=[conversation.pk])).content.decode()
+    assert "(offline)" in html and "cut at the token cap" in html
