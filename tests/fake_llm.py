@@ -234,11 +234,13 @@ class _Handler(BaseHTTPRequestHandler):
             "created": int(time.time()),
             "model": body.get("model", "fake"),
         }
-        pieces = words(behaviour.reply, behaviour.chunk_words)
         finish = "stop"
+        single = words(behaviour.reply, 1)
         cap = _max_tokens(body) if behaviour.honour_max_tokens else None
-        if cap is not None and len(pieces) > cap:  # a word per token, near enough
-            pieces, finish = pieces[:cap], "length"
+        if cap is not None and len(single) > cap:  # a word per token, near enough
+            single, finish = single[:cap], "length"
+        per = behaviour.chunk_words
+        pieces = ["".join(single[i : i + per]) for i in range(0, len(single), per)]
         self._event(
             {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]}
         )
@@ -271,8 +273,8 @@ class _Handler(BaseHTTPRequestHandler):
                     "choices": [],
                     "usage": {
                         "prompt_tokens": prompt,
-                        "completion_tokens": len(pieces),
-                        "total_tokens": prompt + len(pieces),
+                        "completion_tokens": len(single),
+                        "total_tokens": prompt + len(single),
                     },
                 }
             )

@@ -102,9 +102,7 @@ async def test_every_request_is_capped_at_the_reply_reserve(aconversation, alice
     assert end["status"] == "complete" and end["continue"] is False
 
 
-async def test_a_reply_cut_by_length_is_stored_as_such_and_continues(
-    alice, fake_llm, settings
-):
+async def test_a_reply_cut_by_length_is_stored_as_such_and_continues(alice, fake_llm, settings):
     """finish_reason "length": stored truncated with Continue offered; Continue asks for the
     rest (the reply so far, then a user turn) and appends it to the same reply."""
     from tests.chat.conftest import acreate_conversation

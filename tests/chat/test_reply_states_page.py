@@ -33,9 +33,7 @@ def test_a_cut_reply_offers_continue_and_retry(alice_client, conversation):
     assert f'data-continue="{reply.pk}"' in html and 'data-retry="' in html
 
 
-def test_a_refused_request_offers_no_retry_and_hides_the_servers_body(
-    alice_client, conversation
-):
+def test_a_refused_request_offers_no_retry_and_hides_the_servers_body(alice_client, conversation):
     a_reply(
         conversation,
         content="",

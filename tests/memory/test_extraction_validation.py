@@ -110,9 +110,7 @@ def test_the_garbage_run_of_the_issue_stores_nothing():
     )
     with pytest.raises(v.InvalidExtraction):
         v.validate_extraction(garbage, message_count=3, today=TODAY)
-    checked = v.validate_extraction(
-        garbage, message_count=3, today=TODAY, require_summary=False
-    )
+    checked = v.validate_extraction(garbage, message_count=3, today=TODAY, require_summary=False)
     assert checked.extraction.summary == ""
     assert checked.extraction.facts == [] and checked.extraction.decisions == []
     assert len(checked.dropped) == 2
