@@ -11,123 +11,20 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
-TOPICS = (
-    "retrieval augmented generation",
-    "the context window",
-    "vector embeddings",
-    "fine-tuning",
-    "prompt caching",
-    "a sourdough starter",
-    "the Django ORM",
-    "websockets",
-    "PostgreSQL indexes",
-    "rate limiting",
-    "unit tests",
-    "a train trip from Lyon to Milan",
-    "tomato blight",
-    "compound interest",
-    "the French subjunctive",
-    "garbage collection in Python",
-    "TLS certificates",
-    "a marathon training plan",
-    "Kubernetes readiness probes",
-    "photosynthesis",
-)
-THINGS = (
-    "the cache",
-    "my laptop",
-    "the staging server",
-    "our API",
-    "the second chapter",
-    "the dataset",
-    "this recipe",
-    "the migration",
-    "the dashboard",
-    "the model",
-    "a background job",
-    "the invoice",
-    "the garden",
-    "the benchmark",
-)
-VERBS = (
-    "breaks",
-    "slows down",
-    "returns nothing",
-    "times out",
-    "works fine",
-    "uses too much memory",
-    "gives a different answer",
-    "keeps retrying",
-    "crashes",
-    "looks wrong",
-)
-ADJECTIVES = (
-    "simple",
-    "reliable",
-    "surprisingly subtle",
-    "cheap",
-    "fast enough",
-    "well documented",
-    "fragile",
-    "common",
-    "easy to get wrong",
-    "worth measuring",
-)
-ERRORS = (
-    "a 429 Too Many Requests",
-    "KeyError: 'content'",
-    "a timeout after 30 seconds",
-    "IntegrityError: UNIQUE constraint failed",
-    "an empty response",
-    "ConnectionResetError",
-    "a 502 from the proxy",
-)
-CODE = (
-    "for item in items:\n    total += item.cost",
-    "SELECT id, created FROM chat_message WHERE conversation_id = %s ORDER BY id DESC LIMIT 50;",
-    "curl -s http://127.0.0.1:8000/health | jq .status",
-    "memory.add('user', text)\nreply = client.chat.completions.create(messages=memory.messages)",
-    "const ws = new WebSocket(url);\nws.onmessage = (e) => render(JSON.parse(e.data));",
-    "git bisect start HEAD v1.2.0",
-)
-OPENERS = ("Hi!", "Thanks.", "Quick question.", "Hmm.", "OK,", "Sorry,", "Also,", "Right.")
-REPLY_OPENERS = (
-    "Sure!",
-    "Good question.",
-    "Short answer: yes, with a caveat.",
-    "Here is how I would approach it.",
-    "That depends on a few things.",
-    "You're close.",
-)
+from bench.data import load_json
 
-USER_TEMPLATES = (
-    "{opener} Can you explain how {topic} works when {thing} {verb}?",
-    "I tried {topic} yesterday but got {error}. Any idea why?",
-    "What if {thing} {verb} right after I change {topic}?",
-    "Is {topic} {adjective}, or am I missing something?",
-    "{opener} what would you change first about {thing}?",
-    "It took {n} ms for {m} requests, is that normal for {topic}?",
-    "My colleague says {topic} is {adjective}; I'm not convinced.",
-    "Could you compare {topic} with {topic2} in two or three sentences?",
-    "Here's what I ran:\n```\n{code}\n```\nand {thing} {verb}.",
-    "Does the order matter if {thing} {verb} only on {weekday}s?",
-)
-ASSISTANT_TEMPLATES = (
-    "{reply_opener} {Topic} is {adjective}: the key idea is that {thing} only changes when it "
-    "has to.",
-    "When {thing} {verb}, the usual cause is {error}, which means the limit was reached.",
-    "- Check {thing} first; it {verb} in about {p}% of the cases I've seen.",
-    "- Measure before and after: {n} ms over {m} runs is a reasonable baseline.",
-    "- Keep {topic} separate from {topic2}, it makes failures easier to read.",
-    "In practice {topic} is {adjective} as long as you keep {thing} small.",
-    "A minimal example:\n```python\n{code}\n```",
-    "Compared with {topic2}, {topic} trades memory for speed, roughly {p}% in your numbers.",
-    "If {thing} still {verb}, look at the logs around {hour}:{minute:02d}; that is when the "
-    "retries started.",
-    "To sum up: {topic} is {adjective}, {topic2} is optional, and {thing} needs a test.",
-    "One caveat: {error} can also come from {thing}, not only from {topic}.",
-)
-WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+_TABLES = load_json("corpus.json")  # word lists and templates: bench/data/corpus.json
+TOPICS = _TABLES["topics"]
+THINGS = _TABLES["things"]
+VERBS = _TABLES["verbs"]
+ADJECTIVES = _TABLES["adjectives"]
+ERRORS = _TABLES["errors"]
+CODE = _TABLES["code"]
+OPENERS = _TABLES["openers"]
+REPLY_OPENERS = _TABLES["reply_openers"]
+WEEKDAYS = _TABLES["weekdays"]
+USER_TEMPLATES = _TABLES["user_templates"]
+ASSISTANT_TEMPLATES = _TABLES["assistant_templates"]
 
 USER_TOKENS = (20, 120)
 ASSISTANT_TOKENS = (40, 300)

@@ -36,26 +36,13 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench.data import load_json  # noqa: E402
+
 TARGET_MS = 100.0
 UNUSABLE = "!"  # an unusable password hash
-_VOCABULARY = (
-    "project deadline budget launch venue design review migration database server client "
-    "invoice meeting schedule holiday garden recipe python django postgres redis report "
-    "customer contract hiring roadmap security backup release testing documentation "
-    "travel flight hotel conference marketing analytics dashboard mobile payment support "
-    "training"
-)
-WORDS = tuple(_VOCABULARY.split())
-SUBJECTS = (
-    "favourite colour",
-    "home city",
-    "project deadline",
-    "preferred language",
-    "team size",
-    "manager",
-    "editor",
-    "diet",
-)
+_TEXTS = load_json("dashboard.json")  # bench/data/dashboard.json
+WORDS = _TEXTS["words"]
+SUBJECTS = _TEXTS["subjects"]
 RARE_WORD = "zeppelin"  # in about 0.1% of memories: a selective search
 # The indexes the dashboard asks for (see the final report of issue 6): the lists sort by
 # recency, and a deep page walks this index instead of sorting every row.
@@ -158,7 +145,7 @@ def seed(*, users: int, memories: int, rng: random.Random) -> dict:
                 text=_sentence(rng, 9),
                 importance=round(rng.random(), 2),
                 pinned=rng.random() < 0.03,
-                status="superseded" if rng.random() < 0.15 else "active",
+                status=Fact.Status.SUPERSEDED if rng.random() < 0.15 else Fact.Status.ACTIVE,
                 dedupe_key=f"f{i}",
                 created_at=updated - timedelta(days=rng.random() * 30),
                 updated_at=updated,

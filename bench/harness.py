@@ -1,19 +1,20 @@
 """Shared pieces for benchmarks that drive the real application in processes of its own.
 
-* ``Upstream``       -- the fake OpenAI-compatible model server (``bench/upstream.py``) in its
-                        own process, streaming one fixed reply at a fixed rate;
+* ``Upstream``       -- the tests' fake OpenAI-compatible model server (``tests/support``),
+                        run by ``bench/upstream.py`` in its own process, streaming one fixed
+                        reply at a fixed rate;
 * ``bench_env``      -- a production-like environment for the app (``DEBUG=false``, a secret
                         key, ``ALLOWED_HOSTS``), on SQLite in a temporary directory by default
                         or on any ``DATABASE_URL`` / ``REDIS_URL`` (PostgreSQL + Redis);
-* ``AppServer``      -- ``config.asgi:application`` under daphne or uvicorn as a subprocess,
-                        with its resident memory (``VmRSS``/``VmHWM``) and CPU time read from
-                        ``/proc``; start several (or uvicorn workers) on one ``REDIS_URL`` for
-                        a scaled-out stack;
+* ``AppServer``      -- the live tests' ``config.asgi:application`` under daphne or uvicorn
+                        as a subprocess (``tests/support``), with its resident memory
+                        (``VmRSS``/``VmHWM``) and CPU time read from ``/proc``; start several
+                        (or uvicorn workers) on one ``REDIS_URL`` for a scaled-out stack;
 * ``JobWorker``      -- ``manage.py db_worker`` as a subprocess (the summary jobs the app
                         queues after turns), with its memory and CPU time;
 * ``create_seats``   -- users, their signed-in session cookies and conversations, made in one
                         ``manage.py shell`` run (no password hashing: cheap for many users);
-* ``ChatSocket``     -- a websocket client speaking docs/protocol.md, timing each turn;
+* ``ChatSocket``     -- the tests' websocket client (docs/protocol.md), timing each turn;
 * ``direct_stream``  -- the same ``openai.AsyncOpenAI`` streaming call the app makes, timed
                         the same way: the baseline a turn through the app is compared with;
 * ``stored_messages``-- what the database holds for some conversations, for exactness checks.
@@ -29,7 +30,6 @@ import json
 import math
 import os
 import secrets
-import socket
 import subprocess
 import sys
 import tempfile
@@ -38,45 +38,24 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from bench.upstream import reply_text  # noqa: E402
+# Imported as bench.harness, so the project is on sys.path already: no path set-up here.
+from bench.upstream import reply_text
+from tests.support.live_server import (
+    ROOT,
+    ServerProcess,
+    log_tail,
+    manage,
+    project_env,
+    stop_process,
+    wait_for_port,
+)
+from tests.support.live_server import SERVERS as SERVERS  # re-exported: the scripts' choices
+from tests.support.ws_client import ChatSocket as BaseChatSocket
 
 PYTHON = sys.executable
 RESULT_MARK = "BENCH-RESULT "
+MANAGE_TIMEOUT = 600  # seconds: seeding thousands of users takes a while
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def wait_for_port(port: int, process: subprocess.Popen, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"{what} exited with {process.returncode}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"{what} did not listen on port {port} within {timeout:.0f} s")
-
-
-def stop_process(process: subprocess.Popen | None, timeout: float = 10.0) -> None:
-    if process is None or process.poll() is not None:
-        return
-    process.terminate()
-    try:
-        process.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
 
 
 # -- /proc ----------------------------------------------------------------------------------
@@ -181,16 +160,11 @@ def bench_env(
 ) -> dict[str, str]:
     """The app's environment as in production: ``DEBUG`` off, a random ``SECRET_KEY``,
     ``ALLOWED_HOSTS`` for the loopback. Nothing of the caller's own settings leaks in."""
-    own = ("OPENAI_", "DJANGO_", "DATABASE_URL", "REDIS_", "SECRET_KEY", "ALLOWED_HOSTS", "DEBUG")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(own)}
-    env.update(
-        DJANGO_SETTINGS_MODULE="config.settings",
+    env = project_env(
+        strip=("DATABASE_URL", "REDIS_", "SECRET_KEY", "ALLOWED_HOSTS", "DEBUG"),
         DEBUG="false",
         SECRET_KEY=secrets.token_urlsafe(50),
-        ALLOWED_HOSTS="127.0.0.1,localhost",
-        CREATE_DEMO_USER="false",
         DATABASE_URL=database_url,
-        PYTHONUNBUFFERED="1",
     )
     if upstream_url:
         env.update(OPENAI_API_KEY="bench-key", OPENAI_BASE_URL=upstream_url)
@@ -200,21 +174,6 @@ def bench_env(
     return env
 
 
-def manage(*args: str, env: dict[str, str], timeout: float = 600) -> str:
-    result = subprocess.run(
-        [PYTHON, "manage.py", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
-    if result.returncode != 0:
-        raise RuntimeError(f"manage.py {' '.join(args)} failed:\n{result.stderr[-4000:]}")
-    return result.stdout
-
-
 def django_run(code: str, *, env: dict[str, str], **values):
     """Run ``code`` in ``manage.py shell`` with ``values`` bound as JSON-decoded names;
     the code sets ``result``, which comes back decoded from JSON."""
@@ -222,85 +181,18 @@ def django_run(code: str, *, env: dict[str, str], **values):
         f"{name} = json.loads({json.dumps(json.dumps(value))})\n" for name, value in values.items()
     )
     epilogue = f"\nprint({RESULT_MARK!r} + json.dumps(result))\n"
-    out = manage("shell", "-c", prelude + code + epilogue, env=env)
+    out = manage("shell", "-c", prelude + code + epilogue, env=env, timeout=MANAGE_TIMEOUT)
     for line in reversed(out.splitlines()):
         if line.startswith(RESULT_MARK):
             return json.loads(line[len(RESULT_MARK) :])
     raise RuntimeError(f"no result from manage.py shell:\n{out[-2000:]}")
 
 
-SERVERS = ("daphne", "uvicorn")
+class AppServer(ServerProcess):
+    """The app server the live tests start (``tests.support.live_server.ServerProcess``), with
+    its memory and CPU figures, covering the process and its children (uvicorn's workers)."""
 
-
-class AppServer:
-    """``config.asgi:application`` on a free port, logging to ``log_path``: under daphne (as
-    ``make run`` and the live tests serve it) or uvicorn (as ``make serve`` does; ``workers``
-    above 1 needs a ``REDIS_URL`` in ``env``). Memory and CPU figures cover the process and
-    its children (uvicorn's workers)."""
-
-    def __init__(
-        self,
-        env: dict[str, str],
-        *,
-        log_path: Path,
-        port: int | None = None,
-        server: str = "daphne",
-        workers: int = 1,
-    ):
-        if server not in SERVERS:
-            raise ValueError(f"server must be one of {SERVERS}")
-        self.env = env
-        self.port = port or free_port()
-        self.log_path = Path(log_path)
-        self.server = server
-        self.workers = workers
-        self.process: subprocess.Popen | None = None
-
-    def command(self) -> list[str]:
-        app, host, port = "config.asgi:application", "127.0.0.1", str(self.port)
-        if self.server == "daphne":
-            return [PYTHON, "-m", "daphne", "-b", host, "-p", port, app]
-        workers = ["--workers", str(self.workers)] if self.workers > 1 else []
-        return [PYTHON, "-m", "uvicorn", app, "--host", host, "--port", port, *workers]
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def ws_url(self) -> str:
-        return f"ws://127.0.0.1:{self.port}"
-
-    @property
-    def pid(self) -> int:
-        assert self.process is not None
-        return self.process.pid
-
-    def start(self, timeout: float = 60.0) -> AppServer:
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        with self.log_path.open("w") as log:
-            self.process = subprocess.Popen(
-                self.command(),
-                cwd=ROOT,
-                env=self.env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
-        try:
-            wait_for_port(self.port, self.process, timeout, "the app server")
-        except RuntimeError as exc:
-            stop_process(self.process)
-            raise RuntimeError(f"{exc}:\n{self.log_tail()}") from None
-        return self
-
-    def stop(self) -> None:
-        stop_process(self.process)
-
-    def log_tail(self, chars: int = 4000) -> str:
-        try:
-            return self.log_path.read_text(errors="replace")[-chars:]
-        except OSError:
-            return ""
+    start_timeout = 60.0  # a machine under load may start it slowly
 
     def pids(self) -> list[int]:
         """The server process and its descendants (uvicorn's workers)."""
@@ -331,12 +223,6 @@ class AppServer:
 
     def cpu_seconds(self) -> float:
         return self._sum(cpu_seconds)
-
-    def __enter__(self) -> AppServer:
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
 
 
 class JobWorker:
@@ -377,10 +263,7 @@ class JobWorker:
         stop_process(self.process, timeout=timeout)
 
     def log_tail(self, chars: int = 4000) -> str:
-        try:
-            return self.log_path.read_text(errors="replace")[-chars:]
-        except OSError:
-            return ""
+        return log_tail(self.log_path, chars)
 
     def rss_kib(self) -> int:
         return proc_status_kib(self.pid, "VmRSS")
@@ -420,7 +303,7 @@ class Workspace:
         )
 
     def migrate(self) -> Workspace:
-        manage("migrate", "--noinput", env=self.env)
+        manage("migrate", "--noinput", env=self.env, timeout=MANAGE_TIMEOUT)
         return self
 
     def server(self, name: str = "server", *, server: str = "daphne", workers: int = 1):
@@ -498,8 +381,8 @@ result = {
     "messages": len(rows),
     "user": len(users),
     "assistant": len(replies),
-    "complete": sum(r[2] == "complete" for r in replies),
-    "exact": sum(r[2] == "complete" and r[3] == expected_reply for r in replies),
+    "complete": sum(r[2] == Message.Status.COMPLETE for r in replies),
+    "exact": sum(r[2] == Message.Status.COMPLETE and r[3] == expected_reply for r in replies),
     "duplicate_client_ids": sum(n - 1 for n in ids.values() if n > 1),
 }
 """
@@ -555,35 +438,23 @@ class TurnError(Exception):
     pass
 
 
-class ChatSocket:
-    """One browser tab on one conversation: ``await turn(text)`` sends a message and returns
-    the reply's ``Stream`` once its ``reply_end`` arrives (``deliveries`` are the chunk frames).
+class ChatSocket(BaseChatSocket):
+    """One browser tab on one conversation (the tests' client, ``tests.support.ws_client``):
+    ``await turn(text)`` sends a message and returns the reply's ``Stream`` once its
+    ``reply_end`` arrives (``deliveries`` are the chunk frames).
     """
 
+    not_ready = TurnError
+
     def __init__(self, ws_url: str, session: str, conversation_id: int):
-        self.uri = f"{ws_url}/ws/chat/{conversation_id}/"
-        self.origin = ws_url.replace("ws://", "http://", 1).replace("wss://", "https://", 1)
-        self.session = session
-        self.conversation_id = conversation_id
-        self.ws = None
+        super().__init__(ws_url, session, conversation_id)
         self.sent = 0
 
     async def connect(self, timeout: float = 30.0) -> ChatSocket:
-        from websockets.asyncio.client import connect
-
-        self.ws = await connect(
-            self.uri,
-            origin=self.origin,
-            additional_headers={"Cookie": f"sessionid={self.session}"},
-            compression=None,
-            open_timeout=timeout,
-            max_queue=None,
+        # No compression, no receive queue limit: the client side must not be what is timed.
+        return await super().connect(
+            timeout, ready_timeout=timeout, compression=None, max_queue=None
         )
-        async with asyncio.timeout(timeout):
-            ready = json.loads(await self.ws.recv())
-        if ready.get("type") != "ready":
-            raise TurnError(f"expected a ready frame, got {ready}")
-        return self
 
     async def turn(self, text: str, *, client_id: str | None = None, timeout: float = 120.0):
         self.sent += 1
@@ -591,11 +462,11 @@ class ChatSocket:
         frame = json.dumps({"type": "send", "text": text, "client_id": client_id})
         perf = time.perf_counter
         stream = Stream(started=perf())
-        await self.ws.send(frame)
+        await self.connection.send(frame)
         reply_id = None
         async with asyncio.timeout(timeout):
             while True:
-                raw = await self.ws.recv()
+                raw = await self.connection.recv()
                 now = perf()
                 frame = json.loads(raw)
                 kind = frame.get("type")
@@ -608,10 +479,6 @@ class ChatSocket:
                     return stream
                 elif kind == "error" and frame.get("client_id") == client_id:
                     raise TurnError(f"{frame['code']}: {frame['message']}")
-
-    async def close(self) -> None:
-        if self.ws is not None:
-            await self.ws.close()
 
 
 def direct_client(base_url: str, *, timeout: float = 60.0, max_retries: int = 2):

@@ -74,6 +74,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench.data import load_json  # noqa: E402
 from bench.harness import (  # noqa: E402
     SERVERS,
     AppServer,
@@ -103,12 +104,13 @@ DRAIN_TIMEOUT = 180.0  # seconds to wait for the worker to finish the queued job
 STACKS = ("sqlite", "postgres")
 PG_ADMIN = "postgres://postgres@127.0.0.1:5432/postgres"
 REDIS = "redis://127.0.0.1:6379/0"
-SYSTEM = "You are a helpful AI assistant. Answer concisely and say when you are unsure."
+PROMPTS = load_json("prompts.json")  # bench/data/prompts.json
+SYSTEM = PROMPTS["system"]
 ANSWERED = ("complete", "interrupted", "failed")  # a reply_end came: the app stored the turn
 
 
 def question(user: int, turn: int) -> str:
-    return f"User {user}, question {turn + 1}: what should I keep in mind about load testing?"
+    return PROMPTS["load_question"].format(user=user, turn=turn + 1)
 
 
 def default_rate_limit(words: int, interval: float) -> int:
@@ -354,7 +356,7 @@ async def _watch(run: StackRun, i: int, url: str, seat, args):
 
     async def read() -> None:
         try:
-            async for raw in sock.ws:
+            async for raw in sock.connection:
                 see(json.loads(raw))
         except asyncio.CancelledError:
             raise
@@ -391,7 +393,7 @@ async def _watch(run: StackRun, i: int, url: str, seat, args):
         unended = [i for i in tab.texts if i not in tab.ends]
         for reply_id in unended:
             with contextlib.suppress(Exception):
-                await sock.ws.send(json.dumps({"type": "sync", "reply_id": reply_id}))
+                await sock.connection.send(json.dumps({"type": "sync", "reply_id": reply_id}))
         deadline = time.monotonic() + 5.0
         while any(i not in tab.ends for i in unended) and time.monotonic() < deadline:
             ended.clear()
@@ -509,6 +511,7 @@ result = [
 _JOBS_CODE = """
 from django.db.models import Count
 from django.utils import timezone
+from django_tasks import TaskResultStatus
 from django_tasks_db.models import DBTaskResult
 from memory.models import SummaryRun
 
@@ -517,15 +520,15 @@ for path, status, n in DBTaskResult.objects.values_list("task_path", "status").a
     n=Count("id")
 ).order_by():
     tasks[f"{path.rsplit('.', 1)[-1]}:{status}"] = n
-later = DBTaskResult.objects.filter(status="READY", run_after__gt=timezone.now())
+later = DBTaskResult.objects.filter(status=TaskResultStatus.READY, run_after__gt=timezone.now())
 result = {
     "tasks": tasks,
     "runs": dict(SummaryRun.objects.values_list("status").annotate(n=Count("id")).order_by()),
     "due": DBTaskResult.objects.ready().count(),
-    "running": DBTaskResult.objects.filter(status="RUNNING").count(),
+    "running": DBTaskResult.objects.filter(status=TaskResultStatus.RUNNING).count(),
     "later": dict(later.values_list("task_path").annotate(n=Count("id")).order_by()),
     "failures": list(
-        DBTaskResult.objects.filter(status="FAILED")
+        DBTaskResult.objects.filter(status=TaskResultStatus.FAILED)
         .values_list("exception_class_path", flat=True)
         .distinct()[:5]
     ),

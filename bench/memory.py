@@ -56,6 +56,7 @@ if str(ROOT) not in sys.path:
 from bench import corpus as corpus_mod  # noqa: E402
 from bench import memory_dataset  # noqa: E402
 from bench.cli import int_list  # noqa: E402
+from bench.data import load_json  # noqa: E402
 
 PARTS = ("a", "b", "c")
 SIZES = (500, 20_000, 100_000)
@@ -69,6 +70,7 @@ TARGET_RATIO = 1.5  # part a: build(100k) / build(500)
 TARGET_P95_MS = 50.0  # part c, SQLite
 SUMMARY_TAIL = 10  # messages after the summary in part a (the summariser triggers at 12)
 MODEL = "gpt-4o"
+SUMMARY_TEMPLATE = load_json("prompts.json")["summary"]  # bench/data/prompts.json
 perf_ns = time.perf_counter_ns
 
 
@@ -240,16 +242,17 @@ def percentile(values: list[float], p: float) -> float:
 def summary_text(rng: random.Random) -> str:
     topics = rng.sample(corpus_mod.TOPICS, 8)
     things = rng.sample(corpus_mod.THINGS, 6)
+    # Drawn in the order the template's sentences use them: the same text for the same seed.
+    picks = {
+        "verb": rng.choice(corpus_mod.VERBS),
+        "adjective": rng.choice(corpus_mod.ADJECTIVES),
+        "error": rng.choice(corpus_mod.ERRORS),
+        "weekday": rng.choice(corpus_mod.WEEKDAYS),
+    }
+    first_topics = ", ".join(topics[:4])
     lines = [
-        f"The user and the assistant have talked mostly about {', '.join(topics[:4])}.",
-        f"Earlier the user asked why {things[0]} {rng.choice(corpus_mod.VERBS)} after a change"
-        f" to {topics[0]}; the assistant suggested measuring first and checking {things[1]}.",
-        f"They compared {topics[1]} with {topics[2]} and agreed {topics[1]} is"
-        f" {rng.choice(corpus_mod.ADJECTIVES)} for this case.",
-        f"Open questions: whether {things[2]} needs a test, what causes"
-        f" {rng.choice(corpus_mod.ERRORS)} on {things[3]}, and how {topics[5]} fits.",
-        f"Decisions: keep {topics[6]} separate from {topics[7]}; retry {things[4]} at most"
-        f" three times; review {things[5]} next {rng.choice(corpus_mod.WEEKDAYS)}.",
+        line.format(topics=topics, things=things, first_topics=first_topics, **picks)
+        for line in SUMMARY_TEMPLATE
     ]
     return " ".join(lines * 3)
 

@@ -38,6 +38,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.cli import int_list  # noqa: E402
+from bench.data import load_json  # noqa: E402
 from bench.harness import (  # noqa: E402
     SERVERS,
     AppServer,
@@ -61,14 +62,15 @@ MIN_SAMPLES = 40  # per level and side (12 with --quick): few chats get more tur
 ROUNDS = 5
 RATE = 50.0  # words (SSE events) per second from the upstream
 WORDS = 100  # words per reply
-SYSTEM = "You are a helpful AI assistant. Answer concisely and say when you are unsure."
+PROMPTS = load_json("prompts.json")  # bench/data/prompts.json
+SYSTEM = PROMPTS["system"]
 # Targets (issue 3, item 8): added TTFT p50 in ms by number of chats; delivered share at 50.
 TARGET_ADDED_P50 = {1: 15.0, 50: 50.0}
 TARGET_SHARE = (50, 0.95)
 
 
 def question(chat: int, turn: int) -> str:
-    return f"Chat {chat}, question {turn}: how does a streamed reply reach the page so quickly?"
+    return PROMPTS["stream_question"].format(chat=chat, turn=turn)
 
 
 @dataclass

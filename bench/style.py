@@ -23,51 +23,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.data import load_json
 from profiles.style import analyse
 
-BASE_MESSAGES = [
-    "Hey there! Can you help me with Python? 😊",
-    "Could you explain the technical implementation of APIs?",
-    "Dear Sir, I require assistance with programming.",
-    "thanks!",
-    "ok",
-    "lol yeah that worked 👍",
-    "hey, what's up? i'm stuck again :)",
-    "gonna try that tmrw, thx!!",
-    "Good morning. Could you please send me the summary of yesterday's meeting? Thank you.",
-    "To whom it may concern, I hereby request a copy of the March invoice. Kind regards, Maria",
-    "How do I reverse a list in Python?",
-    "What's the difference between a process and a thread?",
-    "Why does my Django migration fail with IntegrityError: UNIQUE constraint failed?",
-    "I get a KeyError from `views.py` in get_object_or_404() when I run it with --settings=test",
-    "Is select_for_update() enough to avoid a race condition when two workers update the same "
-    "row, or do I need an advisory lock? We're on PostgreSQL 16 with READ COMMITTED.",
-    "Can you recommend a good recipe for sourdough bread? My starter is about a week old. 🍞",
-    "We went hiking near Lyon last weekend and the weather was perfect 🌞🥾 any trail tips for "
-    "the Alps in October?",
-    "Bonjour, pourriez-vous m'aider à rédiger une lettre de motivation ?",
-    "¿Cuál es la mejor manera de aprender alemán en seis meses?",
-    "我想了解一下机器学习的基本概念。",
-    "Here's my function:\n```python\ndef total(items):\n    return sum(i.price for i in items)\n```"
-    "\nWhy is it slow with 10k items?",
-    'Traceback (most recent call last):\n```\n  File "app.py", line 12, in <module>\n'
-    '    main()\n  File "app.py", line 8, in main\n    data = json.loads(raw)\n'
-    "json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)\n```\nany idea?",
-    "Please summarise the following points for the board:\n\n- revenue grew 12% year on year\n"
-    "- churn fell to 3.1%\n- hiring is behind plan by four engineers\n\nKeep it under 100 words.",
-    "I have been thinking about how we structure the onboarding for new engineers. At the "
-    "moment they spend the first week reading documentation that is partly out of date, then "
-    "they pair with whoever is free. I would like a plan that gets them to a first merged "
-    "change in three days, with a clear list of who to ask for what, and a checklist that the "
-    "team keeps current. What would you suggest, and what have you seen work elsewhere?",
-    "omg this is amazing 🎉🎉🔥 you're the best",
-    "Kindly advise on the appropriate procedure regarding the reimbursement of travel costs.",
-    "what does idempotent mean for a REST endpoint? is PUT idempotent but POST not?",
-    "My kid asked why the sky is blue and I realised I don't actually know. Simple answer pls 🙏",
-    "Should I use dependency injection here or is a module-level singleton fine for the cache "
-    "client? The service is async (FastAPI) and the tests mock the client.",
-    "Nevermind, figured it out.",
-]
+BASE_MESSAGES = list(load_json("style_messages.json"))  # bench/data/style_messages.json
 
 
 def build_corpus(size: int, seed: int) -> list[str]:

@@ -1,9 +1,9 @@
 """A fake OpenAI-compatible model server in a process of its own, streaming at a fixed rate.
 
-It serves ``tests.fake_llm.FakeLLM`` (server-sent events the way the OpenAI API streams chat
-completions) with one fixed reply of ``--words`` words, one SSE event per ``--chunk-words``
-words every ``--interval`` seconds. Benchmarks start it as a subprocess so that its threads
-never share a GIL with the benchmark's clients or with the server under test.
+It serves ``tests.support.fake_llm.FakeLLM`` (server-sent events the way the OpenAI API
+streams chat completions) with one fixed reply of ``--words`` words, one SSE event per
+``--chunk-words`` words every ``--interval`` seconds. Benchmarks start it as a subprocess so
+that its threads never share a GIL with the benchmark's clients or with the server under test.
 
 On start it prints one JSON line, ``{"base_url": ..., "pid": ...}``, then serves until it is
 terminated (SIGTERM/SIGINT) or its standard input closes.
@@ -20,20 +20,16 @@ import os
 import signal
 import sys
 import threading
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from tests import fake_llm  # noqa: E402
-from tests.fake_llm import Behaviour, FakeLLM  # noqa: E402
+from bench.data import load_text  # noqa: E402
+from tests.support.fake_llm import Behaviour, FakeLLM  # noqa: E402
 
-TEXT = (
-    "streaming replies arrive word by word while the model thinks about context memory and "
-    "the user reads each sentence as it grows on the page with no visible stutter at all"
-)
+TEXT = load_text("upstream_reply.txt")  # bench/data/upstream_reply.txt
 VOCABULARY = TEXT.split()
 
 
@@ -52,12 +48,10 @@ def reply_text(words: int) -> str:
 
 def serve(interval: float, words: int, chunk_words: int = 1, backlog: int = 1024) -> FakeLLM:
     # socketserver listens with a backlog of 5: a burst of connections would then wait for
-    # SYN retransmits (1 s). This process is ours alone, so widen it on the class.
-    ThreadingHTTPServer.request_queue_size = backlog
-    # Each SSE event is a small write: with Nagle's algorithm on, an event waits for the ACK
-    # of the previous one (delayed ACKs: tens of ms). Model servers send with TCP_NODELAY.
-    fake_llm._Handler.disable_nagle_algorithm = True
-    fake = FakeLLM(Behaviour(reply=reply_text(words), interval=interval, chunk_words=chunk_words))
+    # SYN retransmits (1 s). Each SSE event is a small write: with Nagle's algorithm on, an
+    # event waits for the ACK of the previous one (delayed ACKs: tens of ms).
+    behaviour = Behaviour(reply=reply_text(words), interval=interval, chunk_words=chunk_words)
+    fake = FakeLLM(behaviour, backlog=backlog, nodelay=True)
     fake.requests = collections.deque(maxlen=1000)  # long runs: keep memory flat
     return fake.start()
 

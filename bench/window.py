@@ -42,11 +42,12 @@ if str(ROOT) not in sys.path:
 
 from bench.cli import int_list  # noqa: E402
 from bench.corpus import chat_messages  # noqa: E402
+from bench.data import load_json  # noqa: E402
 from contextwindow.tokens import encoding_for_model, message_overhead  # noqa: E402
 from contextwindow.window import ConversationMemory, MemoryStrategy  # noqa: E402
 
 MODEL = "gpt-4o"
-SYSTEM_PROMPT = "You are a helpful AI assistant. Answer concisely and say when you are unsure."
+SYSTEM_PROMPT = load_json("prompts.json")["system"]  # bench/data/prompts.json
 BUDGETS = (4_000, 128_000, 1_000_000)
 COUNTS = (1_000, 10_000, 100_000)
 TARGET_BUDGET = 1_000_000

@@ -91,7 +91,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
     def _streaming_reply_id(self) -> int | None:
         services.replies_interrupt_stale(conversation=self.conversation)
         return (
-            Message.objects.filter(conversation=self.conversation, status="streaming")
+            Message.objects.filter(conversation=self.conversation, status=Message.Status.STREAMING)
             .values_list("pk", flat=True)
             .first()
         )

@@ -155,7 +155,7 @@ def build(
     budget = _Budget(model, limit)
     strategy = MemoryStrategy(conversation.strategy)
     profile = profile_get(user=conversation.user)  # one read for the switch and the block
-    memory_on = not conversation.temporary and profile.memory_enabled
+    memory_on = recall.memory_enabled(conversation, profile=profile)
     prompt = selectors.system_prompt_current()
     report = report_new(
         model=model,

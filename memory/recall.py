@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 
 from chat.models import Conversation
 from memory.models import ActionItem, Decision, Fact
-from profiles.instructions import memory_enabled as user_memory_enabled
+from profiles.models import UserProfile
+from profiles.selectors import memory_enabled as user_memory_enabled
 
 RESUME_FACTS = 5
 RESUME_ACTIONS = 5
@@ -33,10 +34,11 @@ class Recalled:
     message_ids: list[int] = field(default_factory=list)
 
 
-def memory_enabled(conversation: Conversation) -> bool:
+def memory_enabled(conversation: Conversation, *, profile: UserProfile | None = None) -> bool:
     """Memory is read and written unless the conversation is temporary or the user
-    switched memory off."""
-    return not conversation.temporary and user_memory_enabled(conversation.user)
+    switched memory off. The one home of this rule; ``profile``: the user's profile when the
+    caller has already read it (no query)."""
+    return not conversation.temporary and user_memory_enabled(conversation.user, profile=profile)
 
 
 def _date(value) -> str:

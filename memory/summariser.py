@@ -36,8 +36,9 @@ from memory.extraction import (
     ExtractedDecision,
     ExtractedFact,
     Extraction,
+    InvalidExtraction,
+    validate_extraction,
 )
-from memory.extraction.validation import InvalidExtraction, validate_extraction
 
 logger = logging.getLogger(__name__)
 

@@ -12,13 +12,16 @@ def profile_get(*, user: AbstractBaseUser) -> UserProfile:
     return UserProfile.objects.filter(user=user).first() or UserProfile(user=user)
 
 
-def memory_enabled(user: AbstractBaseUser) -> bool:
+def memory_enabled(user: AbstractBaseUser, *, profile: UserProfile | None = None) -> bool:
     """The user's memory switch: may long-term memory be read and written for them?
 
-    On by default; off for an anonymous user.
+    On by default; off for an anonymous user. ``profile``: the user's profile when the caller
+    has already read it (no query).
     """
     if user is None or not getattr(user, "is_authenticated", False):
         return False
+    if profile is not None:
+        return profile.memory_enabled
     enabled = UserProfile.objects.filter(user=user).values_list("memory_enabled", flat=True)
     return next(iter(enabled), True)
 

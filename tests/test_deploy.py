@@ -4,7 +4,7 @@ and the security headers are there."""
 import subprocess
 import sys
 
-from tests.live_server import ROOT, project_env
+from tests.support.live_server import ROOT, project_env
 
 DEPLOY_ENV = {
     "DEBUG": "false",

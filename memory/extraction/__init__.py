@@ -23,9 +23,14 @@ module              what it does
 ``summary``         the extractive rolling summary
 ``text``            shared text helpers: normalisation, contractions, names, third person
 ``types``           the result dataclasses and the limits
-``validation``      the checks every extracted field passes before it is stored (shared with
-                    the LLM path and imports)
+``validation``      the checks every extracted field passes before it is stored: the one layer
+                    for the offline extractor, the model's answer and imports (public: other
+                    packages use ``validate_extraction`` or the module's field checks)
 ==================  ===========================================================================
+
+``__all__`` below is the package's boundary: other packages import only those names, from
+``memory.extraction``. The modules share their helpers by plain names (``Sent``, ``squash``,
+``I``), internal to this package.
 
 Limitations
 -----------
@@ -42,15 +47,16 @@ from __future__ import annotations
 
 import datetime
 
-from memory.extraction.actions import _extract_actions
+from memory.extraction import validation
+from memory.extraction.actions import extract_actions
 from memory.extraction.dates import parse_date
-from memory.extraction.decisions import _extract_decisions
-from memory.extraction.facts import _extract_facts
-from memory.extraction.questions import _extract_questions
-from memory.extraction.sentences import _prepare
-from memory.extraction.summary import _build_summary
+from memory.extraction.decisions import extract_decisions
+from memory.extraction.facts import extract_facts
+from memory.extraction.questions import extract_questions
+from memory.extraction.sentences import prepare
+from memory.extraction.summary import build_summary
 from memory.extraction.text import normalise_key
-from memory.extraction.topics import _extract_topics
+from memory.extraction.topics import extract_topics
 from memory.extraction.types import (
     CATEGORIES,
     MAX_OPEN_QUESTIONS,
@@ -61,7 +67,7 @@ from memory.extraction.types import (
     ExtractedFact,
     Extraction,
 )
-from memory.extraction.validation import validate_extraction
+from memory.extraction.validation import InvalidExtraction, Validated, validate_extraction
 
 __all__ = [
     "CATEGORIES",
@@ -72,9 +78,13 @@ __all__ = [
     "ExtractedDecision",
     "ExtractedFact",
     "Extraction",
+    "InvalidExtraction",
+    "Validated",
     "extract",
     "normalise_key",
     "parse_date",
+    "validate_extraction",
+    "validation",
 ]
 
 
@@ -82,13 +92,13 @@ def extract(
     messages: list[dict], *, previous_summary: str = "", today: datetime.date
 ) -> Extraction:
     """Fold ``messages`` into ``previous_summary`` and extract what they state (module docs)."""
-    sents, kept = _prepare(messages)
-    facts = _extract_facts(sents, today)
-    decisions = _extract_decisions(sents, kept)
-    actions = _extract_actions(sents, today)
-    questions = _extract_questions(sents, kept, decisions)
-    topics = _extract_topics(sents)
-    summary = _build_summary(previous_summary or "", sents, facts)
+    sents, kept = prepare(messages)
+    facts = extract_facts(sents, today)
+    decisions = extract_decisions(sents, kept)
+    actions = extract_actions(sents, today)
+    questions = extract_questions(sents, kept, decisions)
+    topics = extract_topics(sents)
+    summary = build_summary(previous_summary or "", sents, facts)
     result = Extraction(
         summary=summary,
         topics=topics,

@@ -28,26 +28,26 @@ from __future__ import annotations
 import datetime
 import re
 
-from memory.extraction.dates import _find_date, _remove_date
-from memory.extraction.sentences import _FILLER, _HYPOTHETICAL, _clauses, _Sent
+from memory.extraction.dates import find_date, remove_date
+from memory.extraction.sentences import FILLER, HYPOTHETICAL, Sent, clauses_of
 from memory.extraction.text import (
-    _I,
-    _NAME_SEP,
-    _NAMES,
-    _cap,
-    _content_tokens,
-    _is_name,
-    _names,
-    _short,
-    _similar_tokens,
-    _strip_end,
-    _third_person,
-    _wordset,
+    NAME_SEP,
+    NAMES,
+    I,
+    cap,
+    content_tokens,
+    is_name,
+    names_in,
     normalise_key,
+    short,
+    similar_tokens,
+    strip_end,
+    third_person,
+    wordset,
 )
 from memory.extraction.types import ExtractedAction
 
-_ACTION_VERBS = _wordset(
+_ACTION_VERBS = wordset(
     """send email mail call phone text message ping fix write finish complete review prepare
 update book buy order schedule submit deploy check draft publish pay file renew cancel
 contact reply respond read test merge release ship invite organise organize plan set
@@ -101,7 +101,7 @@ _ACTION_PATTERNS = [
     (
         "named",
         re.compile(
-            rf"(?:^|\b)(?P<who>{_NAMES})\s+(?i:will|shall|is\s+going\s+to|are\s+going\s+to|"
+            rf"(?:^|\b)(?P<who>{NAMES})\s+(?i:will|shall|is\s+going\s+to|are\s+going\s+to|"
             r"needs\s+to|need\s+to|has\s+to|have\s+to|must|should|promised\s+to|is\s+supposed\s+to|"
             r"is\s+to|is\s+responsible\s+for|are\s+responsible\s+for|is\s+in\s+charge\s+of|"
             r"owns|will\s+own|volunteered\s+to|offered\s+to)\s+(?P<what>.+)$"
@@ -111,28 +111,28 @@ _ACTION_PATTERNS = [
 _NEED_DENY = re.compile(
     r"^(?:say|admit|agree|ask\s+you|wonder|confess|be\s+honest|know|understand|think|"
     r"figure\s+out\s+what|tell\s+you|mention|be\s+careful|remember|decide)\b",
-    _I,
+    I,
 )
 _WILL_DENY = re.compile(
     r"^(?:be|have|think|see|try|let\s+you|get\s+back|keep|probably|maybe|never|not|always|"
     r"just|go|do\s+it|do\s+that|take|use|need|want|like|love|miss)\b",
-    _I,
+    I,
 )
 _IS_DONE = (
     r"\s+(?:is|are|has\s+been|have\s+been|gets|get)\s+(?:done|finished|complete|completed|merged|"
     r"ready|approved|fixed|deployed|signed|sent|in|live|out)"
 )
 _DEP_RES = [
-    re.compile(rf"\s*,?\s*\b(?:after|once|when)\s+(?P<dep>.+?)(?:{_IS_DONE})?\s*$", _I),
+    re.compile(rf"\s*,?\s*\b(?:after|once|when)\s+(?P<dep>.+?)(?:{_IS_DONE})?\s*$", I),
     re.compile(
         r"\s*,?\s*\(?(?:(?:which\s+)?depends\s+on|blocked\s+(?:by|on)|waiting\s+(?:on|for)|"
         r"pending|requires)\s+(?P<dep>.+?)\)?\s*$",
-        _I,
+        I,
     ),
 ]
-_DEP_DONE = re.compile(rf"{_IS_DONE}\s*$", _I)
-_LEAD_DEP = re.compile(r"^(?:after|once|when|as\s+soon\s+as)\s+(?P<dep>.+?)\s*,\s*$", _I)
-_DEP_DENY = re.compile(r"^(?:lunch|dinner|breakfast|work|school|class|that|this|it|I|we)\b", _I)
+_DEP_DONE = re.compile(rf"{_IS_DONE}\s*$", I)
+_LEAD_DEP = re.compile(r"^(?:after|once|when|as\s+soon\s+as)\s+(?P<dep>.+?)\s*,\s*$", I)
+_DEP_DENY = re.compile(r"^(?:lunch|dinner|breakfast|work|school|class|that|this|it|I|we)\b", I)
 _DONE_PATTERNS = [
     (
         "label",
@@ -159,10 +159,10 @@ _DONE_PATTERNS = [
 
 def _owner_in_label(what: str, default: str) -> tuple[str, str]:
     m = re.match(r"^@?(?P<who>[A-Z][a-z]+)\s*(?::|\s+to|\s+will|\s+-)\s+(?P<what>.+)$", what)
-    if m and _is_name(m["who"]):
+    if m and is_name(m["who"]):
         return m["who"], m["what"]
     m = re.search(r"\s*[(\[]@?(?P<who>[A-Z][a-z]+)[)\]]\s*$", what)
-    if m and _is_name(m["who"]):
+    if m and is_name(m["who"]):
         return m["who"], what[: m.start()]
     m = re.search(r"\s*@(?P<who>[A-Za-z][\w.-]*)", what)
     if m:
@@ -171,28 +171,28 @@ def _owner_in_label(what: str, default: str) -> tuple[str, str]:
 
 
 def _clean_action(what: str, today: datetime.date) -> tuple[str, datetime.date | None, list[str]]:
-    what = _strip_end(what)
+    what = strip_end(what)
     what = re.sub(
         r"\s*(?:,\s*)?\b(?:please|thanks|thank\s+you|pls|if\s+possible|asap)\b\s*$",
         "",
         what,
-        flags=_I,
+        flags=I,
     )
-    what, due = _remove_date(what, today)
+    what, due = remove_date(what, today)
     deps: list[str] = []
     for dep_re in _DEP_RES:
         m = dep_re.search(what)
         if m and not _DEP_DENY.match(m["dep"]) and len(m["dep"].split()) <= 12:
-            deps.append(_strip_end(m["dep"]))
+            deps.append(strip_end(m["dep"]))
             what = what[: m.start()]
             break
-    what = re.sub(r"\s+(?:first|too|as\s+well|also)$", "", _strip_end(what), flags=_I)
-    what = _strip_end(what)
-    what = _third_person(what) if re.search(r"\b(?:my|me|I|our|us|myself)\b", what) else what
-    return _short(_cap(what), 240), due, deps
+    what = re.sub(r"\s+(?:first|too|as\s+well|also)$", "", strip_end(what), flags=I)
+    what = strip_end(what)
+    what = third_person(what) if re.search(r"\b(?:my|me|I|our|us|myself)\b", what) else what
+    return short(cap(what), 240), due, deps
 
 
-def _action_from_clause(clause: str, s: _Sent, today: datetime.date) -> ExtractedAction | None:
+def _action_from_clause(clause: str, s: Sent, today: datetime.date) -> ExtractedAction | None:
     """The action item a clause states, if any (first matching pattern decides)."""
     default_owner = "user" if s.role == "user" else ""
     for kind, pattern in _ACTION_PATTERNS:
@@ -210,8 +210,8 @@ def _action_from_clause(clause: str, s: _Sent, today: datetime.date) -> Extracte
         elif kind in ("need", "will", "we"):
             owner = "user" if m["who"].lower() == "i" else "team"
         elif kind == "named":
-            parts = _NAME_SEP.split(m["who"])
-            names = _names(m["who"])
+            parts = NAME_SEP.split(m["who"])
+            names = names_in(m["who"])
             if not names or len(names) != len(parts):
                 continue  # "Then Bob will ...": not all capitalised words are people
             owner = " and ".join(names)
@@ -219,7 +219,7 @@ def _action_from_clause(clause: str, s: _Sent, today: datetime.date) -> Extracte
                 raw = "take care of " + raw
             elif re.search(r"(?i:\bowns?)\s*$", lead_in):
                 raw = "own " + raw
-        has_date = _find_date(raw, today) is not None
+        has_date = find_date(raw, today) is not None
         first = (raw.split() or [""])[0].lower()
         should = re.search(r"(?i:\b(?:should|ought)\b)", lead_in) is not None
         if kind == "need" and _NEED_DENY.match(raw):
@@ -231,24 +231,24 @@ def _action_from_clause(clause: str, s: _Sent, today: datetime.date) -> Extracte
         what, due, deps = _clean_action(raw, today)
         lead = _LEAD_DEP.match(clause[: m.start()]) if m.start() > 0 else None
         if lead and not _DEP_DENY.match(lead["dep"]):
-            deps = [_strip_end(_DEP_DONE.sub("", lead["dep"])), *deps]
+            deps = [strip_end(_DEP_DONE.sub("", lead["dep"])), *deps]
         if len(what) < 3 or len(what.split()) > 40:
             return None
         return ExtractedAction(what, owner, due, status, deps, s.index)
     return None
 
 
-def _completion(clause: str, s: _Sent) -> tuple[str, bool] | None:
+def _completion(clause: str, s: Sent) -> tuple[str, bool] | None:
     """(what was finished, whether the form is explicit), for a clause reporting completion."""
-    if _HYPOTHETICAL.match(clause) or re.match(r"(?i:after|once|as\s+soon\s+as)\b", clause):
+    if HYPOTHETICAL.match(clause) or re.match(r"(?i:after|once|as\s+soon\s+as)\b", clause):
         return None
     for kind, pattern in _DONE_PATTERNS:
         if s.role != "user" and kind != "label":
             continue
         m = pattern.search(clause)
-        if not m or re.match(r"^(?:not|it|that|this)\b", m["what"].strip(), _I):
+        if not m or re.match(r"^(?:not|it|that|this)\b", m["what"].strip(), I):
             continue
-        if kind == "is" and not re.match(r"^(?:the|my|our|that|this)\s+\w+", m["what"], _I):
+        if kind == "is" and not re.match(r"^(?:the|my|our|that|this)\s+\w+", m["what"], I):
             continue
         return m["what"], kind != "is"
     return None
@@ -277,15 +277,15 @@ class _Actions:
         if action.status == "done":
             old.status = "done"
 
-    def complete(self, text: str, explicit: bool, s: _Sent) -> bool:
+    def complete(self, text: str, explicit: bool, s: Sent) -> bool:
         """Close the latest open action ``text`` names; else add a done one if explicit."""
-        tokens = _content_tokens(text)
+        tokens = content_tokens(text)
         for action in reversed(self.items):
-            other = _content_tokens(action.what)
+            other = content_tokens(action.what)
             if (
                 action.status == "open"
                 and tokens
-                and (tokens <= other or _similar_tokens(tokens, other))
+                and (tokens <= other or similar_tokens(tokens, other))
             ):
                 action.status = "done"
                 return True
@@ -303,20 +303,20 @@ class _Actions:
         for action in self.items:
             linked = []
             for dep in action.depends_on:
-                tokens = _content_tokens(dep)
+                tokens = content_tokens(dep)
                 others = (o for o in self.items if o is not action)
                 match = next(
-                    (o.what for o in others if _similar_tokens(tokens, _content_tokens(o.what))),
+                    (o.what for o in others if similar_tokens(tokens, content_tokens(o.what))),
                     dep,
                 )
                 linked.append(match)
             action.depends_on = linked
 
 
-def _extract_actions(sents: list[_Sent], today: datetime.date) -> list[ExtractedAction]:
+def extract_actions(sents: list[Sent], today: datetime.date) -> list[ExtractedAction]:
     actions = _Actions(today)
     for s in sents:
-        clauses = _clauses(s.text) if s.role == "user" else [_FILLER.sub("", s.text)]
+        clauses = clauses_of(s.text) if s.role == "user" else [FILLER.sub("", s.text)]
         for clause in clauses:
             if clause.rstrip().endswith("?") and not re.match(r"(?i:todo|action)", clause):
                 continue

@@ -19,7 +19,7 @@ import calendar
 import datetime
 import re
 
-from memory.extraction.text import _I, _NUMBER_WORDS, _squash
+from memory.extraction.text import NUMBER_WORDS, I, squash
 
 _WEEKDAYS = {
     "monday": 0,
@@ -65,7 +65,7 @@ _DATE_PATTERNS = [
         re.compile(
             rf"\b(?:the\s+)?(?P<d>\d{{1,2}})(?:st|nd|rd|th)?(?:\s+of)?\s+(?P<mon>{_MONTH_ALT})\b\.?"
             rf"(?:,?\s+(?P<y>\d{{4}})\b)?",
-            _I,
+            I,
         ),
     ),
     (
@@ -73,7 +73,7 @@ _DATE_PATTERNS = [
         re.compile(
             rf"\b(?P<mon>{_MONTH_ALT})\.?\s+(?:the\s+)?(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\b"
             rf"(?:,?\s+(?P<y>\d{{4}})\b)?",
-            _I,
+            I,
         ),
     ),
     (
@@ -81,7 +81,7 @@ _DATE_PATTERNS = [
         re.compile(
             r"\b(?:(?:the\s+)?day\s+after\s+tomorrow|tomorrow|today|tonight|"
             r"this\s+(?:morning|afternoon|evening))\b",
-            _I,
+            I,
         ),
     ),
     (
@@ -89,17 +89,17 @@ _DATE_PATTERNS = [
         re.compile(
             r"\b(?:(?P<mod>next|this|coming)\s+)?"
             r"(?P<wd>monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b",
-            _I,
+            I,
         ),
     ),
-    ("weekend", re.compile(r"\b(?:(?P<mod>this|next)\s+|the\s+)weekend\b", _I)),
+    ("weekend", re.compile(r"\b(?:(?P<mod>this|next)\s+|the\s+)weekend\b", I)),
     (
         "period",
         re.compile(
             r"\b(?:next\s+(?P<unit>week|month|year)|(?:the\s+)?end\s+of\s+(?:the\s+|this\s+)?"
             rf"(?P<eo>week|month|year)|(?:in|within)\s+(?P<n>{_NUM_ALT})\s+"
             r"(?P<u>days?|weeks?|months?))\b",
-            _I,
+            I,
         ),
     ),
 ]
@@ -169,7 +169,7 @@ def _resolve(kind: str, m: re.Match, today: datetime.date) -> datetime.date | No
             return today.replace(day=calendar.monthrange(today.year, today.month)[1])
         return datetime.date(today.year, 12, 31)
     raw = m["n"].lower()
-    n = int(raw) if raw.isdigit() else _NUMBER_WORDS.get(raw, 1)
+    n = int(raw) if raw.isdigit() else NUMBER_WORDS.get(raw, 1)
     unit = m["u"].lower()
     if unit.startswith("day"):
         return today + datetime.timedelta(days=n)
@@ -178,7 +178,7 @@ def _resolve(kind: str, m: re.Match, today: datetime.date) -> datetime.date | No
     return _add_months(today, n)
 
 
-def _find_date(text: str, today: datetime.date) -> tuple[datetime.date, int, int] | None:
+def find_date(text: str, today: datetime.date) -> tuple[datetime.date, int, int] | None:
     """The first date phrase in ``text``: (date, start, end), or None."""
     found: list[tuple[int, int, datetime.date]] = []
     for kind, pattern in _DATE_PATTERNS:
@@ -195,22 +195,22 @@ def _find_date(text: str, today: datetime.date) -> tuple[datetime.date, int, int
 
 def parse_date(text: str, *, today: datetime.date) -> datetime.date | None:
     """The first date phrase in ``text`` resolved against ``today`` (see the module docs)."""
-    hit = _find_date(text or "", today)
+    hit = find_date(text or "", today)
     return hit[0] if hit else None
 
 
 _DATE_PREP = re.compile(
     r"(?:,?\s*\b(?:by|before|on|until|till|due|due\s+on|due\s+by|no\s+later\s+than|for|at)\s*)?$",
-    _I,
+    I,
 )
 
 
-def _remove_date(text: str, today: datetime.date) -> tuple[str, datetime.date | None]:
+def remove_date(text: str, today: datetime.date) -> tuple[str, datetime.date | None]:
     """``text`` without its first date phrase (and the preposition before it), and the date."""
-    hit = _find_date(text, today)
+    hit = find_date(text, today)
     if not hit:
         return text, None
     when, start, end = hit
     head = _DATE_PREP.sub("", text[:start])
-    tail = re.sub(r"^\s*(?:at\s+the\s+latest|latest)\b", "", text[end:], flags=_I)
-    return _squash(f"{head} {tail}").strip(" ,;"), when
+    tail = re.sub(r"^\s*(?:at\s+the\s+latest|latest)\b", "", text[end:], flags=I)
+    return squash(f"{head} {tail}").strip(" ,;"), when

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import re
 
-from memory.extraction.sentences import _FILLER, _Sent
-from memory.extraction.text import _I, _NAMES, _cap, _names, _short, _strip_end, normalise_key
+from memory.extraction.sentences import FILLER, Sent
+from memory.extraction.text import NAMES, I, cap, names_in, normalise_key, short, strip_end
 from memory.extraction.types import ExtractedDecision
 
 _DECISION_PATTERNS = [
@@ -36,7 +36,7 @@ _DECISION_PATTERNS = [
     (
         "verb",
         re.compile(
-            rf"(?:(?:^|\b)(?P<who>(?i:we|I|the\s+team|everyone|everybody|they)|{_NAMES})\s+|"
+            rf"(?:(?:^|\b)(?P<who>(?i:we|I|the\s+team|everyone|everybody|they)|{NAMES})\s+|"
             r"(?i:\b(?:but|and|then|so)\s+))"
             r"(?i:(?:have\s+|has\s+|had\s+|all\s+|finally\s+|just\s+|both\s+|now\s+|eventually\s+|"
             r"unanimously\s+|officially\s+|already\s+)*)"
@@ -83,33 +83,33 @@ _DECISION_PATTERNS = [
 _RATIONALE_RE = re.compile(
     r"(?:,\s*|\s+|\s+-\s+)(?:because(?:\s+of)?|since|due\s+to|given\s+that|so\s+that|"
     r"as(?=\s+(?:it|they|we|this|that|the|our|there|I|he|she|its|their|it's)\b))\s+(?P<r>.+)$",
-    _I,
+    I,
 )
 _NEXT_RATIONALE = re.compile(
     r"^(?:because|since|the\s+reason(?:\s+is|\s+being|\s+was)?(?:\s+that)?|that\s+is\s+because|"
     r"this\s+is\s+because|it\s+is\s+because|reason|rationale|why)\s*[:,\-]?\s*(?P<r>.+)$",
-    _I,
+    I,
 )
 _ALT_RE = re.compile(
     r"\s+(?:instead\s+of|rather\s+than|in\s+place\s+of|"
     r"over(?!\s+(?:the|a|an|next|this|last|time|there|here|again|it|\d)\b)|and\s+not)\s+"
     r"(?P<alt>.+)$|\s*,\s*not\s+(?P<alt2>.+)$",
-    _I,
+    I,
 )
 _CONSIDERED_RE = re.compile(
     r"\b(?:considered|looked\s+at|evaluated|compared|debated|discussed|weighed)\s+(?P<alts>.+?)"
     r"\s*,?\s*(?:but|and|then)\s+(?:we\s+|I\s+|the\s+team\s+)?(?:finally\s+|eventually\s+)?"
     r"(?:decided|chose|went|settled|picked|agreed|opted)",
-    _I,
+    I,
 )
-_WITH_NAMES = re.compile(rf"\bwith\s+(?P<names>{_NAMES})")
+_WITH_NAMES = re.compile(rf"\bwith\s+(?P<names>{NAMES})")
 
 
 def _split_list(text: str) -> list[str]:
     items = re.split(r"\s*,\s*(?:or\s+|and\s+)?|\s+or\s+|\s+and\s+|\s*/\s*", text)
     out = []
     for item in items:
-        item = _strip_end(re.sub(r"^(?:the|a|an|using|to)\s+", "", item.strip(), flags=_I))
+        item = strip_end(re.sub(r"^(?:the|a|an|using|to)\s+", "", item.strip(), flags=I))
         if item and len(item.split()) <= 8 and item.lower() not in ("it", "that", "this", "etc"):
             out.append(item)
     return out
@@ -140,20 +140,20 @@ def _clean_decision(raw: str, verb: str, prep: str) -> tuple[str, str, list[str]
     rationale = ""
     m = _RATIONALE_RE.search(raw)
     if m:
-        rationale, raw = _strip_end(m["r"]), raw[: m.start()]
+        rationale, raw = strip_end(m["r"]), raw[: m.start()]
     alternatives: list[str] = []
     m = _ALT_RE.search(raw)
     if m:
         alternatives, raw = _split_list(m["alt"] or m["alt2"] or ""), raw[: m.start()]
-    what = _strip_end(raw)
-    what = re.sub(r"^(?:to|that|on|upon|for|with)\s+", "", what, flags=_I)
+    what = strip_end(raw)
+    what = re.sub(r"^(?:to|that|on|upon|for|with)\s+", "", what, flags=I)
     what = re.sub(
         r"^(?:we|I|the\s+team|they)\s+(?:will|would|should|shall|are\s+going\s+to|are|must|can)\s+",
         "",
         what,
-        flags=_I,
+        flags=I,
     )
-    what = re.sub(r"^not\s+to\s+", "do not ", what, flags=_I)
+    what = re.sub(r"^not\s+to\s+", "do not ", what, flags=I)
     verb = re.sub(r"\s+", " ", verb.lower())
     if verb in ("chose", "have chosen") or (
         verb in ("settled", "opted", "decided", "went") and prep in ("on", "upon", "for", "with")
@@ -161,7 +161,7 @@ def _clean_decision(raw: str, verb: str, prep: str) -> tuple[str, str, list[str]
         what = "go with " + what
     elif verb in _CHOOSING:
         what = f"{_CHOOSING[verb]} {what}"
-    return _short(_cap(what), 240), _short(rationale, 300), alternatives
+    return short(cap(what), 240), short(rationale, 300), alternatives
 
 
 def _decision_match(text: str) -> tuple[str, re.Match] | None:
@@ -183,17 +183,17 @@ def _decision_match(text: str) -> tuple[str, re.Match] | None:
 _NOT_WITH_NAMES = re.compile(
     r"\b(?:go|goes|going|went|stick|sticking|stuck|stay|replace|integrate|start|begin|deal|work|"
     r"help|along|up|out|on|together|compatible|integrated)\s*$",
-    _I,
+    I,
 )
 
 
 def _stakeholders(kind: str, who: str, text: str) -> list[str]:
     """Names before the verb ("Alice and Bob agreed") and after "with" ("... with Carol")."""
-    names = _names(who)
+    names = names_in(who)
     if kind in ("verb", "label", "passive"):
         for m in _WITH_NAMES.finditer(text):
             if not _NOT_WITH_NAMES.search(text[: m.start()]):
-                names += _names(m["names"])
+                names += names_in(m["names"])
     return list(dict.fromkeys(names))[:10]
 
 
@@ -206,7 +206,7 @@ def _previous_kept(kept: list[tuple[int, str]], index: int) -> int:
     return previous
 
 
-def _decision_context(sents: list[_Sent], pos: int, kept: list[tuple[int, str]]) -> str:
+def _decision_context(sents: list[Sent], pos: int, kept: list[tuple[int, str]]) -> str:
     """The sentence before, from the same message or the message just before, if no decision."""
     if pos == 0:
         return ""
@@ -214,16 +214,16 @@ def _decision_context(sents: list[_Sent], pos: int, kept: list[tuple[int, str]])
     adjacent = before.index == s.index or (
         s.position == 0 and _previous_kept(kept, s.index) == before.index
     )
-    return _short(before.raw, 240) if adjacent and "decision" not in before.tags else ""
+    return short(before.raw, 240) if adjacent and "decision" not in before.tags else ""
 
 
-def _extract_decisions(sents: list[_Sent], kept: list[tuple[int, str]]) -> list[ExtractedDecision]:
+def extract_decisions(sents: list[Sent], kept: list[tuple[int, str]]) -> list[ExtractedDecision]:
     decisions: dict[str, ExtractedDecision] = {}
     for pos, s in enumerate(sents):
-        text = _FILLER.sub("", s.text).strip()
+        text = FILLER.sub("", s.text).strip()
         if s.role != "user" and not re.match(r"(?i:(?:final\s+|key\s+)?decision)\s*[:\-]", text):
             continue
-        if text.endswith("?") or re.search(r"\b(?:not\s+sure|undecided|if\s+we)\b", text, _I):
+        if text.endswith("?") or re.search(r"\b(?:not\s+sure|undecided|if\s+we)\b", text, I):
             continue
         found = _decision_match(text)
         if not found:
@@ -236,13 +236,13 @@ def _extract_decisions(sents: list[_Sent], kept: list[tuple[int, str]]) -> list[
         if kind == "instead":
             alternatives = _split_list(_RATIONALE_RE.sub("", groups["alt"]))
             if m2 := _RATIONALE_RE.search(groups["alt"]):
-                rationale = _short(_strip_end(m2["r"]), 300)
+                rationale = short(strip_end(m2["r"]), 300)
         if len(what) < 3:
             continue
         following = sents[pos + 1] if pos + 1 < len(sents) else None
         same_message = following is not None and following.index == s.index
         if not rationale and same_message and (m2 := _NEXT_RATIONALE.match(following.text)):
-            rationale = _short(_strip_end(m2["r"]), 300)
+            rationale = short(strip_end(m2["r"]), 300)
         if m2 := _CONSIDERED_RE.search(text):
             for alt in _split_list(m2["alts"]):
                 if normalise_key(alt) not in normalise_key(what) and alt not in alternatives:

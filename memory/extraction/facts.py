@@ -62,25 +62,25 @@ from __future__ import annotations
 import datetime
 import re
 
-from memory.extraction.attributes import _possessive_fact, _project_name_fact, _schedule_fact
-from memory.extraction.preferences import _preference_fact
+from memory.extraction.attributes import possessive_fact, project_name_fact, schedule_fact
+from memory.extraction.preferences import preference_fact
 from memory.extraction.profile import (
-    _have_rule,
-    _i_am_rule,
-    _life_fact,
-    _name_fact,
-    _speak_use_fact,
+    have_rule,
+    i_am_rule,
+    life_fact,
+    name_fact,
+    speak_use_fact,
 )
-from memory.extraction.sentences import _FILLER, _HYPOTHETICAL, _clauses, _Sent
-from memory.extraction.subjects import _STOP, _category, _FactHit
-from memory.extraction.text import _I, _sentence, _strip_end, _third_person, normalise_key
+from memory.extraction.sentences import FILLER, HYPOTHETICAL, Sent, clauses_of
+from memory.extraction.subjects import STOP, FactHit, category_of
+from memory.extraction.text import I, normalise_key, sentence, strip_end, third_person
 from memory.extraction.types import CATEGORIES, ExtractedFact
 
 _QUESTION_START = re.compile(
     r"^(?:(?:what|where|who|whom|whose|why|how|which)\b|(?:do|does|did|is|are|am|was|were|can|"
     r"could|would|should|will|shall|have|has|may|might)\s+(?:you|I|we|they|he|she|it|my|our|"
     r"your|the|this|that|there)\b)",
-    _I,
+    I,
 )
 _REMEMBER = re.compile(
     r"^(?:(?:please|can\s+you|could\s+you|would\s+you|will\s+you|you\s+should|I\s+want\s+you\s+to"
@@ -88,60 +88,60 @@ _REMEMBER = re.compile(
     r"make\s+a\s+note|take\s+note|bear\s+in\s+mind|for\s+the\s+record|for\s+future\s+reference|"
     r"for\s+your\s+information|note\s+to\s+self|save\s+this)\b(?!\s+to\b)(?:\s+(?:that|this))?"
     r"\s*[:,\-\u2013]?\s*",
-    _I,
+    I,
 )
 
 _FACT_RULES = (
-    _name_fact,
-    _project_name_fact,
-    _schedule_fact,
-    _life_fact,
-    _preference_fact,
-    _i_am_rule,
-    _speak_use_fact,
-    _have_rule,
-    _possessive_fact,
+    name_fact,
+    project_name_fact,
+    schedule_fact,
+    life_fact,
+    preference_fact,
+    i_am_rule,
+    speak_use_fact,
+    have_rule,
+    possessive_fact,
 )
 
 
-def _fact_from_clause(clause: str, today: datetime.date) -> _FactHit | None:
+def _fact_from_clause(clause: str, today: datetime.date) -> FactHit | None:
     """The first fact rule that recognises ``clause`` (first person, fillers removed)."""
-    c = re.sub(r"^(?:and|but|so|also)\s+", "", clause.strip(), flags=_I)
+    c = re.sub(r"^(?:and|but|so|also)\s+", "", clause.strip(), flags=I)
     for rule in _FACT_RULES:
         hit = rule(c, today)
-        if hit is _STOP:
+        if hit is STOP:
             return None
         if hit is not None:
             return hit
     return None
 
 
-def _extract_facts(sents: list[_Sent], today: datetime.date) -> list[ExtractedFact]:
+def extract_facts(sents: list[Sent], today: datetime.date) -> list[ExtractedFact]:
     facts: list[ExtractedFact] = []
     for s in sents:
         if s.role != "user":
             continue
-        for clause in _clauses(s.text):
+        for clause in clauses_of(s.text):
             remembered = False
             m = _REMEMBER.match(clause)
             if m and m.end() < len(clause):
                 clause, remembered = clause[m.end() :], True
-                clause = _FILLER.sub("", clause)
+                clause = FILLER.sub("", clause)
             elif clause.rstrip().endswith("?") or _QUESTION_START.match(clause):
                 continue
-            if _HYPOTHETICAL.match(clause) or re.search(r"\bnot\s+sure\b", clause, _I):
+            if HYPOTHETICAL.match(clause) or re.search(r"\bnot\s+sure\b", clause, I):
                 continue
             clause = clause.rstrip("?").strip()
             hit = _fact_from_clause(clause, today)
             if hit is None and remembered:
-                body = _strip_end(clause)
+                body = strip_end(clause)
                 if len(body.split()) >= 2 and len(body) <= 240:
-                    text = _sentence(_third_person(body))
-                    hit = _FactHit(_category(body), "", text, 0.55)
+                    text = sentence(third_person(body))
+                    hit = FactHit(category_of(body), "", text, 0.55)
             if hit is None or len(hit.text) > 300:
                 continue
             importance = hit.importance + (0.2 if remembered else 0.0)
-            if re.match(r"^(?:actually|now|correction|update|no)\b", s.text, _I):
+            if re.match(r"^(?:actually|now|correction|update|no)\b", s.text, I):
                 importance += 0.05
             facts.append(
                 ExtractedFact(

@@ -9,17 +9,17 @@ from __future__ import annotations
 import datetime
 import re
 
-from memory.extraction.subjects import _STOP, _FactHit, _subject, _value
-from memory.extraction.text import _I, _sentence, _third_person
+from memory.extraction.subjects import STOP, FactHit, subject_of, value
+from memory.extraction.text import I, sentence, third_person
 
 _STYLE_SUBJECTS = [
-    ("emojis", re.compile(r"\b(?:emojis?|emoticons?|smileys?)\b", _I)),
+    ("emojis", re.compile(r"\b(?:emojis?|emoticons?|smileys?)\b", I)),
     (
         "answer length",
         re.compile(
             r"\b(?:short|shorter|brief|briefer|concise|succinct|terse|long|longer|lengthy|"
             r"detailed|in-depth|thorough|verbose|one-liners?|to the point)\b",
-            _I,
+            I,
         ),
     ),
     (
@@ -27,7 +27,7 @@ _STYLE_SUBJECTS = [
         re.compile(
             r"\b(?:bullet|bullets|bullet points|bulleted|lists?|numbered|paragraphs?|prose|"
             r"tables?|markdown|plain text|headings?|headers?)\b",
-            _I,
+            I,
         ),
     ),
     (
@@ -35,7 +35,7 @@ _STYLE_SUBJECTS = [
         re.compile(
             r"\b(?:formal|informal|casual|friendly|professional|polite|blunt|direct|humou?r|"
             r"jokes?|jargon|simple language|plain english)\b",
-            _I,
+            I,
         ),
     ),
     (
@@ -44,18 +44,18 @@ _STYLE_SUBJECTS = [
             r"\b(?:english|german|french|spanish|italian|portuguese|dutch|polish|russian|"
             r"chinese|japanese|korean|arabic|hindi|turkish|swedish|norwegian|danish|finnish|"
             r"greek|hebrew|ukrainian|czech)\b",
-            _I,
+            I,
         ),
     ),
-    ("code examples", re.compile(r"\b(?:code\s+(?:examples|samples|snippets)|examples)\b", _I)),
-    ("units", re.compile(r"\b(?:metric|imperial|celsius|fahrenheit)\b", _I)),
+    ("code examples", re.compile(r"\b(?:code\s+(?:examples|samples|snippets)|examples)\b", I)),
+    ("units", re.compile(r"\b(?:metric|imperial|celsius|fahrenheit)\b", I)),
 ]
 _STYLE_CONTEXT = re.compile(
     r"\b(?:answers?|responses?|replies|reply|explanations?|messages?|output|summaries|"
     r"bullet|bullets|bulleted|lists?|tables?|paragraphs?|prose|markdown|emojis?|emoticons?|"
     r"tone|formal|informal|casual|jargon|code\s+examples|examples|metric|imperial|celsius|"
     r"fahrenheit|to the point)\b",
-    _I,
+    I,
 )
 
 
@@ -103,29 +103,29 @@ _LIKE_RE = re.compile(
         re.escape(v).replace(r"\ ", r"\s+") for v in sorted(_LIKE_VERBS, key=len, reverse=True)
     )
     + r")\s+(?P<x>.+)$",
-    _I,
+    I,
 )
-_PREFER_SPLIT = re.compile(r"\s+(?:over|to|rather\s+than|instead\s+of|more\s+than)\s+", _I)
+_PREFER_SPLIT = re.compile(r"\s+(?:over|to|rather\s+than|instead\s+of|more\s+than)\s+", I)
 
 
-def _like_fact(m: re.Match) -> _FactHit | None:
+def _like_fact(m: re.Match) -> FactHit | None:
     verb = re.sub(r"\s+", " ", m["verb"].lower())
     adv = (m["adv"] or "").lower()
-    x = _value(m["x"], 14)
+    x = value(m["x"], 14)
     if not x:
         return None
-    if "would" in adv and re.match(r"^(?:to|you|it\s+if)\b", x, _I):
+    if "would" in adv and re.match(r"^(?:to|you|it\s+if)\b", x, I):
         return None  # a wish or a request, not a standing preference
     third = _LIKE_VERBS[verb]
-    x3 = _third_person(x)
+    x3 = third_person(x)
     parts = _PREFER_SPLIT.split(x, maxsplit=1) if verb == "prefer" or "fan" in verb else [x]
     style = _style_subject(x)
     if len(parts) == 2 and parts[0] and parts[1] and not style:
-        a, b = sorted((_subject(parts[0]), _subject(parts[1])))
+        a, b = sorted((subject_of(parts[0]), subject_of(parts[1])))
         subject = f"choice between {a} and {b}"
     else:
-        subject = style or ("opinion of " + " ".join(_subject(x).split()[:6]))
-    return _FactHit("preference", subject, _sentence(f"The user {third} {x3}"), 0.6)
+        subject = style or ("opinion of " + " ".join(subject_of(x).split()[:6]))
+    return FactHit("preference", subject, sentence(f"The user {third} {x3}"), 0.6)
 
 
 _STYLE_PATTERNS = [
@@ -135,7 +135,7 @@ _STYLE_PATTERNS = [
             r"^(?:please\s+)?(?:(?:always|try\s+to|just)\s+)*(?:keep|make)\s+(?:your\s+|the\s+|all\s+)?"
             r"(?:answers?|responses?|replies|reply|explanations?|messages?|output|summaries|it|"
             r"things)\s+(?P<x>.+)$",
-            _I,
+            I,
         ),
     ),
     (
@@ -144,7 +144,7 @@ _STYLE_PATTERNS = [
             r"^(?:please\s+)?(?:(?:always|only|just)\s+)*(?:answer|reply|respond|write|talk|speak|"
             r"explain\s+things|format\s+(?:your\s+)?(?:answers|responses|replies))\s+"
             r"(?:to\s+me\s+)?(?P<prep>in|with|using|as|like)\s+(?P<x>.+)$",
-            _I,
+            I,
         ),
     ),
     (
@@ -152,7 +152,7 @@ _STYLE_PATTERNS = [
         re.compile(
             r"^I\s+(?:would\s+|really\s+)?(?:like|want|prefer|need)\s+(?:your\s+|the\s+|all\s+)?"
             r"(?P<x>(?:answers?|responses?|replies|explanations?|summaries)\b.+)$",
-            _I,
+            I,
         ),
     ),
     (
@@ -161,7 +161,7 @@ _STYLE_PATTERNS = [
             r"^(?P<lead>please\s+)?(?P<neg>do\s+not|never|stop|avoid|no\s+more)\s+"
             r"(?P<use>using\s+|use\s+|including\s+|include\s+|adding\s+|add\s+|giving\s+me\s+|"
             r"give\s+me\s+)?(?P<x>.+)$",
-            _I,
+            I,
         ),
     ),
     (
@@ -169,40 +169,40 @@ _STYLE_PATTERNS = [
         re.compile(
             r"^(?P<lead>please\s+|always\s+|please\s+always\s+)?(?:use|include|add|give\s+me)\s+"
             r"(?P<x>.+)$",
-            _I,
+            I,
         ),
     ),
 ]
 _AVOID_DENY = re.compile(
     r"^(?:forget|worry|mind|know|understand|get\s+me\s+wrong|hesitate|remember|think|care|"
     r"want|need|have|like|be\s+(?:sorry|afraid))\b",
-    _I,
+    I,
 )
 
 
-def _style_fact(c: str) -> _FactHit | None:
+def _style_fact(c: str) -> FactHit | None:
     for kind, pattern in _STYLE_PATTERNS:
         m = pattern.match(c)
         if not m:
             continue
-        x = _value(m["x"], 12)
+        x = value(m["x"], 12)
         if not x:
             return None
         if kind == "keep":
             subject = _style_subject(x, require_context=False) or "answer style"
-            return _FactHit(
-                "preference", subject, _sentence(f"The user wants answers to be {x}"), 0.7
+            return FactHit(
+                "preference", subject, sentence(f"The user wants answers to be {x}"), 0.7
             )
         if kind == "in":
             subject = _style_subject(x, require_context=False) or "answer format"
             prep = m["prep"].lower()
-            return _FactHit(
-                "preference", subject, _sentence(f"The user wants answers {prep} {x}"), 0.7
+            return FactHit(
+                "preference", subject, sentence(f"The user wants answers {prep} {x}"), 0.7
             )
         if kind == "want":
             subject = _style_subject(x, require_context=False) or "answer style"
-            return _FactHit(
-                "preference", subject, _sentence(f"The user wants {_third_person(x)}"), 0.7
+            return FactHit(
+                "preference", subject, sentence(f"The user wants {third_person(x)}"), 0.7
             )
         if kind == "avoid":
             if _AVOID_DENY.match(x):
@@ -214,31 +214,31 @@ def _style_fact(c: str) -> _FactHit | None:
             use = (
                 " use" if m["use"] and m["use"].lower().startswith(("us", "includ", "add")) else ""
             )
-            x3 = _third_person(x)
+            x3 = third_person(x)
             if neg in ("stop", "avoid"):
                 text = f"The user wants the assistant to {neg}{' using' if use else ''} {x3}"
             elif neg == "no more":
                 text = f"The user wants no more {x3}"
             else:
                 text = f"The user does not want the assistant to{use} {x3}"
-            subject = style or ("use of " + _subject(x) if use else "")
-            return _FactHit("preference", subject, _sentence(text), 0.7)
+            subject = style or ("use of " + subject_of(x) if use else "")
+            return FactHit("preference", subject, sentence(text), 0.7)
         # use
         style = _style_subject(x, require_context=False)
         if not style and not (m["lead"] and len(x.split()) <= 6):
             return None
         if not style and not _STYLE_CONTEXT.search(x):
             return None
-        return _FactHit(
+        return FactHit(
             "preference",
-            style or "use of " + _subject(x),
-            _sentence(f"The user wants the assistant to use {_third_person(x)}"),
+            style or "use of " + subject_of(x),
+            sentence(f"The user wants the assistant to use {third_person(x)}"),
             0.7,
         )
     return None
 
 
-def _preference_fact(c: str, today: datetime.date) -> _FactHit | None:
+def preference_fact(c: str, today: datetime.date) -> FactHit | None:
     if m := _LIKE_RE.match(c):
-        return _like_fact(m) or _STOP
+        return _like_fact(m) or STOP
     return _style_fact(c)

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import re
 
-from memory.extraction.sentences import _Sent
-from memory.extraction.text import _I, _content_tokens, _short, _words, normalise_key
+from memory.extraction.sentences import Sent
+from memory.extraction.text import I, content_tokens, normalise_key, short, words
 from memory.extraction.types import MAX_OPEN_QUESTIONS, ExtractedDecision
 
 _UNSURE = re.compile(
@@ -23,23 +23,23 @@ _UNSURE = re.compile(
     r"has\s+not\s+been\s+decided|undecided|open\s+question|tbd|to\s+be\s+decided|"
     r"to\s+be\s+determined|unclear\s+(?:whether|if|how|what|which)|do\s+not\s+know\s+(?:whether|if|"
     r"which|how|what)|cannot\s+decide|can\s+not\s+decide|still\s+deciding|torn\s+between)\b",
-    _I,
+    I,
 )
 _RECALL_Q = re.compile(
     r"\b(?:remember|what\s+is\s+my|what\s+are\s+my|who\s+am\s+I|do\s+you\s+know\s+my|what\s+did\s+I|"
     r"what\s+do\s+I\s+like|did\s+I\s+tell|have\s+I\s+told|how\s+are\s+you|are\s+you\s+there|"
     r"who\s+are\s+you|what\s+can\s+you\s+do|are\s+you\s+(?:a|an)\s+(?:bot|ai|human))\b",
-    _I,
+    I,
 )
 
 
-def _extract_questions(
-    sents: list[_Sent], kept: list[tuple[int, str]], decisions: list[ExtractedDecision]
+def extract_questions(
+    sents: list[Sent], kept: list[tuple[int, str]], decisions: list[ExtractedDecision]
 ) -> list[str]:
     next_role: dict[int, str] = {}
     for position, (index, _) in enumerate(kept):
         next_role[index] = kept[position + 1][1] if position + 1 < len(kept) else ""
-    questions: list[tuple[str, _Sent]] = []
+    questions: list[tuple[str, Sent]] = []
     for s in sents:
         if s.role != "user":
             continue
@@ -49,17 +49,17 @@ def _extract_questions(
             continue
         if is_question and not unsure and next_role.get(s.index) == "assistant":
             continue
-        if _RECALL_Q.search(s.text) or len(_words(s.raw)) < 3:
+        if _RECALL_Q.search(s.text) or len(words(s.raw)) < 3:
             continue
-        questions.append((_short(s.raw, 240), s))
+        questions.append((short(s.raw, 240), s))
     out: list[str] = []
     seen: set[str] = set()
     for text, s in questions:
-        tokens = _content_tokens(text)
+        tokens = content_tokens(text)
         settled = any(
             d.message_index > s.index
             and tokens
-            and len(tokens & _content_tokens(f"{d.what} {' '.join(d.alternatives)}")) * 2
+            and len(tokens & content_tokens(f"{d.what} {' '.join(d.alternatives)}")) * 2
             >= len(tokens)
             for d in decisions
         )

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 
 from llm import OFFLINE_MODEL
-from memory.extraction.text import _I, _expand, _squash
+from memory.extraction.text import I, expand, squash
 from memory.extraction.types import (
     MAX_MESSAGE_CHARS,
     MAX_SENTENCE_CHARS,
@@ -26,7 +26,7 @@ from memory.extraction.types import (
 
 
 @dataclass
-class _Sent:
+class Sent:
     index: int  # message index in the caller's list
     role: str
     raw: str  # original wording, whitespace collapsed
@@ -38,7 +38,7 @@ class _Sent:
 
 _FENCE_RE = re.compile(r"(```|~~~)[\s\S]*?(?:\1|\Z)")
 _SPLIT_RE = re.compile(r"(?<=[.!?\u2026])[\"')\]]*\s+|\n+")
-_BULLET_RE = re.compile(r"^\s*(?:[-*+\u2022]|\d{1,3}[.)]|#{1,6})\s+")
+BULLET_RE = re.compile(r"^\s*(?:[-*+\u2022]|\d{1,3}[.)]|#{1,6})\s+")
 
 
 def _message_parts(message: object) -> tuple[str, str, str]:
@@ -66,9 +66,9 @@ def _clean_content(content: str) -> str:
 def _split_sentences(content: str) -> list[str]:
     out = []
     for piece in _SPLIT_RE.split(content):
-        piece = _BULLET_RE.sub("", piece or "")
+        piece = BULLET_RE.sub("", piece or "")
         piece = re.sub(r"^\s*(?:[-*+]\s+)?", "", piece)
-        piece = _squash(piece.replace("**", "").replace("__", ""))
+        piece = squash(piece.replace("**", "").replace("__", ""))
         if not piece or not re.search(r"[^\W\d_]", piece):
             continue
         out.append(piece[:MAX_SENTENCE_CHARS])
@@ -77,9 +77,9 @@ def _split_sentences(content: str) -> list[str]:
     return out
 
 
-def _prepare(messages: list) -> tuple[list[_Sent], list[tuple[int, str]]]:
+def prepare(messages: list) -> tuple[list[Sent], list[tuple[int, str]]]:
     """Sentences of the kept messages, and (index, role) of every kept message."""
-    sents: list[_Sent] = []
+    sents: list[Sent] = []
     kept: list[tuple[int, str]] = []
     for index, message in enumerate(messages or []):
         role, content, model = _message_parts(message)
@@ -87,30 +87,30 @@ def _prepare(messages: list) -> tuple[list[_Sent], list[tuple[int, str]]]:
             continue
         kept.append((index, role))
         for position, raw in enumerate(_split_sentences(_clean_content(content))):
-            sents.append(_Sent(index, role, raw, _expand(raw), len(sents), position))
+            sents.append(Sent(index, role, raw, expand(raw), len(sents), position))
     return sents, kept
 
 
 _CLAUSE_SPLIT = re.compile(
-    r"\s*;\s*|,?\s+(?:and|but|so|also|plus)\s+(?=(?:I|my|we|our|please|remind|call\s+me)\b)", _I
+    r"\s*;\s*|,?\s+(?:and|but|so|also|plus)\s+(?=(?:I|my|we|our|please|remind|call\s+me)\b)", I
 )
-_FILLER = re.compile(
+FILLER = re.compile(
     r"^(?:(?:actually|now|oh|ah|well|ok|okay|so|also|and|but|btw|by\s+the\s+way|fyi|"
     r"just\s+so\s+you\s+know|correction|sorry|no|nope|wait|update|hey|hi|hello|yes|yeah|yep|"
     r"right|anyway|anyways|plus|as\s+I\s+said|as\s+mentioned|to\s+clarify|just\s+to\s+clarify|"
     r"in\s+fact|heads\s+up|quick\s+note|one\s+more\s+thing|oh\s+and|and\s+also|"
     r"good\s+(?:morning|afternoon|evening))\b[\s,:!.\-\u2013\u2014]*)+",
-    _I,
+    I,
 )
 
 
-def _clauses(text: str) -> list[str]:
+def clauses_of(text: str) -> list[str]:
     out = []
     for part in _CLAUSE_SPLIT.split(text):
-        part = _FILLER.sub("", part.strip()).strip()
+        part = FILLER.sub("", part.strip()).strip()
         if part:
             out.append(part)
     return out
 
 
-_HYPOTHETICAL = re.compile(r"^(?:if|when|unless|whether|in\s+case|suppose|imagine)\b", _I)
+HYPOTHETICAL = re.compile(r"^(?:if|when|unless|whether|in\s+case|suppose|imagine)\b", I)

@@ -1,7 +1,7 @@
 """Fact subjects, categories and values, shared by the fact rules.
 
 How subjects are normalised and categories chosen is documented in ``facts``. A rule
-returns a ``_FactHit``, ``None`` when it does not apply, or ``_STOP`` when it recognised
+returns a ``FactHit``, ``None`` when it does not apply, or ``STOP`` when it recognised
 the clause but rejected it (no later rule is tried).
 """
 
@@ -11,25 +11,25 @@ import datetime
 import re
 from dataclasses import dataclass
 
-from memory.extraction.dates import _find_date
-from memory.extraction.text import _ARTICLES, _I, _expand, _strip_end
+from memory.extraction.dates import find_date
+from memory.extraction.text import ARTICLES, I, expand, strip_end
 
 
 @dataclass
-class _FactHit:
+class FactHit:
     category: str
     subject: str
     text: str
     importance: float = 0.6
 
 
-_STOP = _FactHit("", "", "")  # a rule recognised the clause but rejected it: look no further
+STOP = FactHit("", "", "")  # a rule recognised the clause but rejected it: look no further
 
-_PROJECT_NOUNS = (
+PROJECT_NOUNS = (
     "project|app|application|startup|company|product|team|repo|repository|service|tool|website|"
     "site|game|library|band|business|book|podcast|channel|blog|newsletter|shop|store|bot|plugin"
 )
-_SCHEDULE_NOUNS = (
+SCHEDULE_NOUNS = (
     r"meeting|appointment|call|interview|exam|flight|launch|release|demo|presentation|standup|"
     r"stand-up|review|wedding|party|trip|holiday|vacation|conference|workshop|sprint|kickoff|"
     r"kick-off|retro|retrospective|deadline|surgery|check-up|checkup|class|lesson|date|"
@@ -86,12 +86,12 @@ _SUBJECT_SYNONYMS = {
 }
 
 
-def _subject(text: str) -> str:
-    text = _expand(text).lower().replace("\u2019", "'")
+def subject_of(text: str) -> str:
+    text = expand(text).lower().replace("\u2019", "'")
     text = re.sub(r"[^\w\s'-]+", " ", text)
     words = []
     for word in text.split():
-        if word in _ARTICLES:
+        if word in ARTICLES:
             continue
         stem, possessive = (word[:-2], "'s") if word.endswith("'s") else (word, "")
         words.append(_SPELLING.get(stem, stem) + possessive)
@@ -137,7 +137,7 @@ _CATEGORY_WORDS = [
 _CATEGORY_SETS = [(cat, frozenset(words.split())) for cat, words in _CATEGORY_WORDS]
 
 
-def _category(subject: str, text: str = "") -> str:
+def category_of(subject: str, text: str = "") -> str:
     words = set(re.findall(r"[\w'-]+", subject.lower()))
     words |= {w[:-2] for w in words if w.endswith("'s")}
     words |= {w[:-1] for w in words if w.endswith("s")}
@@ -145,40 +145,40 @@ def _category(subject: str, text: str = "") -> str:
         if words & vocab:
             return cat
     if text:
-        return _category(text)
+        return category_of(text)
     return "other"
 
 
 _VALUE_CUT = re.compile(
     r"\s+(?:because|since|but|although|though|so\s+that|which\s+means)\b.*$|\s*,\s*(?:so|but)\b.*$"
     r"|\s*\((?!\d{4}-).*$",
-    _I,
+    I,
 )
-_VALUE_LEAD = re.compile(r"^(?:(?:now|actually|still|really|currently|officially)\s+)+", _I)
+_VALUE_LEAD = re.compile(r"^(?:(?:now|actually|still|really|currently|officially)\s+)+", I)
 _VALUE_TAIL = re.compile(
     r"\s+(?:now|actually|these\s+days|nowadays|by\s+the\s+way|btw|though|too|as\s+well|"
     r"not\s+\w+\s+anymore|anymore|any\s+more|recently|lately|a\s+while\s+ago|"
     r"(?:last|this)\s+(?:year|month|week|summer|winter|spring|autumn)|"
     r"(?:\w+|\d+)\s+(?:years?|months?|weeks?)\s+ago)$",
-    _I,
+    I,
 )
 
 
-def _value(text: str, max_words: int = 20) -> str:
+def value(text: str, max_words: int = 20) -> str:
     text = _VALUE_CUT.sub("", text.strip())
-    text = _strip_end(text)
+    text = strip_end(text)
     for _ in range(2):
         text = _VALUE_LEAD.sub("", text)
-        text = _strip_end(_VALUE_TAIL.sub("", text))
+        text = strip_end(_VALUE_TAIL.sub("", text))
     if not text or "?" in text or len(text.split()) > max_words:
         return ""
-    if re.match(r"^(?:not\s+sure|unknown|a\s+secret|none\s+of\s+your)\b", text, _I):
+    if re.match(r"^(?:not\s+sure|unknown|a\s+secret|none\s+of\s+your)\b", text, I):
         return ""
     return text
 
 
-def _with_date(text: str, today: datetime.date) -> str:
-    hit = _find_date(text, today)
+def with_date(text: str, today: datetime.date) -> str:
+    hit = find_date(text, today)
     if not hit or re.search(r"\d{4}-\d{2}-\d{2}", text):
         return text
     return f"{text} ({hit[0].isoformat()})"

@@ -25,28 +25,28 @@ import math
 import re
 from collections import Counter
 
-from memory.extraction.sentences import _BULLET_RE, _FILLER, _Sent
-from memory.extraction.subjects import _subject
+from memory.extraction.sentences import BULLET_RE, FILLER, Sent
+from memory.extraction.subjects import subject_of
 from memory.extraction.text import (
-    _I,
-    _content_tokens,
-    _sentence,
-    _similar_tokens,
-    _squash,
-    _third_person,
+    I,
+    content_tokens,
     normalise_key,
+    sentence,
+    similar_tokens,
+    squash,
+    third_person,
 )
 from memory.extraction.types import MAX_UNIT_WORDS, NEW_SHARE, SUMMARY_MAX_WORDS, ExtractedFact
 
 _LOW_VALUE = re.compile(
     r"^(?:(?:hi|hello|hey|thanks|thank\s+you|ok|okay|cool|great|nice|sure|yes|no|bye|"
     r"good\s+(?:morning|night|evening))\b[\s!.,]*)+$",
-    _I,
+    I,
 )
 _INFORMATIVE = re.compile(
     r"\b(?:decided|agreed|deadline|due|prefers?|wants?|name|called|will|must|needs?|todo|"
     r"action|because|lives?|works?|project|uses?|chose|plan|launch|meeting|budget)\b",
-    _I,
+    I,
 )
 
 
@@ -66,11 +66,11 @@ def _previous_units(previous: str) -> list[str]:
     units: list[str] = []
     seen: set[str] = set()
     for line in (previous or "").splitlines():
-        line = _BULLET_RE.sub("", line).strip()
+        line = BULLET_RE.sub("", line).strip()
         if not line:
             continue
         for piece in re.split(r"(?<=[.!?\u2026])\s+(?=[A-Z0-9\"'(])", line):
-            piece = _squash(piece)
+            piece = squash(piece)
             key = normalise_key(piece)
             if piece and key and key not in seen:
                 seen.add(key)
@@ -81,7 +81,7 @@ def _previous_units(previous: str) -> list[str]:
 _FACT_LINE = re.compile(
     r"\bthe\s+user(?:'s)?\b.*?\b(?:is|are|has|lives|works|prefers|likes|loves|hates|wants|"
     r"was\s+born|speaks|uses)\b",
-    _I,
+    I,
 )
 
 
@@ -106,21 +106,21 @@ class _Seen:
 
     def add(self, text: str) -> None:
         self.keys.add(normalise_key(text))
-        self.tokens.append(_content_tokens(text))
+        self.tokens.append(content_tokens(text))
 
     def has(self, text: str) -> bool:
         if normalise_key(text) in self.keys:
             return True
-        tokens = _content_tokens(text)
-        return any(_similar_tokens(tokens, other, 0.8) for other in self.tokens)
+        tokens = content_tokens(text)
+        return any(similar_tokens(tokens, other, 0.8) for other in self.tokens)
 
 
-def _new_units(sents: list[_Sent]) -> list[tuple[float, _Sent]]:
+def _new_units(sents: list[Sent]) -> list[tuple[float, Sent]]:
     freq: Counter[str] = Counter()
-    token_sets = [_content_tokens(s.raw) for s in sents]
+    token_sets = [content_tokens(s.raw) for s in sents]
     for tokens in token_sets:
         freq.update(tokens)
-    units: list[tuple[float, _Sent]] = []
+    units: list[tuple[float, Sent]] = []
     for s, tokens in zip(sents, token_sets, strict=True):
         n_words = len(s.raw.split())
         if not s.tags and (n_words < 4 or _LOW_VALUE.search(s.text)):
@@ -136,25 +136,25 @@ def _new_units(sents: list[_Sent]) -> list[tuple[float, _Sent]]:
     return units
 
 
-def _summary_line(s: _Sent) -> str:
+def _summary_line(s: Sent) -> str:
     """A new sentence as a summary line: third person, checkboxes spelled out."""
     if s.raw.rstrip().endswith("?"):
         who = "The user" if s.role == "user" else "The assistant"
         return f'{who} asked: "{_truncate_words(s.raw, MAX_UNIT_WORDS)}"'
-    text = _FILLER.sub("", s.text) or s.text
+    text = FILLER.sub("", s.text) or s.text
     text = re.sub(r"^\[\s\]\s*", "To do: ", text)
     text = re.sub(r"^\[[xX]\]\s*", "Done: ", text)
-    return _sentence(_truncate_words(_third_person(text, s.role), MAX_UNIT_WORDS))
+    return sentence(_truncate_words(third_person(text, s.role), MAX_UNIT_WORDS))
 
 
 def _restated(unit: str, subject: str) -> bool:
     """Whether a short previous-summary sentence states ``subject`` (and nothing else)."""
     if _unit_words(unit) > 20 or re.search(r"\band\b|;", unit):
         return False
-    return bool(re.match(rf"{re.escape(subject)}\b", _subject(unit)))
+    return bool(re.match(rf"{re.escape(subject)}\b", subject_of(unit)))
 
 
-def _build_summary(previous: str, sents: list[_Sent], facts: list[ExtractedFact]) -> str:
+def build_summary(previous: str, sents: list[Sent], facts: list[ExtractedFact]) -> str:
     budget = SUMMARY_MAX_WORDS
     prev_units = _previous_units(previous)
     # previous statements of a subject a new fact restates give way to the new statement

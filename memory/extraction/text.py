@@ -3,7 +3,7 @@
 ``normalise_key`` is the key facts, decisions and actions are deduplicated by (it is also
 public). Contractions are expanded before any pattern runs; stopwords and number words
 serve topics, content-word matching and counts; names are capitalised words that are not
-sentence starters, days or months. ``_third_person`` rewrites first and second person from
+sentence starters, days or months. ``third_person`` rewrites first and second person from
 the point of view of the speaker (see ``summary``).
 """
 
@@ -16,14 +16,14 @@ from memory.extraction.types import KEY_MAX
 
 # -- small helpers --------------------------------------------------------------------------
 
-_I = re.IGNORECASE
+I = re.IGNORECASE  # noqa: E741 (re.I by its short name)
 
 
-def _wordset(text: str) -> frozenset[str]:
+def wordset(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-_ARTICLES = frozenset({"a", "an", "the"})
+ARTICLES = frozenset({"a", "an", "the"})
 
 
 def normalise_key(text: str) -> str:
@@ -31,38 +31,38 @@ def normalise_key(text: str) -> str:
     text = unicodedata.normalize("NFKC", text or "").lower()
     text = re.sub(r"['\u2019`]", "", text)
     text = re.sub(r"[\W_]+", " ", text)
-    words = [w for w in text.split() if w not in _ARTICLES]
+    words = [w for w in text.split() if w not in ARTICLES]
     return " ".join(words)[:KEY_MAX].rstrip()
 
 
-def _squash(text: str) -> str:
+def squash(text: str) -> str:
     return " ".join(text.split())
 
 
-def _cap(text: str) -> str:
+def cap(text: str) -> str:
     return text[:1].upper() + text[1:] if text else text
 
 
-def _strip_end(text: str) -> str:
+def strip_end(text: str) -> str:
     return text.strip().strip(" \t,;:.!-\u2013\u2014\"'()[]").strip()
 
 
-def _short(text: str, limit: int) -> str:
-    text = _squash(text)
+def short(text: str, limit: int) -> str:
+    text = squash(text)
     if len(text) <= limit:
         return text
     cut = text[: limit - 1].rsplit(" ", 1)[0] if " " in text[: limit - 1] else text[: limit - 1]
     return cut.rstrip(" ,;:") + "\u2026"
 
 
-def _sentence(text: str) -> str:
+def sentence(text: str) -> str:
     """Capitalised, ending with one full stop unless it already ends a sentence."""
-    text = _squash(text).rstrip(" ,;:")
+    text = squash(text).rstrip(" ,;:")
     if not text:
         return ""
     if text[-1] not in ".!?\u2026":
         text += "."
-    return _cap(text)
+    return cap(text)
 
 
 # -- contractions ---------------------------------------------------------------------------
@@ -119,11 +119,11 @@ _CONTRACTION_RE = re.compile(
     r"(?<![\w'])("
     + "|".join(re.escape(k) for k in sorted(_CONTRACTIONS, key=len, reverse=True))
     + r")(?![\w'])",
-    _I,
+    I,
 )
 
 
-def _expand(text: str) -> str:
+def expand(text: str) -> str:
     """Straight quotes, expanded contractions, "i" -> "I"; everything else unchanged."""
     text = text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"')
     text = text.replace("\u201d", '"')
@@ -132,7 +132,7 @@ def _expand(text: str) -> str:
         word = m.group(1)
         out = _CONTRACTIONS[word.lower()]
         if word[0].isupper() and out[0].islower():
-            out = _cap(out)
+            out = cap(out)
         return out
 
     return _CONTRACTION_RE.sub(repl, text)
@@ -143,11 +143,11 @@ def _expand(text: str) -> str:
 _WORD_RE = re.compile(r"[^\W\d_][\w'-]*")
 
 
-def _words(text: str) -> list[str]:
+def words(text: str) -> list[str]:
     return _WORD_RE.findall(text)
 
 
-_STOPWORDS = _wordset(
+STOPWORDS = wordset(
     """
 a about above actually after again against ago all almost along already also although always am
 among an and another any anybody anyone anything anyway anyways are around as ask asked at away
@@ -179,25 +179,25 @@ work works help helps explain show start keep getting makes talk bit cannot exam
 )
 
 
-def _content_tokens(text: str) -> set[str]:
+def content_tokens(text: str) -> set[str]:
     out = set()
-    for word in _words(text.lower()):
+    for word in words(text.lower()):
         word = word.strip("'-")
-        if len(word) < 3 or word in _STOPWORDS:
+        if len(word) < 3 or word in STOPWORDS:
             continue
         # a crude stem: "migration" and "migrate" meet at "migrat"; identifiers stay whole
         out.add(word[:6] if word.isalpha() else word)
     return out
 
 
-def _similar_tokens(a: set[str], b: set[str], threshold: float = 0.5) -> bool:
+def similar_tokens(a: set[str], b: set[str], threshold: float = 0.5) -> bool:
     """Whether two content-token sets overlap by ``threshold`` (Jaccard) or more."""
     return bool(a and b) and len(a & b) / len(a | b) >= threshold
 
 
 # -- numbers and names ----------------------------------------------------------------------
 
-_NUMBER_WORDS = {
+NUMBER_WORDS = {
     "a": 1,
     "an": 1,
     "one": 1,
@@ -217,7 +217,7 @@ _NUMBER_WORDS = {
 }
 
 # Capitalised words that are not people (sentence starters, pronouns, days, months, ...).
-_NOT_NAMES = _wordset(
+_NOT_NAMES = wordset(
     """
 I We You They He She It The A An This That These Those Then So And But Or If When Also Finally
 Everyone Everybody Nobody Someone Team Today Tomorrow Yesterday Monday Tuesday Wednesday Thursday
@@ -231,21 +231,21 @@ Engineering Product Design Marketing Sales Legal Support
 )
 
 
-def _is_name(word: str) -> bool:
+def is_name(word: str) -> bool:
     return bool(re.fullmatch(r"[A-Z][a-z]+(?:-[A-Z][a-z]+)?", word)) and word not in _NOT_NAMES
 
 
-_NAMES = r"[A-Z][a-z]+(?:-[A-Z][a-z]+)?(?:(?:\s*,\s*|\s+and\s+|\s*&\s*|,\s+and\s+)[A-Z][a-z]+)*"
-_NAME_SEP = re.compile(r"\s*,\s*and\s+|\s*,\s*|\s+and\s+|\s*&\s*")
+NAMES = r"[A-Z][a-z]+(?:-[A-Z][a-z]+)?(?:(?:\s*,\s*|\s+and\s+|\s*&\s*|,\s+and\s+)[A-Z][a-z]+)*"
+NAME_SEP = re.compile(r"\s*,\s*and\s+|\s*,\s*|\s+and\s+|\s*&\s*")
 
 
-def _names(text: str) -> list[str]:
-    return [w for w in _NAME_SEP.split(text) if _is_name(w)]
+def names_in(text: str) -> list[str]:
+    return [w for w in NAME_SEP.split(text) if is_name(w)]
 
 
 # -- third person ---------------------------------------------------------------------------
 
-_NO_CONJ = _wordset(
+_NO_CONJ = wordset(
     """will would can could should shall may might must did had was cannot used to and or
 the a an not that this it so too both all only also never ever just always then there here
 too am"""
@@ -256,14 +256,14 @@ _ADVERBS = (
     r"sometimes|now|currently|only|mostly|generally|both|all|totally|honestly|no\s+longer"
 )
 _SUBJECT_RE = re.compile(
-    rf"\b(?P<p>I|we|you)\b(?P<adv>(?:\s+(?:{_ADVERBS}))*)(?:(?P<sp>\s+)(?P<v>[a-z]+)\b)?", _I
+    rf"\b(?P<p>I|we|you)\b(?P<adv>(?:\s+(?:{_ADVERBS}))*)(?:(?P<sp>\s+)(?P<v>[a-z]+)\b)?", I
 )
 _SUBJECT_BEFORE = re.compile(
     r"(?:^|[.,;:!?(\-\u2013\u2014\"]|\b(?:and|but|or|if|that|when|because|since|as|so|then|"
     r"where|which|while|until|unless|after|before|once|though|although))\s*$",
-    _I,
+    I,
 )
-_OBJECT_RE = re.compile(r"\b(me|my|mine|myself|us|our|ours|ourselves|your|yours|yourself)\b", _I)
+_OBJECT_RE = re.compile(r"\b(me|my|mine|myself|us|our|ours|ourselves|your|yours|yourself)\b", I)
 
 
 def _conjugate(verb: str) -> str:
@@ -280,7 +280,7 @@ def _conjugate(verb: str) -> str:
     return verb + "s"
 
 
-def _third_person(text: str, role: str = "user") -> str:
+def third_person(text: str, role: str = "user") -> str:
     """Rewrite first/second person into third person from the point of view of ``role``."""
     me, you = ("the user", "the assistant") if role == "user" else ("the assistant", "the user")
     we = "the team" if role == "user" else "the user and the assistant"

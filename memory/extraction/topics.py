@@ -11,12 +11,12 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from memory.extraction.sentences import _Sent
-from memory.extraction.text import _STOPWORDS
+from memory.extraction.sentences import Sent
+from memory.extraction.text import STOPWORDS
 from memory.extraction.types import MAX_TOPICS
 
 
-def _extract_topics(sents: list[_Sent]) -> list[str]:
+def extract_topics(sents: list[Sent]) -> list[str]:
     scores: Counter[str] = Counter()
     first_seen: dict[str, int] = {}
     forms: dict[str, Counter[str]] = {}
@@ -29,7 +29,7 @@ def _extract_topics(sents: list[_Sent]) -> list[str]:
         for i, token in enumerate(tokens):
             token = re.sub(r"'s$", "", token)
             low = token.lower()
-            if len(low) < 3 or low in _STOPWORDS or not re.search(r"[^\W\d_]{2}", low):
+            if len(low) < 3 or low in STOPWORDS or not re.search(r"[^\W\d_]{2}", low):
                 previous = None
                 continue
             scores[low] += weight + (0.25 if i > 0 and token[:1].isupper() else 0.0)

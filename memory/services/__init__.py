@@ -1,4 +1,4 @@
-"""Writes of long-term memory (`<entity>_<verb>`): summary runs and versions in ``runs``,
+"""Writes of long-term memory (`<entity>_<verb>`): summary runs and versions in ``summaries``,
 merged facts, decisions and action items in ``memories``."""
 
 from memory.services.memories import (
@@ -11,7 +11,7 @@ from memory.services.memories import (
     memories_merge,
     memories_only_from,
 )
-from memory.services.runs import (
+from memory.services.summaries import (
     BATCH_MESSAGES,
     MAX_ATTEMPTS,
     TRIGGER_BUDGET_SHARE,

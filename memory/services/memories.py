@@ -172,7 +172,7 @@ def action_item_remember(
     what: str,
     owner: str = "",
     due_date=None,
-    status: str = "open",
+    status: str = ActionItem.Status.OPEN,
     source_message: Message | None = None,
 ) -> bool:
     key = extraction.normalise_key(what)

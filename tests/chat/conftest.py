@@ -2,7 +2,7 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from chat.services import conversation_create
-from tests.fake_llm import Behaviour, FakeLLM
+from tests.support.fake_llm import Behaviour, FakeLLM
 
 
 @pytest.fixture

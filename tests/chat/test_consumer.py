@@ -404,7 +404,7 @@ async def test_many_quick_deltas_are_batched(aconversation, alice, fake_llm):
 
 async def test_an_unreachable_upstream_is_reported(aconversation, alice, settings):
     """Nothing listens at OPENAI_BASE_URL: failed with 'could not reach', message kept."""
-    from tests.live_server import free_port
+    from tests.support.live_server import free_port
 
     settings.OPENAI_API_KEY = "test-key"
     settings.OPENAI_BASE_URL = f"http://127.0.0.1:{free_port()}/v1"

@@ -1,4 +1,4 @@
-"""A turn against what real model servers do (tests/fake_llm.py switches each behaviour on):
+"""A turn against what real model servers do (tests/support/fake_llm.py switches each behaviour on):
 a strict chat template, a reply cut at max_tokens and continued, a refused request, a model
 whose tokenizer is not known, the models the server lists."""
 

@@ -6,8 +6,8 @@ import sqlite3
 
 import pytest
 
-from tests.fake_llm import Behaviour, FakeLLM
-from tests.live_server import ServerProcess, create_user, manage, project_env
+from tests.support.fake_llm import Behaviour, FakeLLM
+from tests.support.live_server import ServerProcess, create_user, manage, project_env
 
 PASSWORD = "alice-password-1"
 

@@ -7,7 +7,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.e2e.conftest import log_in
-from tests.live_server import create_user, manage
+from tests.support.live_server import create_user, manage
 
 pytestmark = pytest.mark.e2e
 

@@ -12,7 +12,7 @@ from memory.extraction import (
     Extraction,
     extract,
 )
-from memory.extraction import validation as v
+from memory.extraction import validation as v  # the public module of field checks
 
 TODAY = datetime.date(2026, 3, 10)
 

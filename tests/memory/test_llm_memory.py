@@ -9,8 +9,8 @@ from chat.services import NewMessage, message_create_many
 from memory import embeddings, services
 from memory.models import Embedding, Fact, Summary, SummaryRun
 from memory.retrieval import search
-from tests.fake_llm import Behaviour, FakeLLM
-from tests.tasks import run_pending_tasks
+from tests.support.fake_llm import Behaviour, FakeLLM
+from tests.support.tasks import run_pending_tasks
 
 pytestmark = pytest.mark.django_db
 

@@ -8,7 +8,7 @@ from chat.models import Message
 from chat.services import conversation_create
 from llm import providers as llm
 from tests.chat.helpers import connected, frames_until
-from tests.tasks import run_pending_tasks
+from tests.support.tasks import run_pending_tasks
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

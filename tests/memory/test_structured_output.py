@@ -12,8 +12,8 @@ from chat.services import NewMessage, message_create_many
 from llm.slots import NoSlot, background_slot
 from memory import embeddings, services, summariser
 from memory.models import ActionItem, Decision, Fact, Summary
-from tests.fake_llm import Behaviour, FakeLLM
 from tests.memory.test_llm_memory import extraction_json
+from tests.support.fake_llm import Behaviour, FakeLLM
 
 pytestmark = pytest.mark.django_db
 

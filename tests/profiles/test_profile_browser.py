@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.live_server import ServerProcess, create_user, manage, project_env
+from tests.support.live_server import ServerProcess, create_user, manage, project_env
 
 pytestmark = pytest.mark.e2e
 

@@ -19,7 +19,7 @@ from chat.models import Message
 from chat.services import NewMessage, conversation_create, message_create_many
 from llm.catalogue import server_models
 from memory import embeddings, services
-from memory.extraction.validation import meaningful
+from memory.extraction import validation
 from memory.models import Decision, Fact, Summary, SummaryRun
 from memory.retrieval import search
 from tests.chat.helpers import connected, frames_until
@@ -202,9 +202,9 @@ def test_summary_runs_succeed_or_fall_back_with_a_record(real, alice, cap):
         )
         assert run.status == SummaryRun.Status.DONE, run.error
     for fact in Fact.objects.all():
-        assert meaningful(fact.text) and 0.0 <= fact.importance <= 1.0
+        assert validation.meaningful(fact.text) and 0.0 <= fact.importance <= 1.0
     for decision in Decision.objects.all():
-        assert meaningful(decision.what)
+        assert validation.meaningful(decision.what)
     FIGURES[f"summary_runs_cap_{cap}"] = runs
 
 

@@ -13,8 +13,8 @@ import psycopg
 import pytest
 import redis
 
-from tests.fake_llm import Behaviour, FakeLLM
-from tests.live_server import create_user, manage, project_env
+from tests.support.fake_llm import Behaviour, FakeLLM
+from tests.support.live_server import create_user, manage, project_env
 
 PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
 REDIS = "redis://127.0.0.1:6379/0"

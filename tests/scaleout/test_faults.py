@@ -10,9 +10,9 @@ import time
 
 import pytest
 
-from tests.live_server import ServerProcess, free_port
-from tests.tcp_proxy import TcpProxy
-from tests.ws_client import ChatSocket, login_cookie, new_conversation, run_async
+from tests.support.live_server import ServerProcess, free_port
+from tests.support.tcp_proxy import TcpProxy
+from tests.support.ws_client import ChatSocket, login_cookie, new_conversation, run_async
 
 pytestmark = pytest.mark.scaleout
 PASSWORD = "alice-password-1"

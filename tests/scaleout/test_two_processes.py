@@ -12,7 +12,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.e2e.conftest import log_in
-from tests.live_server import ROOT, ServerProcess, manage
+from tests.support.live_server import ROOT, ServerProcess, manage
 
 pytestmark = pytest.mark.scaleout
 

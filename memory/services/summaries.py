@@ -38,7 +38,12 @@ TRIGGER_MESSAGES = 12
 TRIGGER_BUDGET_SHARE = 0.3
 BATCH_MESSAGES = 200  # messages folded per LLM call
 MAX_ATTEMPTS = 3
-SUMMARISED_STATUSES = ("complete", "interrupted", "truncated")  # replies with text to fold
+# Replies with text to fold (a truncated reply is text too).
+SUMMARISED_STATUSES = (
+    Message.Status.COMPLETE,
+    Message.Status.INTERRUPTED,
+    Message.Status.TRUNCATED,
+)
 
 
 class StaleBase(Exception):

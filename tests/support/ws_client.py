@@ -1,8 +1,9 @@
-"""A websocket chat client for tests against real server processes (the `websockets` library),
-signed in with a session cookie obtained through the real login form."""
+"""A websocket chat client for tests and benchmarks against real server processes (the
+`websockets` library), signed in with a session cookie obtained through the real login form."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 
@@ -39,37 +40,61 @@ def new_conversation(base_url: str, session: str) -> int:
 def run_async(coroutine):
     """asyncio.run in a thread of its own: a browser test's Playwright may already run a loop
     in this one."""
-    import asyncio
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(1) as pool:
         return pool.submit(asyncio.run, coroutine).result()
 
 
-class ChatSocket:
-    def __init__(self, base_url: str, session: str, conversation_id: int):
-        self.url = base_url.replace("http://", "ws://") + f"/ws/chat/{conversation_id}/"
-        self.headers = {"Cookie": f"sessionid={session}"}
-        self.origin = base_url
-        self.connection = None
+class NotReady(AssertionError):
+    """The server's first frame was not ``ready``."""
 
-    async def __aenter__(self) -> ChatSocket:
+
+class ChatSocket:
+    """One browser tab on one conversation. ``base_url`` is the server's address, http(s) or
+    ws(s); the origin header is its http(s) form, as a page's would be."""
+
+    not_ready: type[Exception] = NotReady  # raised by connect (a benchmark counts its own)
+
+    def __init__(self, base_url: str, session: str, conversation_id: int):
+        self.origin = base_url.replace("ws://", "http://", 1).replace("wss://", "https://", 1)
+        self.url = self.origin.replace("http", "ws", 1) + f"/ws/chat/{conversation_id}/"
+        self.headers = {"Cookie": f"sessionid={session}"}
+        self.session = session
+        self.conversation_id = conversation_id
+        self.connection = None
+        self.ready: dict | None = None
+
+    async def connect(
+        self, timeout: float = 10.0, ready_timeout: float = 15.0, **options
+    ) -> ChatSocket:
+        """Open the socket and read its ``ready`` frame; ``options`` go to websockets."""
         self.connection = await connect(
-            self.url, origin=self.origin, additional_headers=self.headers, open_timeout=10
+            self.url,
+            origin=self.origin,
+            additional_headers=self.headers,
+            open_timeout=timeout,
+            **options,
         )
-        self.ready = await self.receive()
-        assert self.ready["type"] == "ready", self.ready
+        self.ready = await self.receive(ready_timeout)
+        if self.ready.get("type") != "ready":
+            raise self.not_ready(f"expected a ready frame, got {self.ready}")
         return self
 
+    async def close(self) -> None:
+        if self.connection is not None:
+            await self.connection.close()
+
+    async def __aenter__(self) -> ChatSocket:
+        return await self.connect()
+
     async def __aexit__(self, *exc) -> None:
-        await self.connection.close()
+        await self.close()
 
     async def send(self, frame: dict) -> None:
         await self.connection.send(json.dumps(frame))
 
     async def receive(self, timeout: float = 15.0) -> dict:
-        import asyncio
-
         return json.loads(await asyncio.wait_for(self.connection.recv(), timeout))
 
     async def until(self, frame_type: str, timeout: float = 30.0) -> list[dict]:

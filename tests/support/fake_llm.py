@@ -62,6 +62,8 @@ class FakeLLM:
     behaviour: Behaviour = field(default_factory=Behaviour)
     requests: list[dict] = field(default_factory=list)
     server: ThreadingHTTPServer | None = None
+    backlog: int = 5  # the listen queue (socketserver's default); a load test wants more
+    nodelay: bool = False  # TCP_NODELAY, as model servers send: no Nagle wait between events
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _slots: threading.Semaphore | None = None
     _slot_count: int | None = None
@@ -87,8 +89,12 @@ class FakeLLM:
 
         class Handler(_Handler):
             owner = fake
+            disable_nagle_algorithm = self.nodelay
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        class Server(ThreadingHTTPServer):
+            request_queue_size = self.backlog
+
+        self.server = Server(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         return self

@@ -1,0 +1,176 @@
+"""Real server processes for browser, scale-out tests and benchmarks: `config.asgi:application`
+under daphne (or uvicorn) on a free port, with its own environment (database, channel layer,
+model URL)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]  # tests/support/ -> the project
+SERVERS = ("daphne", "uvicorn")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_for_port(port: int, process: subprocess.Popen, timeout: float, what: str) -> None:
+    """Return once something listens on the port; fail early if ``process`` exits."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"{what} exited with {process.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"{what} did not listen on port {port} within {timeout:.0f} s")
+
+
+def stop_process(process: subprocess.Popen | None, timeout: float = 10.0) -> None:
+    if process is None or process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def log_tail(path: Path, chars: int = 4000) -> str:
+    try:
+        return path.read_text(errors="replace")[-chars:]
+    except OSError:
+        return ""
+
+
+def project_env(*, strip: tuple[str, ...] = (), **overrides: str) -> dict[str, str]:
+    """The app's environment for a child process: none of the caller's OPENAI_/DJANGO_ settings
+    (nor those starting with a prefix in ``strip``), development defaults, then ``overrides``."""
+    own = ("OPENAI_", "DJANGO_", *strip)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(own)}
+    env.update(
+        DJANGO_SETTINGS_MODULE="config.settings",
+        DEBUG="true",
+        ALLOWED_HOSTS="127.0.0.1,localhost",
+        CREATE_DEMO_USER="false",
+        PYTHONUNBUFFERED="1",
+    )
+    env.update(overrides)
+    return env
+
+
+def manage(
+    *args: str, env: dict[str, str], input_text: str | None = None, timeout: float = 180
+) -> str:
+    result = subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        input=input_text,
+        timeout=timeout,
+    )
+    if result.returncode != 0:
+        raise RuntimeError(f"manage.py {' '.join(args)} failed:\n{result.stderr[-4000:]}")
+    return result.stdout
+
+
+def create_user(env: dict[str, str], username: str, password: str, staff: bool = False) -> None:
+    manage(
+        "shell",
+        "-c",
+        "from django.contrib.auth import get_user_model; U = get_user_model(); "
+        f"U.objects.filter(username={username!r}).exists() or "
+        f"U.objects.create_user({username!r}, password={password!r}, is_staff={staff!r})",
+        env=env,
+    )
+
+
+class ServerProcess:
+    """``config.asgi:application`` on a free port, logging to ``log_path``: under daphne (as
+    ``make run`` serves it) or uvicorn (as ``make serve`` does; ``workers`` above 1 needs a
+    ``REDIS_URL`` in ``env``)."""
+
+    def __init__(
+        self,
+        env: dict[str, str],
+        port: int | None = None,
+        *,
+        log_path: Path | None = None,
+        server: str = "daphne",
+        workers: int = 1,
+    ):
+        if server not in SERVERS:
+            raise ValueError(f"server must be one of {SERVERS}")
+        self.env = env
+        self.port = port or free_port()
+        default_log = Path(tempfile.gettempdir()) / f"memorychat-server-{self.port}.log"
+        self.log_path = Path(log_path or default_log)
+        self.server = server
+        self.workers = workers
+        self.process: subprocess.Popen | None = None
+
+    start_timeout = 30.0  # seconds to listen; a benchmark's loaded machine may want more
+
+    def command(self) -> list[str]:
+        app, host, port = "config.asgi:application", "127.0.0.1", str(self.port)
+        if self.server == "daphne":
+            return [sys.executable, "-m", "daphne", "-b", host, "-p", port, app]
+        workers = ["--workers", str(self.workers)] if self.workers > 1 else []
+        return [sys.executable, "-m", "uvicorn", app, "--host", host, "--port", port, *workers]
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def ws_url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}"
+
+    @property
+    def pid(self) -> int:
+        assert self.process is not None
+        return self.process.pid
+
+    def start(self, timeout: float | None = None) -> ServerProcess:
+        timeout = self.start_timeout if timeout is None else timeout
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        with self.log_path.open("w") as log:  # the child keeps its own handle
+            self.process = subprocess.Popen(
+                self.command(), cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT
+            )
+        try:
+            wait_for_port(self.port, self.process, timeout, "the app server")
+        except RuntimeError as exc:
+            stop_process(self.process)
+            raise RuntimeError(f"{exc}:\n{self.log_tail()}") from None
+        return self
+
+    def stop(self) -> None:
+        stop_process(self.process)
+
+    def kill(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+    def log_tail(self, chars: int = 4000) -> str:
+        return log_tail(self.log_path, chars)
+
+    def __enter__(self) -> ServerProcess:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
