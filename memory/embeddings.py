@@ -1,6 +1,9 @@
-"""Optional semantic search: embeddings from the same OpenAI-compatible server.
+"""Optional semantic search: embeddings from an OpenAI-compatible server (EMBEDDING_BASE_URL and
+EMBEDDING_API_KEY, by default the chat's).
 
-Enabled when ``OPENAI_EMBEDDING_MODEL`` (and a key) is set. Vectors are stored L2-normalised as
+Enabled when ``OPENAI_EMBEDDING_MODEL`` (and a key) is set. The background job that embeds the
+index holds a background model slot (llm.slots); the query's one vector, on the chat's path,
+does not wait for one. Vectors are stored L2-normalised as
 float32 bytes in ``Embedding``; a background task embeds what the search index holds and has no
 vector yet. Similarity is a dot product.
 """
@@ -14,14 +17,15 @@ import openai
 from django.conf import settings
 from django.db import connection
 
-from llm.clients import sync_client
+from llm.clients import embedding_client, embedding_endpoint
+from llm.slots import background_slot
 from memory.models import Embedding
 
 BATCH = 64
 
 
 def enabled() -> bool:
-    return bool(settings.OPENAI_EMBEDDING_MODEL and settings.OPENAI_API_KEY)
+    return bool(settings.OPENAI_EMBEDDING_MODEL and embedding_endpoint().configured)
 
 
 def _normalised(vector: list[float]) -> array:
@@ -30,7 +34,9 @@ def _normalised(vector: list[float]) -> array:
 
 
 def embed_texts(texts: list[str]) -> list[array]:
-    response = sync_client().embeddings.create(model=settings.OPENAI_EMBEDDING_MODEL, input=texts)
+    response = embedding_client().embeddings.create(
+        model=settings.OPENAI_EMBEDDING_MODEL, input=texts
+    )
     return [_normalised(item.embedding) for item in response.data]
 
 
@@ -72,7 +78,8 @@ def embed_pending(limit: int = 1000) -> int:
     done = 0
     for start in range(0, len(pending), BATCH):
         batch = pending[start : start + BATCH]
-        vectors = embed_texts([row[3][:8000] for row in batch])
+        with background_slot():
+            vectors = embed_texts([row[3][:8000] for row in batch])
         Embedding.objects.bulk_create(
             [
                 Embedding(kind=k, object_id=o, user_id=u, model=model, vector=v.tobytes())
