@@ -188,9 +188,7 @@ def _rows(rowids: list[int]) -> list[Row]:
         for start in range(0, len(rowids), 500):
             chunk = rowids[start : start + 500]
             marks = ", ".join(["%s"] * len(chunk))
-            cursor.execute(
-                f"SELECT {_COLUMNS} FROM memory_search WHERE rowid IN ({marks})", chunk
-            )
+            cursor.execute(f"SELECT {_COLUMNS} FROM memory_search WHERE rowid IN ({marks})", chunk)
             found += cursor.fetchall()
     return [
         Row(kind, object_id, conversation_id, as_datetime(created), role, words or 1, text)

@@ -16,7 +16,7 @@ The user's own words are the evidence of what they told: an assistant's message 
 (``ROLE_WEIGHT``), and its reply lends a user's message a fifth of its relevance (the answer
 often holds the words a question uses). Recency and importance only break near ties, so an old
 matching turn is never pushed below a weaker new one, and of two statements of the same fact
-the newest comes first. With embeddings on (``embeddings``), relevance is fused with the
+the newest comes first (``restatements_tie``). With embeddings on (``embeddings``), relevance is fused with the
 cosine similarity of each candidate.
 
 A message hit is the exchange around it (``exchange``): the matching turn, then those of its
@@ -39,6 +39,8 @@ BM25_K1, BM25_B = 1.2, 0.75
 ROLE_WEIGHT = {"assistant": 0.5, "system": 0.5}  # everything else weighs 1
 REPLY_SHARE = 0.2
 DATE_BOOST = 1.3
+RESTATED = 0.8  # within this share of the best row holding the same words: a restatement
+RESTATED_WORDS = 0.6  # ... when those words are at least this share of the query's
 W_RECENCY, W_RECENCY_NOW, W_IMPORTANCE = 0.02, 0.15, 0.02
 W_SEMANTIC = 0.35  # share of cosine similarity in the text score, with embeddings on
 KIND_PRIOR = {"fact": 0.8, "decision": 0.7, "action_item": 0.7, "summary": 0.6, "message": 0.35}
@@ -60,9 +62,11 @@ class Hit:
     why: str = ""
 
 
-def bm25_scores(terms: list[str], rows: list[index.Row], stats: index.Stats) -> list[float]:
+def bm25_scores(
+    terms: list[str], rows: list[index.Row], stats: index.Stats
+) -> tuple[list[float], list[frozenset[str]]]:
     """Okapi BM25 of each row for the query terms, stems on both sides, with the user's
-    document frequencies and average length."""
+    document frequencies and average length; and the query stems each row holds."""
     idf: dict[str, float] = {}
     for term in terms:
         s = stem(term)
@@ -71,7 +75,7 @@ def bm25_scores(terms: list[str], rows: list[index.Row], stats: index.Stats) -> 
     # match, so only those are stemmed.
     prefixes = {s[:3] for s in idf}
     average = stats.average_words or 1.0
-    scores = []
+    scores, held = [], []
     for row in rows:
         tf: dict[str, int] = {}
         for word in words_of(row.text):
@@ -81,7 +85,25 @@ def bm25_scores(terms: list[str], rows: list[index.Row], stats: index.Stats) -> 
                     tf[stemmed] = tf.get(stemmed, 0) + 1
         norm = BM25_K1 * (1 - BM25_B + BM25_B * row.words / average)
         scores.append(sum(idf[w] * n * (BM25_K1 + 1) / (n + norm) for w, n in tf.items()))
-    return scores
+        held.append(frozenset(tf))
+    return scores, held
+
+
+def restatements_tie(
+    relevance: list[float], held: list[frozenset[str]], query_stems: int
+) -> list[float]:
+    """Rows that hold the same query words with nearly the same relevance say the same thing
+    (a fact told again, or changed): they tie at the best of them, so recency puts the newest
+    statement first."""
+    enough = max(2, round(RESTATED_WORDS * query_stems))
+    best: dict[frozenset[str], float] = {}
+    for value, words in zip(relevance, held, strict=True):
+        if len(words) >= enough:
+            best[words] = max(best.get(words, 0.0), value)
+    return [
+        best[words] if len(words) >= enough and value >= RESTATED * best[words] else value
+        for value, words in zip(relevance, held, strict=True)
+    ]
 
 
 def search(
@@ -99,7 +121,7 @@ def search(
     ]
     if not rows:
         return []
-    lexical = bm25_scores(terms, rows, stats)
+    lexical, held = bm25_scores(terms, rows, stats)
     by_message = {r.object_id: i for i, r in enumerate(rows) if r.kind == "message"}
     best_messages = sorted(by_message.values(), key=lambda i: -lexical[i])[:SMOOTHED]
     around = exchange.neighbours([rows[i].object_id for i in best_messages])
@@ -115,6 +137,7 @@ def search(
         if ranges and any(r.holds(row.created_at) for r in ranges):
             value *= DATE_BOOST
         relevance.append(value)
+    relevance = restatements_tie(relevance, held, len({stem(t) for t in terms}))
     semantic = _semantic_scores(user, query, rows)
     best = max(relevance) or 1.0
     times = [r.created_at.timestamp() for r in rows if r.created_at]
@@ -216,4 +239,3 @@ def _attach_sources(hits: list[Hit]) -> None:
                 .order_by("-id")
                 .values_list("id", flat=True)[:SUMMARY_MESSAGE_IDS]
             )[::-1]
-

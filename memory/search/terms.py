@@ -32,14 +32,63 @@ say told again please also get got let us really thing things
 """
 STOPWORDS = frozenset(_STOPWORDS_TEXT.split())
 QUESTION_WORDS = frozenset(
-    """conversation conversations chat chats discuss discussed discussion discussions mention
-    mentioned mentions brought bring order throughout across session sessions talk talked ask
-    asked asking time times different aspect aspects item items list summary summarize
-    summarise comprehensive walk give provide describe""".split()
+    [
+        "conversation",
+        "conversations",
+        "chat",
+        "chats",
+        "discuss",
+        "discussed",
+        "discussion",
+        "discussions",
+        "mention",
+        "mentioned",
+        "mentions",
+        "brought",
+        "bring",
+        "order",
+        "throughout",
+        "across",
+        "session",
+        "sessions",
+        "talk",
+        "talked",
+        "ask",
+        "asked",
+        "asking",
+        "time",
+        "times",
+        "different",
+        "aspect",
+        "aspects",
+        "item",
+        "items",
+        "list",
+        "summary",
+        "summarize",
+        "summarise",
+        "comprehensive",
+        "walk",
+        "give",
+        "provide",
+        "describe",
+    ]
 )
 # A query about the present: recency counts for more than a tie-break.
 NOW_WORDS = frozenset(
-    "now current currently latest still anymore recent recently today newest nowadays".split()
+    [
+        "now",
+        "current",
+        "currently",
+        "latest",
+        "still",
+        "anymore",
+        "recent",
+        "recently",
+        "today",
+        "newest",
+        "nowadays",
+    ]
 )
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _stemmer = snowballstemmer.stemmer("english")
