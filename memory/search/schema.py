@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from llm import OFFLINE_MODEL
 from memory.models import ActionItem, Decision, Fact
-from memory.prompts import MEMORY_HEADER
+from memory.prompts import MEMORY_MARKERS
 
 KIND_CODES = {"message": 1, "fact": 2, "decision": 3, "action_item": 4, "summary": 5}
 
@@ -36,10 +36,6 @@ INDEXED_STATUSES: dict[str, tuple[str, ...]] = {
     ),
     "action_item": (ActionItem.Status.OPEN.value, ActionItem.Status.IN_PROGRESS.value),
 }
-
-# Text that shows the memory block itself: a reply (or a paste) that quotes it back is the app's
-# own words, not the user's, and is never remembered (memory.search.hygiene checks the same).
-MEMORY_MARKERS = ("<memory>", MEMORY_HEADER[:40])
 
 
 def _statuses(kind: str, row: str) -> str:

@@ -8,6 +8,7 @@ from memory.services.memories import (
     fact_remember,
     fact_supersede,
     memories_delete_only_from,
+    memories_from_turn,
     memories_merge,
     memories_only_from,
 )
@@ -39,6 +40,7 @@ __all__ = [
     "fact_remember",
     "fact_supersede",
     "memories_delete_only_from",
+    "memories_from_turn",
     "memories_merge",
     "memories_only_from",
     "summary_create",
