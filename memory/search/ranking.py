@@ -16,8 +16,8 @@ The user's own words are the evidence of what they told: an assistant's message 
 (``ROLE_WEIGHT``), and its reply lends a user's message a fifth of its relevance (the answer
 often holds the words a question uses). Recency and importance only break near ties, so an old
 matching turn is never pushed below a weaker new one, and of two statements of the same fact
-the newest comes first (``restatements_tie``). With embeddings on (``embeddings``), relevance is fused with the
-cosine similarity of each candidate.
+the newest comes first (``restatements_tie``). With embeddings on (``embeddings``), relevance
+is fused with the cosine similarity of each candidate.
 
 A message hit is the exchange around it (``exchange``): the matching turn, then those of its
 neighbours (two on each side at most) that match the query too, within a token cap.

@@ -272,8 +272,9 @@ def backfill(vendor: str) -> list[str]:
     """Index what the source tables hold already (the migration that creates the index)."""
     statements = []
     for source in sources(vendor, row="src"):
+        select = _select(source, "src", vendor)
         statements.append(
-            f"INSERT INTO memory_search({_columns(vendor)}) SELECT {_select(source, 'src', vendor)} "
+            f"INSERT INTO memory_search({_columns(vendor)}) SELECT {select} "
             f"FROM {source['table']} src WHERE {source['condition']}"
         )
     statements.append(

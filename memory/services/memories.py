@@ -106,9 +106,12 @@ def fact_remember(
     active = Fact.objects.select_for_update().filter(user=user, status=Fact.Status.ACTIVE)
     with transaction.atomic():
         same = active.filter(dedupe_key=key).first()
-        if same is not None and source_message is not None:
-            if same.source_messages.filter(pk=source_message.pk).exists():
-                return "updated"  # the same message read again (a re-summarise): not told again
+        if (
+            same is not None
+            and source_message is not None
+            and same.source_messages.filter(pk=source_message.pk).exists()
+        ):
+            return "updated"  # the same message read again (a re-summarise): not told again
         if same is not None:
             same.mentions += 1
             same.importance = max(same.importance, importance)
