@@ -54,10 +54,10 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench import corpus as corpus_mod  # noqa: E402
-from bench import memory_dataset  # noqa: E402
+from bench import memory_beam, memory_dataset  # noqa: E402
 from bench.cli import int_list  # noqa: E402
 
-PARTS = ("a", "b", "c")
+PARTS = ("a", "b", "c", "d")
 SIZES = (500, 20_000, 100_000)
 QUICK_SIZES = (500, 5_000, 20_000)
 ITEMS = 100_000
@@ -116,6 +116,9 @@ def run_parts(args) -> dict:
             command += ["--sizes", ",".join(map(str, args.sizes))]
             command += ["--items", str(args.items), "--distractors", str(args.distractors)]
             command += ["--quick"] if args.quick else []
+            command += ["--beam-chats", str(args.beam_chats)]
+            command += ["--beam", str(args.beam)] if args.beam else []
+            command += ["--beam-embeddings"] if args.beam_embeddings else []
             log(f"[{part}] starting on {url.split('@')[-1]}")
             try:
                 subprocess.run(command, check=True, cwd=ROOT)
@@ -458,7 +461,7 @@ def seed_dataset(dataset, now) -> list:
 
 def overlap(question: str, statement: str) -> bool:
     """Does the question share a content word (exact, lowercase) with the statement?"""
-    from memory.search_text import STOPWORDS
+    from memory.search.terms import STOPWORDS
 
     def words(text):
         return {w for w in TOKEN.findall(text.lower()) if w not in STOPWORDS and len(w) > 1}
@@ -478,8 +481,8 @@ def part_b(args) -> dict:
     from django.db import connection
     from django.utils import timezone
 
-    from memory.fulltext import candidates
-    from memory.retrieval import query_terms, search
+    from memory.search import index, search
+    from memory.search.terms import query_terms
 
     distractors = args.distractors or (QUICK_DISTRACTORS if args.quick else DISTRACTORS)
     dataset = memory_dataset.build(distractors_per_user=distractors)
@@ -503,8 +506,9 @@ def part_b(args) -> dict:
         hits = search(user=user, query=question.text, k=10)
         ours = [(h.kind, h.id, h.message_ids) for h in hits]
         terms = query_terms(question.text)
-        lexical = candidates(user.pk, terms)[:10] if terms else []
-        stage = [(row[0], row[1], []) for row in lexical]
+        stats = index.user_stats(user.pk, terms) if terms else None
+        lexical = index.candidates(user.pk, terms, stats)[:10] if terms else []
+        stage = [(row.kind, row.object_id, []) for row in lexical]
         baseline = [(kind, i, []) for kind, i in indexes[user.pk].search(question.text, 10)]
         ranks = {
             name: _first_relevant(ranked, question.relevant)
@@ -642,7 +646,7 @@ def seed_heavy(total: int, now) -> tuple[object, dict]:
 
 def latency_queries() -> dict[str, list[str]]:
     """About 300 queries in three classes, none taken from the stored messages."""
-    from memory.search_text import STOPWORDS
+    from memory.search.terms import STOPWORDS
 
     rng = random.Random(2718)
     questions = [
@@ -667,7 +671,7 @@ def match_count(user_id: int, query: str) -> int:
     """Rows of the user's index the search's full-text query matches (before its LIMIT)."""
     from django.db import connection
 
-    from memory.retrieval import query_terms
+    from memory.search.terms import query_terms
 
     terms = query_terms(query)
     if not terms:
@@ -690,7 +694,7 @@ def match_count(user_id: int, query: str) -> int:
 def part_c(args) -> dict:
     from django.utils import timezone
 
-    from memory.retrieval import search
+    from memory.search import search
 
     total = args.items or (QUICK_ITEMS if args.quick else ITEMS)
     began = time.perf_counter()
@@ -771,7 +775,10 @@ def run_child(args) -> None:
     setup_django(args.child_url)
     load = os.getloadavg()[0]
     began = time.perf_counter()
-    result = {"a": part_a, "b": part_b, "c": part_c}[args.child](args)
+    if args.child == "d":
+        result = memory_beam.part_d(args, log)
+    else:
+        result = {"a": part_a, "b": part_b, "c": part_c}[args.child](args)
     result["env"] = environment()
     result["env"]["load"] = [round(load, 2), round(os.getloadavg()[0], 2)]
     result["seconds"] = time.perf_counter() - began
@@ -922,7 +929,8 @@ def report(results: dict) -> str:
             f"{p} {results[p]['env']['load'][0]}-{results[p]['env']['load'][1]}" for p in results
         ),
     ]
-    for part, render in (("a", report_a), ("b", report_b), ("c", report_c)):
+    parts = (("a", report_a), ("b", report_b), ("c", report_c), ("d", memory_beam.report_d))
+    for part, render in parts:
         if part in results:
             lines += ["", *render(results[part])]
     return "\n".join(lines)
@@ -934,7 +942,7 @@ def report(results: dict) -> str:
 def parse_args(argv: list[str] | None = None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes and fewer rounds")
-    parser.add_argument("--part", default="a,b,c", help="which parts, e.g. a,c (default all)")
+    parser.add_argument("--part", default="a,b,c,d", help="which parts, e.g. a,c (default all)")
     parser.add_argument(
         "--database-url",
         default=None,
@@ -947,6 +955,13 @@ def parse_args(argv: list[str] | None = None):
         "--distractors", type=int, default=0, help=f"part b per user ({DISTRACTORS:,})"
     )
     parser.add_argument("--rounds", type=int, default=0, help="a: 10, c: 5 (--quick: 3)")
+    parser.add_argument("--beam", type=Path, default=None, help="part d: the BEAM jsonl.gz")
+    parser.add_argument(
+        "--beam-chats", type=int, default=10**9, help="part d: the first N chats (default all)"
+    )
+    parser.add_argument(
+        "--beam-embeddings", action="store_true", help="part d: embeddings alone too (slow)"
+    )
     parser.add_argument("--json", type=Path, default=None, help="also write raw results here")
     parser.add_argument("--keep-db", action="store_true", help="keep the scratch databases")
     parser.add_argument(
@@ -958,7 +973,7 @@ def parse_args(argv: list[str] | None = None):
     args = parser.parse_args(argv)
     args.parts = [p.strip() for p in args.part.split(",") if p.strip()]
     if any(p not in PARTS for p in args.parts):
-        parser.error("--part takes a comma-separated subset of a,b,c")
+        parser.error("--part takes a comma-separated subset of a,b,c,d")
     if args.sizes is None:
         args.sizes = QUICK_SIZES if args.quick else SIZES
     return args

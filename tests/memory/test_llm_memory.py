@@ -6,9 +6,9 @@ import json
 import pytest
 
 from chat.services import NewMessage, message_create_many
-from memory import embeddings, services
+from memory import services
 from memory.models import Embedding, Fact, Summary, SummaryRun
-from memory.retrieval import search
+from memory.search import embeddings, search
 from tests.fake_llm import Behaviour, FakeLLM
 from tests.tasks import run_pending_tasks
 
@@ -104,6 +104,7 @@ def test_embeddings_are_stored_and_used_when_configured(alice, settings, fake_ll
     from chat.services import conversation_create
 
     settings.OPENAI_EMBEDDING_MODEL = "text-embedding-3-small"
+    settings.MEMORYCHAT_EMBEDDINGS = "local"  # on; the configured endpoint takes over
     conversation = conversation_create(user=alice)
     message_create_many(
         conversation=conversation,
