@@ -29,126 +29,14 @@ from pathlib import Path
 
 KS = (5, 10, 25, 50)
 DEFAULT_PATH = Path(__file__).resolve().parent.parent.parent / "shared/memdata/beam-dev.jsonl.gz"
-STOP = set(
-    [
-        "a",
-        "an",
-        "the",
-        "and",
-        "or",
-        "but",
-        "if",
-        "of",
-        "to",
-        "in",
-        "on",
-        "at",
-        "by",
-        "for",
-        "with",
-        "from",
-        "as",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "being",
-        "am",
-        "do",
-        "does",
-        "did",
-        "doing",
-        "have",
-        "has",
-        "had",
-        "having",
-        "i",
-        "me",
-        "my",
-        "mine",
-        "we",
-        "our",
-        "ours",
-        "you",
-        "your",
-        "yours",
-        "he",
-        "him",
-        "his",
-        "she",
-        "her",
-        "hers",
-        "it",
-        "its",
-        "they",
-        "them",
-        "their",
-        "theirs",
-        "this",
-        "that",
-        "these",
-        "those",
-        "what",
-        "which",
-        "who",
-        "whom",
-        "whose",
-        "when",
-        "where",
-        "why",
-        "how",
-        "not",
-        "no",
-        "so",
-        "than",
-        "too",
-        "very",
-        "can",
-        "will",
-        "just",
-        "would",
-        "could",
-        "should",
-        "shall",
-        "may",
-        "might",
-        "must",
-        "there",
-        "here",
-        "about",
-        "into",
-        "over",
-        "after",
-        "before",
-        "again",
-        "then",
-        "once",
-        "all",
-        "any",
-        "both",
-        "each",
-        "few",
-        "more",
-        "most",
-        "other",
-        "some",
-        "such",
-        "only",
-        "own",
-        "same",
-        "s",
-        "t",
-        "d",
-        "ll",
-        "m",
-        "re",
-        "ve",
-        "y",
-        "o",
-    ]
-)
+# memeval's stopwords, exactly.
+_STOP_TEXT = """a an the and or but if of to in on at by for with from as is are was were be been
+being am do does did doing have has had having i me my mine we our ours you your yours he him his
+she her hers it its they them their theirs this that these those what which who whom whose when
+where why how not no so than too very can will just would could should shall may might must there
+here about into over after before again then once all any both each few more most other some such
+only own same s t d ll m re ve y o"""
+STOP = frozenset(_STOP_TEXT.split())
 
 
 def tok(text):
@@ -215,7 +103,7 @@ def part_d(args, log) -> dict:
             if n_inst >= args.beam_chats:
                 break
             inst = json.loads(line)
-            user = user_model.objects.create_user(f"beam_{n_inst}", password="x-unused-9")
+            user = user_model.objects.create_user(f"beam_{n_inst}", password=None)
             id_of, turn_ids, turn_docs, texts = {}, [], [], []
             began = time.perf_counter()
             for si, sess in enumerate(inst["sessions"]):
