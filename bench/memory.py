@@ -116,7 +116,7 @@ def run_parts(args) -> dict:
             command += ["--sizes", ",".join(map(str, args.sizes))]
             command += ["--items", str(args.items), "--distractors", str(args.distractors)]
             command += ["--quick"] if args.quick else []
-            command += ["--beam-chats", str(args.beam_chats)]
+            command += ["--beam-chats", str(args.beam_chats), "--beam-every", str(args.beam_every)]
             command += ["--beam", str(args.beam)] if args.beam else []
             command += ["--beam-embeddings"] if args.beam_embeddings else []
             log(f"[{part}] starting on {url.split('@')[-1]}")
@@ -958,6 +958,9 @@ def parse_args(argv: list[str] | None = None):
     parser.add_argument("--beam", type=Path, default=None, help="part d: the BEAM jsonl.gz")
     parser.add_argument(
         "--beam-chats", type=int, default=10**9, help="part d: the first N chats (default all)"
+    )
+    parser.add_argument(
+        "--beam-every", type=int, default=1, help="part d: every Nth chat only (default all)"
     )
     parser.add_argument(
         "--beam-embeddings", action="store_true", help="part d: embeddings alone too (slow)"

