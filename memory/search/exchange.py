@@ -64,8 +64,18 @@ def neighbours(message_ids: list[int]) -> dict[int, Around]:
     return around
 
 
-def attach(hit, around: Around | None, score_of: dict, threshold: float, shown: set, text_of):
-    """Give a message hit its exchange: ``message_ids`` (matching turn first) and ``text``."""
+def attach(
+    hit,
+    around: Around | None,
+    score_of: dict,
+    threshold: float,
+    shown: set,
+    text_of: dict,
+    partner: bool = False,
+):
+    """Give a message hit its exchange: ``message_ids`` (matching turn first) and ``text``.
+    ``partner``: the other half of the exchange (a user turn's reply, an assistant turn's
+    question) joins whether it matches or not."""
     hit.message_ids = [hit.id]
     shown.add(hit.id)
     if around is None:
@@ -73,10 +83,18 @@ def attach(hit, around: Around | None, score_of: dict, threshold: float, shown: 
     size = len(hit.text)
     before: list[int] = []
     after: list[int] = []
+    mine = text_of[hit.id][0]
     for side, chosen in ((around.before, before), (around.after, after)):
-        for neighbour in side:
-            if neighbour.id in shown or score_of.get(neighbour.id, -1.0) < threshold:
+        for nearest, neighbour in enumerate(side):
+            if neighbour.id in shown:
                 break
+            other_half = (mine == "user") == (side is around.after) and neighbour.role != mine
+            if score_of.get(neighbour.id, -1.0) < threshold and not (
+                partner and nearest == 0 and other_half
+            ):
+                break
+            if neighbour.id not in text_of:
+                text_of[neighbour.id] = (neighbour.role, _text(neighbour.id))
             length = len(text_of[neighbour.id][1])
             if size + length > MAX_CHARS:
                 break
@@ -88,3 +106,9 @@ def attach(hit, around: Around | None, score_of: dict, threshold: float, shown: 
     hit.message_ids += before + after
     ordered = [*reversed(before), hit.id, *after]
     hit.text = "\n".join(f"{text_of[m][0]}: {text_of[m][1]}" for m in ordered)
+
+
+def _text(message_id: int) -> str:
+    from chat.models import Message
+
+    return Message.objects.filter(pk=message_id).values_list("content", flat=True).first() or ""

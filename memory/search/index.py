@@ -25,7 +25,7 @@ from django.core.cache import cache
 from django.db import connection
 
 COMMON_MATCHES = 4000  # a term in more of a user's rows than this is common
-POOL = 300  # rows read and ranked with BM25
+POOL = 200  # rows read and ranked with BM25
 NEWEST_WINDOW = 60  # rows taken from the common terms together
 SAMPLE = 2000  # newest rows a common term's frequency is estimated on
 COUNT_TTL = 3600  # seconds a count is cached (its key changes with the user's index)

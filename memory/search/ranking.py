@@ -13,18 +13,21 @@ on the user's own statistics, one ranking whatever the database:
               + 0.02 · importance (kind prior; a fact's own importance; pinned = 1)
 
 The user's own words are the evidence of what they told: an assistant's message weighs half
-(``ROLE_WEIGHT``), and its reply lends a user's message a fifth of its relevance (the answer
-often holds the words a question uses). Recency and importance only break near ties, so an old
-matching turn is never pushed below a weaker new one, and of two statements of the same fact
-the newest comes first (``restatements_tie``). With embeddings on (``embeddings``), relevance
-is fused with the cosine similarity of each candidate.
+(``ROLE_WEIGHT``; as much as the user's when the query asks for a summary), and its reply lends
+a user's message a fifth of its relevance (the answer often holds the words a question uses).
+Recency and importance only break near ties, so an old matching turn is never pushed below a
+weaker new one, and of two statements of the same fact the newest comes first
+(``restatements_tie``). With embeddings on (``embeddings``), relevance is fused with the cosine
+similarity of each candidate.
 
 A message hit is the exchange around it (``exchange``): the matching turn, then those of its
-neighbours (two on each side at most) that match the query too, within a token cap.
+neighbours (two on each side at most) that match the query too, within a token cap; for a
+summary, the other half of its exchange always.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -33,7 +36,13 @@ from django.utils import timezone
 from chat.models import Conversation, Message
 from memory.models import ActionItem, Decision, Fact, Summary
 from memory.search import exchange, index
-from memory.search.terms import asks_about_now, query_dates, query_terms, stem, words_of
+from memory.search.terms import (
+    asks_about_now,
+    asks_for_summary,
+    query_dates,
+    query_terms,
+    stem,
+)
 
 BM25_K1, BM25_B = 1.2, 0.75
 ROLE_WEIGHT = {"assistant": 0.5, "system": 0.5}  # everything else weighs 1
@@ -73,17 +82,17 @@ def bm25_scores(
         s = stem(term)
         idf[s] = max(idf.get(s, 0.0), index.idf(stats, term))
     # A stem is (nearly) a prefix of its words: only words starting like a query stem can
-    # match, so only those are stemmed.
-    prefixes = {s[:3] for s in idf}
+    # match, so only those are read (one regex, in C) and stemmed.
+    prefixes = sorted({s[:3] for s in idf}, key=len, reverse=True)
+    candidate_words = re.compile(r"\b(?:" + "|".join(re.escape(p) for p in prefixes) + r")[^\W_]*")
     average = stats.average_words or 1.0
     scores, held = [], []
     for row in rows:
         tf: dict[str, int] = {}
-        for word in words_of(row.text):
-            if word[:3] in prefixes:
-                stemmed = stem(word)
-                if stemmed in idf:
-                    tf[stemmed] = tf.get(stemmed, 0) + 1
+        for word in candidate_words.findall(row.text.lower()):
+            stemmed = stem(word)
+            if stemmed in idf:
+                tf[stemmed] = tf.get(stemmed, 0) + 1
         norm = BM25_K1 * (1 - BM25_B + BM25_B * row.words / average)
         scores.append(sum(idf[w] * n * (BM25_K1 + 1) / (n + norm) for w, n in tf.items()))
         held.append(frozenset(tf))
@@ -126,13 +135,15 @@ def search(
     weights = {stem(t): index.idf(stats, t) for t in terms}
     total_weight = sum(weights.values()) or 1.0
     by_message = {r.object_id: i for i, r in enumerate(rows) if r.kind == "message"}
-    best_messages = sorted(by_message.values(), key=lambda i: -lexical[i])[:SMOOTHED]
+    best_messages = sorted(by_message.values(), key=lambda i: -lexical[i])
+    best_messages = best_messages[: min(SMOOTHED, 2 * k + 10)]
     around = exchange.neighbours([rows[i].object_id for i in best_messages])
 
     ranges = query_dates(query, today=timezone.localdate())
+    summary = asks_for_summary(query)  # whole exchanges: both sides weigh the same
     relevance = []
     for i, row in enumerate(rows):
-        value = lexical[i] * ROLE_WEIGHT.get(row.role, 1.0)
+        value = lexical[i] * (1.0 if summary else ROLE_WEIGHT.get(row.role, 1.0))
         if row.kind == "message" and row.role == "user":
             after = around.get(row.object_id, exchange.Around()).after
             if after and after[0].id in by_message:
@@ -186,7 +197,9 @@ def search(
         if row.kind == "message":
             if row.object_id in shown:
                 continue  # already shown as a neighbour of a better hit
-            exchange.attach(hit, around.get(row.object_id), score_of, threshold, shown, text_of)
+            exchange.attach(
+                hit, around.get(row.object_id), score_of, threshold, shown, text_of, summary
+            )
         hits.append(hit)
     _attach_sources(hits)
     return hits

@@ -90,6 +90,8 @@ NOW_WORDS = frozenset(
         "nowadays",
     ]
 )
+# A query asking for a summary wants whole exchanges, the assistant's side as much as the user's.
+_SUMMARY = re.compile(r"\b(?:summar|overview|recap|comprehensive|walk me through)", re.IGNORECASE)
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _stemmer = snowballstemmer.stemmer("english")
 
@@ -107,6 +109,10 @@ def query_terms(query: str) -> list[str]:
 
 def asks_about_now(query: str) -> bool:
     return any(word in NOW_WORDS for word in _WORD.findall(query.lower()))
+
+
+def asks_for_summary(query: str) -> bool:
+    return bool(_SUMMARY.search(query))
 
 
 @lru_cache(maxsize=65536)
