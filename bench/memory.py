@@ -15,6 +15,10 @@ b. **Retrieval quality** -- recall@5, recall@10 and MRR of ``memory.retrieval.se
    and beside our own full-text stage alone (FTS order, before re-ranking).
 c. **Search latency** -- ``search()`` p50/p95 over a few hundred queries on a user with 100k
    indexed items (messages, facts, decisions, action items). Target: p95 <= 50 ms on SQLite.
+d. **Retrieval on long real conversations** -- ../shared/memdata (BEAM): the app's search,
+   BM25 over single turns and the candidate stage alone, in one run, overall and per question
+   type (``bench/memory_beam.py``; ``--beam-every N`` for a subset, ``--beam-embeddings`` to
+   add embeddings alone).
 
 Seeding (bulk inserts through ``chat.services.message_create_many``) is timed separately and
 never counted. Timings are medians/percentiles over many repetitions, cells interleaved in a
@@ -863,8 +867,8 @@ def report_b(r: dict) -> list[str]:
         "- a question is answered at k when a relevant item (the planted message, or the Fact"
         " row recording it) is among the top k; recall@k is the share of questions answered;"
         " MRR@10 uses the first relevant item's rank",
-        "- ours: `memory.retrieval.search(k=10)`; full-text stage only: its candidates"
-        " (`memory.fulltext.candidates`) in the order the index returns them, before BM25 and"
+        "- ours: `memory.search.search(k=10)`; full-text stage only: its candidates"
+        " (`memory.search.index.candidates`) in their idf order, before BM25 and"
         " the recency/importance re-ranking; BM25 baseline: Okapi BM25"
         " (k1 1.2, b 0.75, lowercase \\w+ tokens, no stemming, no stopwords) over the same"
         " user's rows of the index",
@@ -895,7 +899,7 @@ def report_c(r: dict) -> list[str]:
         " messages (what `recall_for_turn` searches with); keywords = 1-3 corpus words."
         f" Warm-up pass, then {r['rounds']} rounds in shuffled order; `search(k=10)`",
         "- matches: rows containing a query word; the search reads at most "
-        "`fulltext.POOL + fulltext.NEWEST_WINDOW` of them (rare words ranked by the index, "
+        "`index.POOL + index.NEWEST_WINDOW` of them (rare words ranked by the index, "
         "the newest rows with the common ones) and scores those",
         "",
         "| queries | n | p50 ms | p95 ms | p99 ms | max ms | matches median | matches max |",
