@@ -196,30 +196,6 @@ def _rows(rowids: list[int]) -> list[Row]:
     ]
 
 
-def newest_rows(user_id: int, kind: str, limit: int) -> list[Row]:
-    """The user's newest indexed rows of one kind (for a search with no terms left)."""
-    with connection.cursor() as cursor:
-        if connection.vendor == "sqlite":
-            cursor.execute(
-                "SELECT rowid FROM memory_search WHERE memory_search MATCH %s "
-                "AND rowid %% 8 = %s ORDER BY rowid DESC LIMIT %s",
-                [f'owner:"u{int(user_id)}"', _code(kind), limit],
-            )
-        else:
-            cursor.execute(
-                "SELECT rowid FROM memory_search WHERE user_id = %s AND kind = %s "
-                "ORDER BY created_at DESC LIMIT %s",
-                [user_id, kind, limit],
-            )
-        return _rows([r for (r,) in cursor.fetchall()])
-
-
-def _code(kind: str) -> int:
-    from memory.search.schema import KIND_CODES
-
-    return KIND_CODES[kind]
-
-
 def as_datetime(value) -> datetime | None:
     """The index's created_at: a datetime (PostgreSQL) or ISO text (SQLite), in UTC."""
     if not value:
