@@ -186,3 +186,22 @@ def test_the_servers_frame_limit_is_above_the_apps():
     makefile = (Path(__file__).resolve().parents[2] / "Makefile").read_text()
     assert '--ws-max-size "$${WEBSOCKET_MAX_BYTES:-1048576}"' in makefile
     assert settings.WEBSOCKET_MAX_BYTES == 1048576
+
+
+async def test_a_continue_counts_against_the_message_limit(alice, settings, fake_llm):
+    """continue makes the model work too: past MESSAGES_PER_MINUTE it is refused."""
+    from tests.chat.conftest import acreate_conversation
+
+    settings.MEMORYCHAT_MESSAGES_PER_MINUTE = 1
+    settings.MEMORYCHAT_REPLY_RESERVE = 5
+    fake_llm.behaviour.strict_template = True
+    fake_llm.behaviour.reply = "one two three four five six seven"
+    conversation = await acreate_conversation(alice, context_budget=2000)
+    socket = await connected(alice, conversation.pk)
+    await socket.send_json_to({"type": "send", "text": "Count"})
+    end = (await frames_until(socket, "reply_end"))[-1]
+    assert end["continue"] is True
+    await socket.send_json_to({"type": "continue", "message_id": end["id"]})
+    refused = await socket.receive_json_from()
+    await socket.disconnect()
+    assert refused["type"] == "error" and refused["code"] == "rate_limited"
