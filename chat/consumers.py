@@ -15,7 +15,7 @@ from chat import limits, protocol, services
 from chat.fanout import TabFanout
 from chat.models import Conversation, Message
 from chat.services import ChatError
-from chat.turn import ReplyTask, in_db_thread, prepare_retry, prepare_turn
+from chat.turn import ReplyTask, in_db_thread, in_setup_thread, prepare_retry, prepare_turn
 from llm import model_configured
 
 logger = logging.getLogger(__name__)
@@ -107,7 +107,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         started = time.monotonic()
         # The limit's counter may live in Redis: counted in the same thread trip as the turn,
         # never with a blocking call on the event loop.
-        prepared = await in_db_thread(self._admit_and_prepare)(frame.text, frame.client_id)
+        prepared = await in_setup_thread(self._admit_and_prepare, frame.text, frame.client_id)
         if prepared.start.replayed:
             await self.replay(prepared.start)
             return
@@ -133,8 +133,8 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
 
     async def handle_retry(self, frame: protocol.Retry) -> None:
         started = time.monotonic()
-        prepared = await in_db_thread(prepare_retry)(
-            conversation=self.conversation, message_id=frame.message_id
+        prepared = await in_setup_thread(
+            prepare_retry, conversation=self.conversation, message_id=frame.message_id
         )
         self.start_reply(prepared, new_message=False, started=started)
 

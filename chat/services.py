@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from chat.models import Conversation, Message
@@ -264,8 +264,13 @@ def _lock_and_check_idle(conversation: Conversation) -> None:
     """Call inside a transaction: serialise turns on this conversation, refuse a second one
     while a reply streams, and refuse more concurrent replies per user than
     MAX_CONCURRENT_STREAMS. A reply whose lease expired belongs to a dead server: it is marked
-    interrupted here. One read of the user's streaming replies answers all three."""
-    Conversation.objects.select_for_update().filter(pk=conversation.pk).first()
+    interrupted here. One read of the user's streaming replies answers all three.
+
+    On SQLite the transaction itself serialises writers (IMMEDIATE: it takes the write lock
+    when it begins), and SELECT ... FOR UPDATE does not exist: the row lock is a plain read
+    there, so it is not made."""
+    if connection.features.has_select_for_update:
+        Conversation.objects.select_for_update().filter(pk=conversation.pk).first()
     now = timezone.now()
     streaming = Message.objects.filter(
         conversation__user_id=conversation.user_id, status=Message.Status.STREAMING
@@ -291,31 +296,59 @@ def _lock_and_check_idle(conversation: Conversation) -> None:
         )
 
 
+def _replayed(conversation: Conversation, client_id: str) -> TurnStart | None:
+    """What exists for a client_id already stored in this conversation (a resend)."""
+    if not client_id:
+        return None
+    existing = (
+        Message.objects.filter(conversation=conversation, client_id=client_id)
+        .select_related("conversation")
+        .first()
+    )
+    if existing is None:
+        return None
+    reply = existing.replies.order_by("-id").first()
+    return TurnStart(user_message=existing, reply=reply, replayed=True)
+
+
 def turn_begin(*, conversation: Conversation, text: str, client_id: str = "") -> TurnStart:
     """Store the user's message and the reply's placeholder, atomically; or, for a client_id
-    already stored, return what exists without storing anything."""
-    with transaction.atomic():
-        if client_id:
-            existing = (
-                Message.objects.filter(conversation=conversation, client_id=client_id)
-                .select_related("conversation")
-                .first()
+    already stored, return what exists without storing anything.
+
+    A resend is rare, so it is not looked for up front: the unique (conversation, client_id)
+    constraint refuses the insert of a stored one, and a turn refused as busy (the resend of
+    a message whose reply still streams) looks too, before it says so. Either way the
+    transaction is rolled back and what exists is returned, as a lookup first would have.
+    """
+    title = conversation.title
+    try:
+        with transaction.atomic():
+            _lock_and_check_idle(conversation)
+            user_message = message_create(
+                conversation=conversation,
+                role=Message.Role.USER,
+                content=text,
+                client_id=client_id,
             )
-            if existing is not None:
-                reply = existing.replies.order_by("-id").first()
-                return TurnStart(user_message=existing, reply=reply, replayed=True)
-        _lock_and_check_idle(conversation)
-        user_message = message_create(
-            conversation=conversation, role=Message.Role.USER, content=text, client_id=client_id
-        )
-        reply = message_create(
-            conversation=conversation,
-            role=Message.Role.ASSISTANT,
-            content="",
-            status=Message.Status.STREAMING,
-            reply_to=user_message,
-            touch=False,
-        )
+            reply = message_create(
+                conversation=conversation,
+                role=Message.Role.ASSISTANT,
+                content="",
+                status=Message.Status.STREAMING,
+                reply_to=user_message,
+                touch=False,
+            )
+    except ChatError:
+        replayed = _replayed(conversation, client_id)
+        if replayed is None:
+            raise
+        return replayed
+    except IntegrityError:
+        conversation.title = title  # _touch may have set it before the insert was refused
+        replayed = _replayed(conversation, client_id)
+        if replayed is None:
+            raise
+        return replayed
     return TurnStart(user_message=user_message, reply=reply)
 
 

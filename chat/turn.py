@@ -8,8 +8,10 @@ the partial reply as interrupted; an upstream error keeps it too (failed when th
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
+import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
@@ -37,6 +39,58 @@ def in_db_thread(fn):
     connection), not asgiref's single shared one, so that many chats' turns do not queue
     behind each other. Only for code that needs no thread affinity."""
     return database_sync_to_async(fn, thread_sensitive=False)
+
+
+# A turn's set-up (the database work before the model is called) comes first: the work after
+# a reply (style, memory scheduling) waits for a moment when no set-up is running (at most
+# AFTER_TURN_MAX_WAIT, so it is never starved) and runs one at a time, so that one chat's first
+# token does not wait for a thread, nor for the GIL, behind other chats' after-turn work.
+AFTER_TURN_MAX_WAIT = 1.0  # seconds
+
+
+class _Gate:
+    """Per event loop: how many set-ups run, and the after-turn work's turn."""
+
+    def __init__(self):
+        self.setups = 0
+        self.idle = asyncio.Event()
+        self.idle.set()
+        self.after = asyncio.Semaphore(1)
+
+
+_gates: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _gate() -> _Gate:
+    loop = asyncio.get_running_loop()
+    gate = _gates.get(loop)
+    if gate is None:
+        gate = _gates[loop] = _Gate()
+    return gate
+
+
+async def in_setup_thread(fn, *args, **kwargs):
+    """A turn's set-up in a database thread; after-turn work waits while any runs."""
+    gate = _gate()
+    gate.setups += 1
+    gate.idle.clear()
+    try:
+        return await in_db_thread(fn)(*args, **kwargs)
+    finally:
+        gate.setups -= 1
+        if gate.setups == 0:
+            gate.idle.set()
+
+
+async def in_after_turn_thread(fn, *args, **kwargs):
+    """Work after a reply in a database thread, one job at a time, once no turn is being set
+    up (or after AFTER_TURN_MAX_WAIT)."""
+    gate = _gate()
+    async with gate.after:
+        if not gate.idle.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(gate.idle.wait(), AFTER_TURN_MAX_WAIT)
+        return await in_db_thread(fn)(*args, **kwargs)
 
 
 @dataclass
@@ -162,7 +216,7 @@ class ReplyTask:
             if stream is not None and status != Message.Status.COMPLETE:
                 await _quietly(stream.aclose())
         await _quietly(batcher.close())
-        reply = await _store_with_retries(
+        reply, end_frame = await _store_with_retries(
             reply=reply,
             content="".join(parts),
             status=status,
@@ -177,21 +231,31 @@ class ReplyTask:
         )
         self.reply = reply
         self.streaming = False
-        await _quietly(self.publish(protocol.reply_end(reply)))
-        await in_db_thread(_after_turn)(
-            self.conversation, self.user_message if self.new_message else None
+        if end_frame is None:
+            end_frame = protocol.reply_end(reply)
+        await _quietly(self.publish(end_frame))
+        await in_after_turn_thread(
+            _after_turn, self.conversation, self.user_message if self.new_message else None
         )
         return reply
 
 
-async def _store_with_retries(**fields) -> Message:
+def _finish(**fields) -> tuple[Message, dict]:
+    """Store the reply and build its reply_end frame (Markdown, the context report's HTML) in
+    the same thread trip: that rendering is CPU the event loop need not do."""
+    reply = services.reply_finish(**fields)
+    return reply, protocol.reply_end(reply)
+
+
+async def _store_with_retries(**fields) -> tuple[Message, dict | None]:
     """Store the finished reply; if the database is briefly unavailable, keep trying for a
-    while (the text is in memory). If it never comes back, say so in the page."""
+    while (the text is in memory). If it never comes back, say so in the page. Returns the
+    reply and its reply_end frame (None when it could not be stored: built by the caller)."""
     delay = 0.25
     deadline = time.monotonic() + STORE_RETRY_SECONDS
     while True:
         try:
-            return await in_db_thread(services.reply_finish)(**fields)
+            return await in_db_thread(_finish)(**fields)
         except DatabaseError:
             if time.monotonic() + delay > deadline:
                 logger.exception("could not store reply %s", fields["reply"].pk)
@@ -203,7 +267,7 @@ async def _store_with_retries(**fields) -> Message:
                     + fields["error"]
                 ).strip()
                 reply.context_report = fields["context_report"]
-                return reply
+                return reply, None
             logger.warning("database unavailable storing reply; retrying in %.2fs", delay)
             await asyncio.sleep(delay)
             delay = min(delay * 2, 4.0)
