@@ -51,8 +51,12 @@ def recall_for_turn(
     conversation: Conversation,
     query: str,
     exclude_message_ids: frozenset[int] = frozenset(),
+    known_earlier: int = 0,
 ) -> list[Recalled]:
-    """Ranked candidates for the memory block, best first, without duplicates."""
+    """Ranked candidates for the memory block, best first, without duplicates.
+    ``known_earlier``: how many of the conversation's messages (other than the excluded
+    ones) the caller has already seen; from RESUME_TURNS on, the conversation is known not to
+    be new without asking the database."""
     from memory import retrieval
 
     seen: set[tuple[str, int]] = set()
@@ -79,7 +83,7 @@ def recall_for_turn(
                 message_ids=list(hit.message_ids),
             )
         )
-    if _early_in(conversation, exclude_message_ids):
+    if known_earlier < RESUME_TURNS and _early_in(conversation, exclude_message_ids):
         for item in resume_items(user=user):
             add(item)
     else:

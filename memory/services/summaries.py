@@ -14,7 +14,8 @@ from datetime import timedelta
 from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
-from django.db.models import Count, F, Max, Sum
+from django.db.models import Count, F, Max, Subquery, Sum, Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from audit import attribute
@@ -55,15 +56,13 @@ def conversation_after_turn(*, conversation: Conversation) -> SummaryRun | None:
     embeddings_schedule()
     if summary_run_active(conversation=conversation) is not None:
         return None
-    covered = (
-        Summary.objects.filter(conversation=conversation, is_current=True)
-        .values_list("covered_through", flat=True)
-        .first()
-        or 0
-    )
+    # The tail after the current summary, in one query (the summary's bound as a subquery).
+    covered = Summary.objects.filter(conversation=conversation, is_current=True).values(
+        "covered_through"
+    )[:1]
     tail = Message.objects.filter(
         conversation=conversation,
-        id__gt=covered,
+        id__gt=Coalesce(Subquery(covered), Value(0)),
         status__in=[Message.Status.COMPLETE, Message.Status.INTERRUPTED],
     ).aggregate(n=Count("id"), tokens=Sum("token_count"))
     if tail["n"] >= TRIGGER_MESSAGES or (tail["tokens"] or 0) >= (
