@@ -25,7 +25,7 @@ from chat.streaming import ChunkBatcher
 from llm.errors import UpstreamError
 from llm.providers import Usage, get_provider
 from memory import context
-from memory.services import conversation_after_turn
+from memory.services import conversations_after_turn
 from profiles.services import profile_observe_message
 
 logger = logging.getLogger(__name__)
@@ -41,21 +41,46 @@ def in_db_thread(fn):
     return database_sync_to_async(fn, thread_sensitive=False)
 
 
-# A turn's set-up (the database work before the model is called) comes first: the work after
-# a reply (style, memory scheduling) waits for a moment when no set-up is running (at most
-# AFTER_TURN_MAX_WAIT, so it is never starved) and runs one at a time, so that one chat's first
-# token does not wait for a thread, nor for the GIL, behind other chats' after-turn work.
+# A turn's set-up (the database work before the model is called) comes first. The work after
+# a reply (style, memory scheduling) is collected for AFTER_TURN_BATCH seconds and done for all
+# the replies that ended meanwhile in one thread trip (the summary checks in three queries for
+# all of them), once no set-up is running (waiting at most AFTER_TURN_MAX_WAIT, so it is never
+# starved): one chat's first token does not wait for a thread, nor for the GIL, behind other
+# chats' after-turn work.
+AFTER_TURN_BATCH = 0.2  # seconds
 AFTER_TURN_MAX_WAIT = 1.0  # seconds
 
 
 class _Gate:
-    """Per event loop: how many set-ups run, and the after-turn work's turn."""
+    """Per event loop: how many set-ups run, and the after-turn work waiting."""
 
     def __init__(self):
         self.setups = 0
         self.idle = asyncio.Event()
         self.idle.set()
-        self.after = asyncio.Semaphore(1)
+        self.pending: list[tuple[object, Message | None, asyncio.Future]] = []
+        self.worker: asyncio.Task | None = None
+
+    async def after_turn(self, conversation, user_message: Message | None) -> None:
+        done = asyncio.get_running_loop().create_future()
+        self.pending.append((conversation, user_message, done))
+        if self.worker is None or self.worker.done():
+            self.worker = asyncio.create_task(self._work(), name="after-turns")
+        await asyncio.shield(done)
+
+    async def _work(self) -> None:
+        while self.pending:
+            await asyncio.sleep(AFTER_TURN_BATCH)
+            if not self.idle.is_set():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.idle.wait(), AFTER_TURN_MAX_WAIT)
+            batch, self.pending = self.pending, []
+            try:
+                await in_db_thread(_after_turns)([(c, m) for c, m, _ in batch])
+            finally:
+                for _, _, done in batch:
+                    if not done.done():
+                        done.set_result(None)
 
 
 _gates: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -80,17 +105,6 @@ async def in_setup_thread(fn, *args, **kwargs):
         gate.setups -= 1
         if gate.setups == 0:
             gate.idle.set()
-
-
-async def in_after_turn_thread(fn, *args, **kwargs):
-    """Work after a reply in a database thread, one job at a time, once no turn is being set
-    up (or after AFTER_TURN_MAX_WAIT)."""
-    gate = _gate()
-    async with gate.after:
-        if not gate.idle.is_set():
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(gate.idle.wait(), AFTER_TURN_MAX_WAIT)
-        return await in_db_thread(fn)(*args, **kwargs)
 
 
 @dataclass
@@ -234,9 +248,7 @@ class ReplyTask:
         if end_frame is None:
             end_frame = protocol.reply_end(reply)
         await _quietly(self.publish(end_frame))
-        await in_after_turn_thread(
-            _after_turn, self.conversation, self.user_message if self.new_message else None
-        )
+        await _gate().after_turn(self.conversation, self.user_message if self.new_message else None)
         return reply
 
 
@@ -280,13 +292,20 @@ async def _quietly(awaitable) -> None:
         logger.warning("ignored error while finishing a reply", exc_info=True)
 
 
-def _after_turn(conversation, user_message: Message | None) -> None:
-    """Once a reply is stored: learn the user's style from their new message, and start
-    background memory work (summaries, extraction) when it is due. Off the reply's path:
-    the user already has the reply."""
-    try:
-        if user_message is not None and not conversation.temporary:
+def _after_turns(items) -> None:
+    """Once replies are stored: learn each user's style from their new message, and start
+    background memory work (summaries, extraction) where it is due. Off the replies' path:
+    the users already have them. ``items``: (conversation, user message or None) pairs."""
+    for conversation, user_message in items:
+        if user_message is None or conversation.temporary:
+            continue
+        try:
             profile_observe_message(user=conversation.user, text=user_message.content)
-        conversation_after_turn(conversation=conversation)
+        except Exception:
+            logger.exception("style learning failed for conversation %s", conversation.pk)
+    try:
+        conversations_after_turn(conversations=[c for c, _ in items])
     except Exception:
-        logger.exception("after-turn memory work failed for conversation %s", conversation.pk)
+        logger.exception(
+            "after-turn memory work failed for conversations %s", [c.pk for c, _ in items]
+        )

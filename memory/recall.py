@@ -15,6 +15,7 @@ from chat.models import Conversation
 from memory.models import ActionItem, Decision, Fact
 from profiles.models import UserProfile
 from profiles.selectors import memory_enabled as user_memory_enabled
+from profiles.selectors import memory_enabled_many as user_memory_enabled_many
 
 RESUME_FACTS = 5
 RESUME_ACTIONS = 5
@@ -39,6 +40,12 @@ def memory_enabled(conversation: Conversation, *, profile: UserProfile | None = 
     switched memory off. The one home of this rule; ``profile``: the user's profile when the
     caller has already read it (no query)."""
     return not conversation.temporary and user_memory_enabled(conversation.user, profile=profile)
+
+
+def memory_enabled_many(conversations) -> dict[int, bool]:
+    """``memory_enabled`` for several conversations at once (one query): id -> the rule."""
+    switches = user_memory_enabled_many({c.user_id: c.user for c in conversations}.values())
+    return {c.pk: not c.temporary and switches.get(c.user_id, False) for c in conversations}
 
 
 def _date(value) -> str:
