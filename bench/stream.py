@@ -1,22 +1,39 @@
-"""Benchmark: what the app adds to a streamed reply, next to calling the model directly.
+"""Benchmark: what the app adds to a streamed reply, next to a bare Channels relay and next to
+calling the model directly.
 
 N concurrent chats (1, 10, 50 by default) over real websockets to ``daphne`` running the app
 (``DEBUG=false``, SQLite in a temporary directory, the in-memory channel layer), against a fake
 OpenAI-compatible upstream in its own process that streams one 100-word reply at a fixed rate
-(50 words/s: one SSE event every 20 ms). In the same run and in alternating phases, the same
-number of concurrent streams calls that upstream directly with the ``openai.AsyncOpenAI``
-client the app itself uses. Reported per N:
+(50 words/s: one SSE event every 20 ms). In the same run, in rotating phases, with the same
+client and the same upstream:
 
-* time to first token (TTFT), p50/p95: direct = request → first content delta; app = the
-  ``send`` frame → the first ``chunk`` frame; added = app - direct;
+* ``direct``: the same number of concurrent streams call the upstream with the
+  ``openai.AsyncOpenAI`` client the app itself uses;
+* ``relay``: the same number of chats through ``bench/relay.py``, a minimal Channels consumer
+  that only calls the model and forwards batched chunks (same ASGI server, no database), in a
+  server process of its own beside the app's;
+* ``app``: the chats through the app.
+
+Reported per N:
+
+* time to first token (TTFT), p50/p95: direct = request → first content delta; relay and app =
+  the ``send`` frame → the first ``chunk`` frame; added = side - direct; the app's added TTFT
+  as a ratio to the relay's;
+* server CPU per relayed chunk (one upstream SSE event), each server's CPU time over its own
+  phases, and the app's as a ratio to the relay's;
 * delivered rate: words/s from the first chunk to the last, as a share of the upstream's rate
   measured directly at the same N;
-* the server process's resident memory, idle (after one warm-up turn) and peak (``VmHWM``);
+* the app server's resident memory, idle (after one warm-up turn) and peak (``VmHWM``);
 * exactness: every reply equals the upstream's text, and the database holds exactly one user
   message and one complete, identical reply per turn.
 
-    .venv/bin/python bench/stream.py            # 1, 10 and 50 chats, about 9 minutes
-    .venv/bin/python bench/stream.py --quick    # 1 and 10 chats, about 2 minutes
+``--profile PATH`` also runs py-spy on the app server during the largest level's measured
+rounds and reports a CPU budget per turn by stage (``bench/spy.py``).
+
+    .venv/bin/python bench/stream.py            # 1, 10 and 50 chats
+    .venv/bin/python bench/stream.py --quick    # 1 and 10 chats, about 3 minutes
+    .venv/bin/python bench/stream.py --server uvicorn --workers 2 \
+        --redis-url redis://127.0.0.1:6379/15 --chats 50,100   # make serve's shape
 """
 
 from __future__ import annotations
