@@ -22,18 +22,52 @@ logger = logging.getLogger(__name__)
 
 CLOSE_UNAUTHENTICATED = 4401
 CLOSE_FORBIDDEN = 4403
+CLOSE_TOO_MANY_SOCKETS = 4429
+SOCKET_LEASE_SECONDS = 60
+
+
+def admit_model_call(user) -> None:
+    """Count one model call against the user's per-minute limit, or refuse it. Every frame
+    that makes the model work (``send``, ``retry``) comes through here: a retry stopped at
+    once and retried again is as many calls as messages."""
+    verdict = limits.hit(
+        f"messages:{user.pk}", limit=settings.MEMORYCHAT_MESSAGES_PER_MINUTE, window=60
+    )
+    if not verdict.allowed:
+        raise ChatError(
+            f"You are sending messages too fast (limit "
+            f"{settings.MEMORYCHAT_MESSAGES_PER_MINUTE} a minute). Your message is still "
+            f"here: try again in {verdict.retry_after} s.",
+            code="rate_limited",
+        )
 
 
 class ChatConsumer(AsyncJsonWebsocketConsumer):
     conversation: Conversation | None = None
     reply_task: ReplyTask | None = None
     fanout: TabFanout | None = None
+    slots: limits.SocketSlots | None = None
+    renewing: asyncio.Task | None = None
 
     async def connect(self):
         user = self.scope.get("user")
         if user is None or not user.is_authenticated:
             await self.close(code=CLOSE_UNAUTHENTICATED)
             return
+        slots = limits.SocketSlots(
+            user.pk,
+            self.channel_name,
+            limit=settings.MEMORYCHAT_MAX_SOCKETS_PER_USER,
+            lease=SOCKET_LEASE_SECONDS,
+        )
+        if not await in_db_thread(slots.claim)():
+            # Accepted, then closed with a code the page understands (a refused handshake
+            # reaches a browser as a bare 1006).
+            await self.accept()
+            await self.close(code=CLOSE_TOO_MANY_SOCKETS)
+            return
+        self.slots = slots
+        self.renewing = asyncio.create_task(self._renew_slot())
         conversation_id = self.scope["url_route"]["kwargs"]["conversation_id"]
         self.conversation = (
             await Conversation.objects.select_related("user")
@@ -41,6 +75,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             .afirst()
         )
         if self.conversation is None:
+            await self._release_slot()
             await self.close(code=CLOSE_FORBIDDEN)
             return
         self.group = protocol.group_name(self.conversation.pk)
@@ -58,7 +93,27 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             .first()
         )
 
+    async def _renew_slot(self) -> None:
+        while True:
+            await asyncio.sleep(SOCKET_LEASE_SECONDS / 3)
+            try:
+                await in_db_thread(self.slots.renew)()
+            except Exception:  # the cache is away for a moment: the next renewal retries
+                logger.warning("could not renew a websocket slot", exc_info=True)
+
+    async def _release_slot(self) -> None:
+        if self.renewing is not None:
+            self.renewing.cancel()
+            self.renewing = None
+        if self.slots is not None:
+            try:
+                await in_db_thread(self.slots.release)()
+            except Exception:  # it expires by itself
+                logger.warning("could not release a websocket slot", exc_info=True)
+            self.slots = None
+
     async def disconnect(self, code):
+        await self._release_slot()
         if self.fanout is None:
             return
         if self.reply_task is not None and self.reply_task.task is not None:
@@ -101,6 +156,14 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
                 code="unavailable",
             )
             await self.send_error(unavailable, client_id=client_id)
+        except Exception:
+            # Whatever a frame does, the socket stays open and the page is told.
+            logger.exception("unexpected error handling a frame")
+            failed = ChatError(
+                "Something went wrong with that request; nothing was changed. Try again.",
+                code="server_error",
+            )
+            await self.send_error(failed, client_id=client_id)
 
     async def handle_send(self, frame: protocol.Send) -> None:
         untitled = not self.conversation.title
@@ -117,25 +180,16 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         self.start_reply(prepared, started=started)
 
     def _admit_and_prepare(self, text: str, client_id: str):
-        verdict = limits.hit(
-            f"messages:{self.scope['user'].pk}",
-            limit=settings.MEMORYCHAT_MESSAGES_PER_MINUTE,
-            window=60,
-        )
-        if not verdict.allowed:
-            raise ChatError(
-                f"You are sending messages too fast (limit "
-                f"{settings.MEMORYCHAT_MESSAGES_PER_MINUTE} a minute). Your message is still "
-                f"here: try again in {verdict.retry_after} s.",
-                code="rate_limited",
-            )
+        admit_model_call(self.scope["user"])
         return prepare_turn(conversation=self.conversation, text=text, client_id=client_id)
+
+    def _admit_and_prepare_retry(self, message_id: int):
+        admit_model_call(self.scope["user"])
+        return prepare_retry(conversation=self.conversation, message_id=message_id)
 
     async def handle_retry(self, frame: protocol.Retry) -> None:
         started = time.monotonic()
-        prepared = await in_setup_thread(
-            prepare_retry, conversation=self.conversation, message_id=frame.message_id
-        )
+        prepared = await in_setup_thread(self._admit_and_prepare_retry, frame.message_id)
         self.start_reply(prepared, new_message=False, started=started)
 
     async def handle_sync(self, frame: protocol.Sync) -> None:

@@ -1,13 +1,28 @@
 """Markdown to safe HTML. Model and user text are untrusted: raw HTML in them is escaped by
-markdown-it (html disabled), and nh3 then keeps only an allow-list of tags and attributes."""
+markdown-it (html disabled), and nh3 then keeps only an allow-list of tags and attributes.
+
+Images are shown as links, never loaded: a reply's image from another host is blocked by the
+Content-Security-Policy anyway (it would show broken), and loading one would tell that host
+who read the reply and when."""
 
 from __future__ import annotations
 
 import nh3
 from markdown_it import MarkdownIt
+from markdown_it.common.utils import escapeHtml
 
 _markdown = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
 _markdown.enable(["table", "strikethrough"])
+
+
+def _image_as_link(self, tokens, idx, options, env) -> str:
+    token = tokens[idx]
+    src = token.attrGet("src") or ""
+    text = self.renderInlineAsText(token.children or [], options, env) or src
+    return f'<a href="{escapeHtml(src)}">{escapeHtml(text)}</a>'
+
+
+_markdown.add_render_rule("image", _image_as_link)
 
 ALLOWED_TAGS = {
     "p",
@@ -36,12 +51,10 @@ ALLOWED_TAGS = {
     "tr",
     "th",
     "td",
-    "img",
 }
 ALLOWED_ATTRIBUTES = {
     "a": {"href", "title"},
     "code": {"class"},
-    "img": {"src", "alt", "title"},
     "th": {"style"},
     "td": {"style"},
     "ol": {"start"},

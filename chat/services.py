@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
@@ -258,19 +259,28 @@ class TurnStart:
     user_message: Message
     reply: Message | None
     replayed: bool = False  # the client_id was seen before: nothing new was stored
+    # A retry of an interrupted reply: its text, kept if the retry writes nothing new.
+    previous_content: str = ""
 
 
 def _lock_and_check_idle(conversation: Conversation) -> None:
-    """Call inside a transaction: serialise turns on this conversation, refuse a second one
-    while a reply streams, and refuse more concurrent replies per user than
+    """Call inside a transaction: serialise the user's turns, refuse a second one on this
+    conversation while a reply streams, and refuse more concurrent replies per user than
     MAX_CONCURRENT_STREAMS. A reply whose lease expired belongs to a dead server: it is marked
     interrupted here. One read of the user's streaming replies answers all three.
 
-    On SQLite the transaction itself serialises writers (IMMEDIATE: it takes the write lock
-    when it begins), and SELECT ... FOR UPDATE does not exist: the row lock is a plain read
-    there, so it is not made."""
-    if connection.features.has_select_for_update:
-        Conversation.objects.select_for_update().filter(pk=conversation.pk).first()
+    The check and the claim (the streaming row the caller inserts before committing) are one
+    step per user: the lock is on the user's row, not the conversation's, so two sends to two
+    of the user's conversations at the same moment queue here instead of both counting the
+    same streams (PostgreSQL's READ COMMITTED re-reads after the wait). SQLite's BEGIN
+    IMMEDIATE already serialises every writer. FOR NO KEY UPDATE: creating a conversation
+    (a foreign key to the user) does not wait for it."""
+    if connection.features.has_select_for_update:  # on SQLite both would be plain reads
+        User = get_user_model()
+        User.objects.select_for_update(no_key=True).filter(pk=conversation.user_id).values(
+            "pk"
+        ).first()
+        Conversation.objects.select_for_update().filter(pk=conversation.pk).values("pk").first()
     now = timezone.now()
     streaming = Message.objects.filter(
         conversation__user_id=conversation.user_id, status=Message.Status.STREAMING
@@ -373,9 +383,13 @@ def turn_retry(*, conversation: Conversation, user_message_id: int) -> TurnStart
                 reply_to=user_message,
             )
         else:
-            reply.content = ""
+            # The earlier partial text stays stored until the retry writes text of its own
+            # (its first checkpoint, or its end): a retry that fails at once loses nothing.
+            previous = reply.content
             reply.status = Message.Status.STREAMING
             reply.error = ""
             reply.lease_expires_at = timezone.now() + stream_lease()
-            reply.save(update_fields=["content", "status", "error", "lease_expires_at"])
+            reply.save(update_fields=["status", "error", "lease_expires_at"])
+            reply.content = ""
+            return TurnStart(user_message=user_message, reply=reply, previous_content=previous)
     return TurnStart(user_message=user_message, reply=reply)

@@ -151,6 +151,7 @@ class ReplyTask:
         self.new_message = new_message  # False on a retry: the style already learned from it
         self.user_message = prepared.start.user_message
         self.reply = prepared.start.reply
+        self.previous_content = prepared.start.previous_content
         self.publish = publish
         self.stop_reason = ""
         self.streaming = True  # until the reply is stored; after that, nothing to stop
@@ -230,9 +231,14 @@ class ReplyTask:
             if stream is not None and status != Message.Status.COMPLETE:
                 await _quietly(stream.aclose())
         await _quietly(batcher.close())
+        content = "".join(parts)
+        if not content and status != Message.Status.COMPLETE and self.previous_content:
+            # A retry that wrote nothing: the earlier partial reply is still the best there is.
+            content, status = self.previous_content, Message.Status.INTERRUPTED
+            error = f"The retry did not finish ({error.rstrip('.')}); the earlier text is kept."
         reply, end_frame = await _store_with_retries(
             reply=reply,
-            content="".join(parts),
+            content=content,
             status=status,
             error=error,
             prompt_tokens=usage.prompt_tokens,
@@ -271,14 +277,19 @@ async def _store_with_retries(**fields) -> tuple[Message, dict | None]:
         except DatabaseError:
             if time.monotonic() + delay > deadline:
                 logger.exception("could not store reply %s", fields["reply"].pk)
+                # The row stays "streaming" until its lease runs out and a sweep marks it
+                # interrupted: the page says now what that will say, never "complete".
                 reply = fields["reply"]
                 reply.content = fields["content"]
-                reply.status = Message.Status.FAILED if not reply.content else fields["status"]
+                reply.status = (
+                    Message.Status.INTERRUPTED if reply.content else Message.Status.FAILED
+                )
                 reply.error = (
                     "The database was unavailable, so this reply could not be saved. "
                     + fields["error"]
-                ).strip()
+                ).strip()[:500]
                 reply.context_report = fields["context_report"]
+                reply.saved = False
                 return reply, None
             logger.warning("database unavailable storing reply; retrying in %.2fs", delay)
             await asyncio.sleep(delay)

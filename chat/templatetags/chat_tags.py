@@ -25,3 +25,9 @@ def percent(used, limit) -> int:
 def context_report(stored: dict | None) -> dict[str, ContextReport | None]:
     """The "what the model saw" fragment, for a stored report of any schema version."""
     return {"report": report_read(stored)}
+
+
+@register.filter
+def minutes(duration) -> int:
+    """A timedelta in whole minutes, rounded up (the sign-in lockout page)."""
+    return -(-int(duration.total_seconds()) // 60) if duration else 0

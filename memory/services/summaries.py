@@ -25,7 +25,7 @@ from llm import OFFLINE_MODEL, model_configured
 from memory import recall, summariser
 from memory.extraction import Extraction
 from memory.models import Summary, SummaryRun
-from memory.selectors import summary_runs_active_for
+from memory.selectors import summary_run_active, summary_runs_active_for
 from memory.services.memories import memories_merge
 
 logger = logging.getLogger(__name__)
@@ -353,3 +353,20 @@ def summary_make_current(*, summary: Summary, actor=None, reason: str = "") -> S
         attribute(summary, actor=actor, reason=reason)
         summary.save(update_fields=["is_current"])
     return summary
+
+
+def conversation_resummarise(*, conversation: Conversation, actor) -> SummaryRun:
+    """Queue a full re-summarisation by ``actor`` (the new version becomes current only when it
+    completes). A run already queued or running for the conversation is returned instead."""
+    with transaction.atomic():
+        # Locked: two clicks at once find the same active run, not none each.
+        Conversation.objects.select_for_update().filter(pk=conversation.pk).first()
+        active = summary_run_active(conversation=conversation)
+        if active is not None:
+            return active
+        return summary_run_start(
+            conversation=conversation,
+            mode=SummaryRun.Mode.FULL,
+            source=Summary.Source.STAFF,
+            requested_by=actor,
+        )

@@ -209,6 +209,8 @@
     socket.addEventListener("close", (event) => {
       if (event.code === 4401) { closedForGood = true; location.assign("/accounts/login/?next=" + encodeURIComponent(location.pathname)); return; }
       if (event.code === 4403) { closedForGood = true; showError("This conversation is not available."); return; }
+      if (event.code === 4429) { closedForGood = true; showError("Too many chat tabs are open: close some, then reload this page."); return; }
+      if (event.code === 1009) { pending = null; showError("That was too large to send: the server closed the connection."); }
       setStatus("Reconnecting…");
       setTimeout(connect, retryDelay);
       retryDelay = Math.min(retryDelay * 2, 10000);

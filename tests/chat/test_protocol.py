@@ -115,7 +115,7 @@ def test_each_frame_the_server_sends_keeps_its_json():
         "chunk": '{"type": "chunk", "id": 12, "text": "Hel"}',
         "snapshot": '{"type": "snapshot", "id": 12, "text": "Hello"}',
         "reply_end": '{"type": "reply_end", "id": 12, "reply_to": 11, "status": "failed", '
-        '"error": "Boom", "html": "", "report_html": "", '
+        '"error": "Boom", "saved": true, "html": "", "report_html": "", '
         '"context": {"used": null, "limit": null, "budget": null}}',
         "error": '{"type": "error", "code": "rate_limited", "message": "Slow down.", '
         '"client_id": "c-1"}',
