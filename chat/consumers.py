@@ -15,7 +15,14 @@ from chat import limits, protocol, services
 from chat.fanout import TabFanout
 from chat.models import Conversation, Message
 from chat.services import ChatError
-from chat.turn import ReplyTask, in_db_thread, in_setup_thread, prepare_retry, prepare_turn
+from chat.turn import (
+    ReplyTask,
+    in_db_thread,
+    in_setup_thread,
+    prepare_continue,
+    prepare_retry,
+    prepare_turn,
+)
 from llm import model_configured
 
 logger = logging.getLogger(__name__)
@@ -144,6 +151,8 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
                     await self.handle_stop()
                 case protocol.Retry() as frame:
                     await self.handle_retry(frame)
+                case protocol.Continue() as frame:
+                    await self.handle_continue(frame)
                 case protocol.Sync() as frame:
                     await self.handle_sync(frame)
         except ChatError as exc:
@@ -191,6 +200,16 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         started = time.monotonic()
         prepared = await in_setup_thread(self._admit_and_prepare_retry, frame.message_id)
         self.start_reply(prepared, new_message=False, started=started)
+
+    async def handle_continue(self, frame: protocol.Continue) -> None:
+        """Ask for the rest of a reply the length limit cut, appended to the same reply."""
+        started = time.monotonic()
+        prepared = await in_setup_thread(self._admit_and_prepare_continue, frame.message_id)
+        self.start_reply(prepared, new_message=False, started=started)
+
+    def _admit_and_prepare_continue(self, reply_id: int):
+        admit_model_call(self.scope["user"])
+        return prepare_continue(conversation=self.conversation, reply_id=reply_id)
 
     async def handle_sync(self, frame: protocol.Sync) -> None:
         """A tab that heard nothing of a reply for a while asks where it stands (its frames

@@ -10,19 +10,17 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.template.loader import render_to_string
 from django.utils.html import escape
 
 from chat import jsonsafe
+from chat.models import Message
 from chat.rendering import render_markdown
 from chat.services import ChatError, clean_text
+from llm.errors import NOT_RETRYABLE
 from memory.report import report_read
-
-if TYPE_CHECKING:
-    from chat.models import Message
 
 CLIENT_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 # No frame nests deeper than this (an object holding a value): deeper is not ours.
@@ -80,6 +78,15 @@ class Retry:
 
 
 @dataclass(frozen=True)
+class Continue:
+    message_id: int  # the cut reply's
+
+    @classmethod
+    def parse(cls, frame: dict) -> Continue:
+        return cls(message_id=_integer(frame, "message_id", "continue"))
+
+
+@dataclass(frozen=True)
 class Sync:
     reply_id: int
 
@@ -88,11 +95,12 @@ class Sync:
         return cls(reply_id=_integer(frame, "reply_id", "sync"))
 
 
-ClientFrame = Send | Stop | Retry | Sync
+ClientFrame = Send | Stop | Retry | Continue | Sync
 CLIENT_FRAMES: dict[str, type[ClientFrame]] = {
     "send": Send,
     "stop": Stop,
     "retry": Retry,
+    "continue": Continue,
     "sync": Sync,
 }
 
@@ -168,8 +176,11 @@ def title(title: str) -> dict:
     return {"type": "title", "title": title}
 
 
-def reply_start(*, reply_id: int, reply_to: int) -> dict:
-    return {"type": "reply_start", "id": reply_id, "reply_to": reply_to}
+def reply_start(*, reply_id: int, reply_to: int, continues: str = "") -> dict:
+    frame = {"type": "reply_start", "id": reply_id, "reply_to": reply_to}
+    if continues:
+        frame["continues"] = continues  # a Continue: the page keeps this text and appends
+    return frame
 
 
 def chunk(*, reply_id: int, text: str) -> dict:
@@ -191,6 +202,9 @@ def reply_end(reply: Message) -> dict:
         "reply_to": reply.reply_to_id,
         "status": reply.status,
         "error": reply.error,
+        # Retry cannot help a request the server refused as it is; Continue only a cut reply.
+        "retry": reply.status != Message.Status.COMPLETE and reply.error_kind not in NOT_RETRYABLE,
+        "continue": reply.status == Message.Status.TRUNCATED,
         # False when the database could not take it: the page shows why (the row is
         # marked interrupted once its lease runs out).
         "saved": getattr(reply, "saved", True),
@@ -202,6 +216,7 @@ def reply_end(reply: Message) -> dict:
             "used": figures.get("total_tokens"),
             "limit": figures.get("limit"),
             "budget": figures.get("budget"),
+            "estimated": bool(figures.get("tokens_estimated")),
         },
     }
 

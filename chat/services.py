@@ -189,6 +189,8 @@ def reply_finish(
     content: str,
     status: str,
     error: str = "",
+    error_kind: str = "",
+    upstream_detail: str = "",
     prompt_tokens: int | None = None,
     completion_tokens: int | None = None,
     time_to_first_token: float | None = None,
@@ -204,6 +206,8 @@ def reply_finish(
     reply.system_prompt_version = system_prompt_version
     reply.status = status
     reply.error = error[:500]
+    reply.error_kind = error_kind[:20]
+    reply.upstream_detail = upstream_detail
     reply.token_count = count_tokens(content, reply.conversation.effective_model)
     reply.prompt_tokens = prompt_tokens
     reply.completion_tokens = completion_tokens
@@ -215,6 +219,8 @@ def reply_finish(
             "content",
             "status",
             "error",
+            "error_kind",
+            "upstream_detail",
             "token_count",
             "prompt_tokens",
             "completion_tokens",
@@ -393,3 +399,27 @@ def turn_retry(*, conversation: Conversation, user_message_id: int) -> TurnStart
             reply.content = ""
             return TurnStart(user_message=user_message, reply=reply, previous_content=previous)
     return TurnStart(user_message=user_message, reply=reply)
+
+
+def turn_continue(*, conversation: Conversation, reply_id: int) -> TurnStart:
+    """Stream the rest of a reply the length cap cut into the same row (its text is kept)."""
+    with transaction.atomic():
+        _lock_and_check_idle(conversation)
+        reply = (
+            Message.objects.filter(
+                conversation=conversation, pk=reply_id, role=Message.Role.ASSISTANT
+            )
+            .select_related("reply_to")
+            .first()
+        )
+        if reply is None or reply.reply_to is None:
+            raise ChatError("That reply is not in this conversation.", code="not_found")
+        if reply.status != Message.Status.TRUNCATED or not reply.content:
+            raise ChatError(
+                "Only a reply cut at its length limit can be continued.", code="bad_frame"
+            )
+        reply.status = Message.Status.STREAMING
+        reply.error = ""
+        reply.lease_expires_at = timezone.now() + stream_lease()
+        reply.save(update_fields=["status", "error", "lease_expires_at"])
+    return TurnStart(user_message=reply.reply_to, reply=reply)

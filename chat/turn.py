@@ -3,6 +3,9 @@
 Runs as an asyncio task owned by the consumer of the tab that sent the message. ``publish``
 sends a frame to every tab on the conversation. Cancelling the task (Stop, a closed tab) keeps
 the partial reply as interrupted; an upstream error keeps it too (failed when there is none).
+Every request is capped at the conversation's reply reserve; a reply the cap cut is stored as
+truncated, and Continue (``prepare_continue``) asks the model for the rest of it, appended to
+the same reply.
 """
 
 from __future__ import annotations
@@ -25,7 +28,8 @@ from chat.streaming import ChunkBatcher
 from llm.errors import UpstreamError
 from llm.providers import Usage, get_provider
 from memory import context
-from memory.services import conversations_after_turn
+from memory.recall import memory_enabled_many
+from memory.services import conversations_after_turn, memories_from_turn
 from profiles.services import profile_observe_message
 
 logger = logging.getLogger(__name__)
@@ -107,10 +111,17 @@ async def in_setup_thread(fn, *args, **kwargs):
             gate.idle.set()
 
 
+CONTINUE_PROMPT = (
+    "Your previous reply was cut off by its length limit. Continue it exactly where it "
+    "stopped: do not repeat anything and add no preamble."
+)
+
+
 @dataclass
 class PreparedTurn:
     start: services.TurnStart
     built: context.BuiltContext | None  # None when the message was a resend (replayed)
+    prefix: str = ""  # the text a continued reply already has
 
 
 def prepare_turn(*, conversation, text: str, client_id: str) -> PreparedTurn:
@@ -127,9 +138,26 @@ def prepare_retry(*, conversation, message_id: int) -> PreparedTurn:
     return PreparedTurn(start, _build(conversation, start.user_message))
 
 
-def _build(conversation, user_message: Message) -> context.BuiltContext:
+def prepare_continue(*, conversation, reply_id: int) -> PreparedTurn:
+    """Continue a reply the length cap cut: the same context, then the reply so far and a
+    request for the rest (a user turn: every server and template accepts that, unlike an
+    assistant turn left open)."""
+    start = services.turn_continue(conversation=conversation, reply_id=reply_id)
+    prefix = start.reply.content
+    tail = [
+        {"role": "assistant", "content": prefix},
+        {"role": "user", "content": CONTINUE_PROMPT},
+    ]
+    built = _build(conversation, start.user_message, tail=tail)
+    return PreparedTurn(start, built, prefix=prefix)
+
+
+def _build(conversation, user_message: Message, tail=()) -> context.BuiltContext:
     return context.build(
-        conversation=conversation, user_text=user_message.content, user_message=user_message
+        conversation=conversation,
+        user_text=user_message.content,
+        user_message=user_message,
+        tail=list(tail),
     )
 
 
@@ -152,6 +180,7 @@ class ReplyTask:
         self.user_message = prepared.start.user_message
         self.reply = prepared.start.reply
         self.previous_content = prepared.start.previous_content
+        self.prefix = prepared.prefix
         self.publish = publish
         self.stop_reason = ""
         self.streaming = True  # until the reply is stored; after that, nothing to stop
@@ -169,9 +198,9 @@ class ReplyTask:
     async def run(self) -> Message:
         started = self.started  # when the user's message arrived: TTFT as the user sees it
         reply = self.reply
-        parts: list[str] = []
+        parts: list[str] = [self.prefix] if self.prefix else []
         first_token: float | None = None
-        status, error = Message.Status.COMPLETE, ""
+        status, error, error_kind, detail = Message.Status.COMPLETE, "", "", ""
         usage, model, report, prompt_version = Usage(), "", None, None
         stream = None
 
@@ -184,12 +213,17 @@ class ReplyTask:
             built = self.built
             report, prompt_version = built.report, built.report["system_prompt_version"]
             model = self.conversation.effective_model
+            max_tokens = report.get("reserve") or settings.MEMORYCHAT_REPLY_RESERVE
             # The request goes out while the tabs are told a reply is coming.
             request = asyncio.ensure_future(
-                get_provider().stream(built.messages, model=model, report=report)
+                get_provider().stream(
+                    built.messages, model=model, report=report, max_tokens=max_tokens
+                )
             )
             await self.publish(
-                protocol.reply_start(reply_id=reply.pk, reply_to=self.user_message.pk)
+                protocol.reply_start(
+                    reply_id=reply.pk, reply_to=self.user_message.pk, continues=self.prefix
+                )
             )
             stream = await request
             model = stream.model
@@ -212,6 +246,12 @@ class ReplyTask:
                         )
                     )
             usage = stream.usage
+            if stream.cut_by_length:
+                status = Message.Status.TRUNCATED
+                error = (
+                    f"The reply reached its length limit ({max_tokens:,} tokens). "
+                    "Continue asks for the rest."
+                )
         except asyncio.CancelledError:
             task = asyncio.current_task()
             if task.cancelling():
@@ -220,7 +260,9 @@ class ReplyTask:
             error = self.stop_reason or "The reply was stopped."
         except UpstreamError as exc:
             status = Message.Status.INTERRUPTED if parts else Message.Status.FAILED
-            error = exc.message
+            error, error_kind, detail = exc.message, exc.kind, exc.detail
+            if detail:
+                logger.warning("reply %s: %s (%s)", reply.pk, exc.message, detail)
         except Exception:
             logger.exception("reply %s failed", reply.pk)
             status = Message.Status.INTERRUPTED if parts else Message.Status.FAILED
@@ -228,7 +270,10 @@ class ReplyTask:
         finally:
             if request is not None and not request.done():
                 request.cancel()
-            if stream is not None and status != Message.Status.COMPLETE:
+            if stream is not None and status not in (
+                Message.Status.COMPLETE,
+                Message.Status.TRUNCATED,
+            ):
                 await _quietly(stream.aclose())
         await _quietly(batcher.close())
         content = "".join(parts)
@@ -241,6 +286,8 @@ class ReplyTask:
             content=content,
             status=status,
             error=error,
+            error_kind=error_kind,
+            upstream_detail=detail,
             prompt_tokens=usage.prompt_tokens,
             completion_tokens=usage.completion_tokens,
             time_to_first_token=first_token,
@@ -304,19 +351,29 @@ async def _quietly(awaitable) -> None:
 
 
 def _after_turns(items) -> None:
-    """Once replies are stored: learn each user's style from their new message, and start
-    background memory work (summaries, extraction) where it is due. Off the replies' path:
-    the users already have them. ``items``: (conversation, user message or None) pairs."""
+    """Once replies are stored: learn each user's style from their new message, remember its
+    clear personal statements (the light extractor), and start background memory work
+    (summaries, extraction) where it is due. Off the replies' path: the users already have
+    them. ``items``: (conversation, user message or None) pairs, the replies that ended
+    together: the memory switch is read once for all of them, the summary checks are made in
+    three queries for all of them."""
+    ids = [c.pk for c, _ in items]
+    try:
+        enabled = memory_enabled_many([c for c, _ in items])
+    except Exception:
+        logger.exception("after-turn memory work failed for conversations %s", ids)
+        return
     for conversation, user_message in items:
-        if user_message is None or conversation.temporary:
+        if user_message is None:
             continue
         try:
-            profile_observe_message(user=conversation.user, text=user_message.content)
+            if not conversation.temporary:
+                profile_observe_message(user=conversation.user, text=user_message.content)
+            if enabled.get(conversation.pk):
+                memories_from_turn(conversation=conversation, message=user_message)
         except Exception:
-            logger.exception("style learning failed for conversation %s", conversation.pk)
+            logger.exception("after-turn memory work failed for conversation %s", conversation.pk)
     try:
         conversations_after_turn(conversations=[c for c, _ in items])
     except Exception:
-        logger.exception(
-            "after-turn memory work failed for conversations %s", [c.pk for c, _ in items]
-        )
+        logger.exception("after-turn memory work failed for conversations %s", ids)

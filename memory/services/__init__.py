@@ -15,6 +15,7 @@ from memory.services.memories import (
     fact_remember,
     fact_supersede,
     memories_delete_only_from,
+    memories_from_turn,
     memories_merge,
     memories_only_from,
 )
@@ -52,6 +53,7 @@ __all__ = [
     "fact_supersede",
     "memories_delete",
     "memories_delete_only_from",
+    "memories_from_turn",
     "memories_merge",
     "memories_only_from",
     "memory_delete",

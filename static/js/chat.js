@@ -97,9 +97,20 @@
     const note = document.createElement("p");
     note.className = "reply-status";
     note.setAttribute("role", "status");
-    const label = frame.status === "failed" ? "Failed: " : "Interrupted: ";
+    const labels = { failed: "Failed: ", truncated: "Cut short: " };
+    const label = labels[frame.status] || "Interrupted: ";
     note.textContent = label + (frame.error || "the reply did not finish.");
-    if (frame.reply_to) {
+    if (frame.continue) {
+      const more = document.createElement("button");
+      more.type = "button";
+      more.className = "continue";
+      more.dataset.continue = frame.id;
+      more.textContent = "Continue";
+      note.appendChild(document.createTextNode(" "));
+      note.appendChild(more);
+    }
+    // A request the server refused as it is would fail again: no Retry (frame.retry false).
+    if (frame.reply_to && frame.retry !== false) {
       const retry = document.createElement("button");
       retry.type = "button";
       retry.className = "retry";
@@ -120,6 +131,8 @@
     bar.value = ctx.used;
     meter.querySelector(".used").textContent = ctx.used;
     meter.querySelector(".limit").textContent = ctx.limit;
+    const estimated = meter.querySelector(".estimated");
+    if (estimated) estimated.hidden = !ctx.estimated;
   }
 
   const handlers = {
@@ -144,7 +157,8 @@
       node.dataset.replyTo = frame.reply_to;
       node.className = "message assistant status-streaming";
       node.querySelectorAll(".reply-status, .context-report").forEach((el) => el.remove());
-      node.querySelector(".content").textContent = "";
+      // A continued reply keeps its text so far; the chunks that follow append to it.
+      node.querySelector(".content").textContent = frame.continues || "";
       setStreaming(frame.id);
       scrollDown(true);
     },
@@ -263,6 +277,12 @@
   });
   stopButton.addEventListener("click", () => transmit({ type: "stop" }));
   messages.addEventListener("click", (event) => {
+    const more = event.target.closest("button[data-continue]");
+    if (more) {
+      showError("");
+      transmit({ type: "continue", message_id: parseInt(more.dataset.continue, 10) });
+      return;
+    }
     const button = event.target.closest("button[data-retry]");
     if (!button) return;
     showError("");

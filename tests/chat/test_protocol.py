@@ -115,8 +115,9 @@ def test_each_frame_the_server_sends_keeps_its_json():
         "chunk": '{"type": "chunk", "id": 12, "text": "Hel"}',
         "snapshot": '{"type": "snapshot", "id": 12, "text": "Hello"}',
         "reply_end": '{"type": "reply_end", "id": 12, "reply_to": 11, "status": "failed", '
-        '"error": "Boom", "saved": true, "html": "", "report_html": "", '
-        '"context": {"used": null, "limit": null, "budget": null}}',
+        '"error": "Boom", "retry": true, "continue": false, "saved": true, "html": "", '
+        '"report_html": "", '
+        '"context": {"used": null, "limit": null, "budget": null, "estimated": false}}',
         "error": '{"type": "error", "code": "rate_limited", "message": "Slow down.", '
         '"client_id": "c-1"}',
     }
@@ -133,7 +134,7 @@ def test_reply_end_carries_the_rendered_reply_and_its_context_report():
     assert frame["html"] == "<p><strong>Hi</strong> &lt;b&gt;x&lt;/b&gt;</p>\n"
     assert frame["report_html"].startswith('<details class="context-report">')
     assert "120 of 4000 tokens" in frame["report_html"]
-    assert frame["context"] == {"used": 120, "limit": 4000, "budget": 3000}
+    assert frame["context"] == {"used": 120, "limit": 4000, "budget": 3000, "estimated": False}
 
 
 def test_each_channel_layer_event_keeps_its_shape():
@@ -177,9 +178,11 @@ def test_the_doc_lists_exactly_the_frames_the_browser_may_send():
 
 
 def test_the_doc_lists_exactly_the_frames_the_server_sends():
-    """Each builder's frame, with its keys in the order they are sent."""
+    """Each builder's frame, with its keys in the order they are sent (optional ones too)."""
+    frames = server_frames()
+    frames["reply_start"] = protocol.reply_start(reply_id=12, reply_to=11, continues="So far")
     assert documented("Server → client frames") == {
-        name: list(frame)[1:] for name, frame in server_frames().items()
+        name: list(frame)[1:] for name, frame in frames.items()
     }
 
 
