@@ -37,11 +37,6 @@ def _scores(user, query):
     return [(round(hit.score, 6), hit.why) for hit in search(user=user, query=query, k=20)]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="term statistics are still global here: per-user statistics come with the retrieval "
-    "work (memory/search on the retrieval branch); remove this mark when it lands",
-)
 def test_two_users_with_disjoint_words_see_identical_scores(alice, bob, django_user_model):
     """Alice and Bob hold the same messages in different words; Carol stores many messages in
     Alice's words. Each sees the scores the other does: term statistics are per user."""
