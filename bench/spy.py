@@ -38,8 +38,19 @@ STAGES: list[tuple[str, tuple[str, ...]]] = [
     ("after: store reply", ("reply_finish (chat/services.py",)),
     ("after: reply_end frame (Markdown, report)", ("reply_end (chat/protocol.py",)),
     ("after: style learning", ("profile_observe_message (profiles/services.py",)),
-    ("after: memory scheduling", ("conversation_after_turn (memory/services/summaries.py",)),
-    ("after: other", ("_after_turn (chat/turn.py", "_store_with_retries (chat/turn.py")),
+    ("after: light extractor", ("memories_from_turn (",)),
+    (
+        "after: memory scheduling",
+        (
+            "conversation_after_turn (memory/services/summaries.py",
+            "conversations_after_turn (memory/services/summaries.py",
+            "memory_enabled_many (",
+        ),
+    ),
+    (
+        "after: other",
+        ("_after_turn (chat/turn.py", "_after_turns (chat/turn.py", "_store_with_retries ("),
+    ),
     ("per chunk: read upstream SSE", ("_deltas (llm/providers.py",)),
     (
         "per chunk: batch + frame + other tabs",
