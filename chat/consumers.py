@@ -15,7 +15,14 @@ from chat import limits, protocol, services
 from chat.fanout import TabFanout
 from chat.models import Conversation, Message
 from chat.services import ChatError
-from chat.turn import ReplyTask, in_db_thread, prepare_continue, prepare_retry, prepare_turn
+from chat.turn import (
+    ReplyTask,
+    in_db_thread,
+    in_setup_thread,
+    prepare_continue,
+    prepare_retry,
+    prepare_turn,
+)
 from llm import model_configured
 
 logger = logging.getLogger(__name__)
@@ -172,7 +179,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         started = time.monotonic()
         # The limit's counter may live in Redis: counted in the same thread trip as the turn,
         # never with a blocking call on the event loop.
-        prepared = await in_db_thread(self._admit_and_prepare)(frame.text, frame.client_id)
+        prepared = await in_setup_thread(self._admit_and_prepare, frame.text, frame.client_id)
         if prepared.start.replayed:
             await self.replay(prepared.start)
             return
@@ -191,13 +198,13 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
 
     async def handle_retry(self, frame: protocol.Retry) -> None:
         started = time.monotonic()
-        prepared = await in_db_thread(self._admit_and_prepare_retry)(frame.message_id)
+        prepared = await in_setup_thread(self._admit_and_prepare_retry, frame.message_id)
         self.start_reply(prepared, new_message=False, started=started)
 
     async def handle_continue(self, frame: protocol.Continue) -> None:
         """Ask for the rest of a reply the length limit cut, appended to the same reply."""
         started = time.monotonic()
-        prepared = await in_db_thread(self._admit_and_prepare_continue)(frame.message_id)
+        prepared = await in_setup_thread(self._admit_and_prepare_continue, frame.message_id)
         self.start_reply(prepared, new_message=False, started=started)
 
     def _admit_and_prepare_continue(self, reply_id: int):

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db import transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from chat.models import Conversation, Message
@@ -281,9 +281,12 @@ def _lock_and_check_idle(conversation: Conversation) -> None:
     same streams (PostgreSQL's READ COMMITTED re-reads after the wait). SQLite's BEGIN
     IMMEDIATE already serialises every writer. FOR NO KEY UPDATE: creating a conversation
     (a foreign key to the user) does not wait for it."""
-    User = get_user_model()
-    User.objects.select_for_update(no_key=True).filter(pk=conversation.user_id).values("pk").first()
-    Conversation.objects.select_for_update().filter(pk=conversation.pk).values("pk").first()
+    if connection.features.has_select_for_update:  # on SQLite both would be plain reads
+        User = get_user_model()
+        User.objects.select_for_update(no_key=True).filter(pk=conversation.user_id).values(
+            "pk"
+        ).first()
+        Conversation.objects.select_for_update().filter(pk=conversation.pk).values("pk").first()
     now = timezone.now()
     streaming = Message.objects.filter(
         conversation__user_id=conversation.user_id, status=Message.Status.STREAMING
@@ -309,31 +312,59 @@ def _lock_and_check_idle(conversation: Conversation) -> None:
         )
 
 
+def _replayed(conversation: Conversation, client_id: str) -> TurnStart | None:
+    """What exists for a client_id already stored in this conversation (a resend)."""
+    if not client_id:
+        return None
+    existing = (
+        Message.objects.filter(conversation=conversation, client_id=client_id)
+        .select_related("conversation")
+        .first()
+    )
+    if existing is None:
+        return None
+    reply = existing.replies.order_by("-id").first()
+    return TurnStart(user_message=existing, reply=reply, replayed=True)
+
+
 def turn_begin(*, conversation: Conversation, text: str, client_id: str = "") -> TurnStart:
     """Store the user's message and the reply's placeholder, atomically; or, for a client_id
-    already stored, return what exists without storing anything."""
-    with transaction.atomic():
-        if client_id:
-            existing = (
-                Message.objects.filter(conversation=conversation, client_id=client_id)
-                .select_related("conversation")
-                .first()
+    already stored, return what exists without storing anything.
+
+    A resend is rare, so it is not looked for up front: the unique (conversation, client_id)
+    constraint refuses the insert of a stored one, and a turn refused as busy (the resend of
+    a message whose reply still streams) looks too, before it says so. Either way the
+    transaction is rolled back and what exists is returned, as a lookup first would have.
+    """
+    title = conversation.title
+    try:
+        with transaction.atomic():
+            _lock_and_check_idle(conversation)
+            user_message = message_create(
+                conversation=conversation,
+                role=Message.Role.USER,
+                content=text,
+                client_id=client_id,
             )
-            if existing is not None:
-                reply = existing.replies.order_by("-id").first()
-                return TurnStart(user_message=existing, reply=reply, replayed=True)
-        _lock_and_check_idle(conversation)
-        user_message = message_create(
-            conversation=conversation, role=Message.Role.USER, content=text, client_id=client_id
-        )
-        reply = message_create(
-            conversation=conversation,
-            role=Message.Role.ASSISTANT,
-            content="",
-            status=Message.Status.STREAMING,
-            reply_to=user_message,
-            touch=False,
-        )
+            reply = message_create(
+                conversation=conversation,
+                role=Message.Role.ASSISTANT,
+                content="",
+                status=Message.Status.STREAMING,
+                reply_to=user_message,
+                touch=False,
+            )
+    except ChatError:
+        replayed = _replayed(conversation, client_id)
+        if replayed is None:
+            raise
+        return replayed
+    except IntegrityError:
+        conversation.title = title  # _touch may have set it before the insert was refused
+        replayed = _replayed(conversation, client_id)
+        if replayed is None:
+            raise
+        return replayed
     return TurnStart(user_message=user_message, reply=reply)
 
 

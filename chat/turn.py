@@ -11,8 +11,10 @@ the same reply.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
+import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
@@ -26,8 +28,8 @@ from chat.streaming import ChunkBatcher
 from llm.errors import UpstreamError
 from llm.providers import Usage, get_provider
 from memory import context
-from memory.recall import memory_enabled
-from memory.services import conversation_after_turn, memories_from_turn
+from memory.recall import memory_enabled_many
+from memory.services import conversations_after_turn, memories_from_turn
 from profiles.services import profile_observe_message
 
 logger = logging.getLogger(__name__)
@@ -41,6 +43,72 @@ def in_db_thread(fn):
     connection), not asgiref's single shared one, so that many chats' turns do not queue
     behind each other. Only for code that needs no thread affinity."""
     return database_sync_to_async(fn, thread_sensitive=False)
+
+
+# A turn's set-up (the database work before the model is called) comes first. The work after
+# a reply (style, memory scheduling) is collected for AFTER_TURN_BATCH seconds and done for all
+# the replies that ended meanwhile in one thread trip (the summary checks in three queries for
+# all of them), once no set-up is running (waiting at most AFTER_TURN_MAX_WAIT, so it is never
+# starved): one chat's first token does not wait for a thread, nor for the GIL, behind other
+# chats' after-turn work.
+AFTER_TURN_BATCH = 0.2  # seconds
+AFTER_TURN_MAX_WAIT = 1.0  # seconds
+
+
+class _Gate:
+    """Per event loop: how many set-ups run, and the after-turn work waiting."""
+
+    def __init__(self):
+        self.setups = 0
+        self.idle = asyncio.Event()
+        self.idle.set()
+        self.pending: list[tuple[object, Message | None, asyncio.Future]] = []
+        self.worker: asyncio.Task | None = None
+
+    async def after_turn(self, conversation, user_message: Message | None) -> None:
+        done = asyncio.get_running_loop().create_future()
+        self.pending.append((conversation, user_message, done))
+        if self.worker is None or self.worker.done():
+            self.worker = asyncio.create_task(self._work(), name="after-turns")
+        await asyncio.shield(done)
+
+    async def _work(self) -> None:
+        while self.pending:
+            await asyncio.sleep(AFTER_TURN_BATCH)
+            if not self.idle.is_set():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.idle.wait(), AFTER_TURN_MAX_WAIT)
+            batch, self.pending = self.pending, []
+            try:
+                await in_db_thread(_after_turns)([(c, m) for c, m, _ in batch])
+            finally:
+                for _, _, done in batch:
+                    if not done.done():
+                        done.set_result(None)
+
+
+_gates: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _gate() -> _Gate:
+    loop = asyncio.get_running_loop()
+    gate = _gates.get(loop)
+    if gate is None:
+        gate = _gates[loop] = _Gate()
+    return gate
+
+
+async def in_setup_thread(fn, *args, **kwargs):
+    """A turn's set-up in a database thread; after-turn work waits while any runs."""
+    gate = _gate()
+    gate.setups += 1
+    gate.idle.clear()
+    try:
+        return await in_db_thread(fn)(*args, **kwargs)
+    finally:
+        gate.setups -= 1
+        if gate.setups == 0:
+            gate.idle.set()
 
 
 CONTINUE_PROMPT = (
@@ -213,7 +281,7 @@ class ReplyTask:
             # A retry that wrote nothing: the earlier partial reply is still the best there is.
             content, status = self.previous_content, Message.Status.INTERRUPTED
             error = f"The retry did not finish ({error.rstrip('.')}); the earlier text is kept."
-        reply = await _store_with_retries(
+        reply, end_frame = await _store_with_retries(
             reply=reply,
             content=content,
             status=status,
@@ -230,21 +298,29 @@ class ReplyTask:
         )
         self.reply = reply
         self.streaming = False
-        await _quietly(self.publish(protocol.reply_end(reply)))
-        await in_db_thread(_after_turn)(
-            self.conversation, self.user_message if self.new_message else None
-        )
+        if end_frame is None:
+            end_frame = protocol.reply_end(reply)
+        await _quietly(self.publish(end_frame))
+        await _gate().after_turn(self.conversation, self.user_message if self.new_message else None)
         return reply
 
 
-async def _store_with_retries(**fields) -> Message:
+def _finish(**fields) -> tuple[Message, dict]:
+    """Store the reply and build its reply_end frame (Markdown, the context report's HTML) in
+    the same thread trip: that rendering is CPU the event loop need not do."""
+    reply = services.reply_finish(**fields)
+    return reply, protocol.reply_end(reply)
+
+
+async def _store_with_retries(**fields) -> tuple[Message, dict | None]:
     """Store the finished reply; if the database is briefly unavailable, keep trying for a
-    while (the text is in memory). If it never comes back, say so in the page."""
+    while (the text is in memory). If it never comes back, say so in the page. Returns the
+    reply and its reply_end frame (None when it could not be stored: built by the caller)."""
     delay = 0.25
     deadline = time.monotonic() + STORE_RETRY_SECONDS
     while True:
         try:
-            return await in_db_thread(services.reply_finish)(**fields)
+            return await in_db_thread(_finish)(**fields)
         except DatabaseError:
             if time.monotonic() + delay > deadline:
                 logger.exception("could not store reply %s", fields["reply"].pk)
@@ -261,7 +337,7 @@ async def _store_with_retries(**fields) -> Message:
                 ).strip()[:500]
                 reply.context_report = fields["context_report"]
                 reply.saved = False
-                return reply
+                return reply, None
             logger.warning("database unavailable storing reply; retrying in %.2fs", delay)
             await asyncio.sleep(delay)
             delay = min(delay * 2, 4.0)
@@ -274,16 +350,30 @@ async def _quietly(awaitable) -> None:
         logger.warning("ignored error while finishing a reply", exc_info=True)
 
 
-def _after_turn(conversation, user_message: Message | None) -> None:
-    """Once a reply is stored: learn the user's style from their new message, remember its
+def _after_turns(items) -> None:
+    """Once replies are stored: learn each user's style from their new message, remember its
     clear personal statements (the light extractor), and start background memory work
-    (summaries, extraction) when it is due. Off the reply's path: the user already has the
-    reply."""
+    (summaries, extraction) where it is due. Off the replies' path: the users already have
+    them. ``items``: (conversation, user message or None) pairs, the replies that ended
+    together: the memory switch is read once for all of them, the summary checks are made in
+    three queries for all of them."""
+    ids = [c.pk for c, _ in items]
     try:
-        if user_message is not None and not conversation.temporary:
-            profile_observe_message(user=conversation.user, text=user_message.content)
-        if user_message is not None and memory_enabled(conversation):
-            memories_from_turn(conversation=conversation, message=user_message)
-        conversation_after_turn(conversation=conversation)
+        enabled = memory_enabled_many([c for c, _ in items])
     except Exception:
-        logger.exception("after-turn memory work failed for conversation %s", conversation.pk)
+        logger.exception("after-turn memory work failed for conversations %s", ids)
+        return
+    for conversation, user_message in items:
+        if user_message is None:
+            continue
+        try:
+            if not conversation.temporary:
+                profile_observe_message(user=conversation.user, text=user_message.content)
+            if enabled.get(conversation.pk):
+                memories_from_turn(conversation=conversation, message=user_message)
+        except Exception:
+            logger.exception("after-turn memory work failed for conversation %s", conversation.pk)
+    try:
+        conversations_after_turn(conversations=[c for c, _ in items])
+    except Exception:
+        logger.exception("after-turn memory work failed for conversations %s", ids)

@@ -17,7 +17,8 @@ import openai
 from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
-from django.db.models import Count, F, Max, Sum
+from django.db.models import Count, F, Max, OuterRef, Subquery, Sum, Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from audit import attribute
@@ -29,7 +30,7 @@ from llm.errors import describe_error
 from memory import recall, summariser
 from memory.extraction import Extraction
 from memory.models import Summary, SummaryRun
-from memory.selectors import summary_run_active
+from memory.selectors import summary_run_active, summary_runs_active_for
 from memory.services.memories import memories_merge
 
 logger = logging.getLogger(__name__)
@@ -57,29 +58,50 @@ class StaleBase(Exception):
 
 def conversation_after_turn(*, conversation: Conversation) -> SummaryRun | None:
     """After a reply: start an incremental summary run when the unsummarised tail is long."""
-    if not recall.memory_enabled(conversation):
-        return None
+    return conversations_after_turn(conversations=[conversation]).get(conversation.pk)
+
+
+def conversations_after_turn(*, conversations) -> dict[int, SummaryRun]:
+    """``conversation_after_turn`` for several conversations at once (the replies that ended
+    together): the same checks, in three queries for all of them. Returns the runs started,
+    by conversation id."""
+    unique = list({c.pk: c for c in conversations}.values())
+    enabled = recall.memory_enabled_many(unique)
+    candidates = [c for c in unique if enabled.get(c.pk)]
+    if not candidates:
+        return {}
     # A backstop for watch_summary_run (the job that checks each run): one sweep every
     # STALE_SWEEP_SECONDS across processes, not a query on every turn.
     if cache.add("summary-runs-stale-sweep", 1, STALE_SWEEP_SECONDS):
         summary_runs_recover_stale()
     embeddings_schedule()
-    if summary_run_active(conversation=conversation) is not None:
-        return None
-    covered = (
-        Summary.objects.filter(conversation=conversation, is_current=True)
-        .values_list("covered_through", flat=True)
-        .first()
-        or 0
-    )
-    tail = Message.objects.filter(
-        conversation=conversation, id__gt=covered, status__in=SUMMARISED_STATUSES
-    ).aggregate(n=Count("id"), tokens=Sum("token_count"))
-    if tail["n"] >= TRIGGER_MESSAGES or (tail["tokens"] or 0) >= (
-        conversation.effective_budget * TRIGGER_BUDGET_SHARE
-    ):
-        return summary_run_start(conversation=conversation)
-    return None
+    busy = summary_runs_active_for(conversations=candidates)
+    idle = [c for c in candidates if c.pk not in busy]
+    if not idle:
+        return {}
+    # Each conversation's tail after its current summary (the summary's bound a subquery).
+    covered = Summary.objects.filter(
+        conversation_id=OuterRef("conversation_id"), is_current=True
+    ).values("covered_through")[:1]
+    tails = {
+        row["conversation_id"]: row
+        for row in Message.objects.filter(
+            conversation__in=idle,
+            id__gt=Coalesce(Subquery(covered), Value(0)),
+            status__in=SUMMARISED_STATUSES,
+        )
+        .values("conversation_id")
+        .annotate(n=Count("id"), tokens=Sum("token_count"))
+        .order_by()
+    }
+    started = {}
+    for conversation in idle:
+        tail = tails.get(conversation.pk, {"n": 0, "tokens": 0})
+        if tail["n"] >= TRIGGER_MESSAGES or (tail["tokens"] or 0) >= (
+            conversation.effective_budget * TRIGGER_BUDGET_SHARE
+        ):
+            started[conversation.pk] = summary_run_start(conversation=conversation)
+    return started
 
 
 EMBED_DEBOUNCE_SECONDS = 10
