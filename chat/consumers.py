@@ -10,12 +10,21 @@ import time
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 from django.db import DatabaseError
+from django.db.models import Count
 
 from chat import limits, protocol, services
 from chat.fanout import TabFanout
-from chat.models import Conversation, Message
+from chat.models import STOPPED_BY_USER, Conversation, Message
+from chat.rendering import render_markdown
 from chat.services import ChatError
-from chat.turn import ReplyTask, in_db_thread, prepare_retry, prepare_turn
+from chat.turn import (
+    ReplyTask,
+    in_db_thread,
+    prepare_edit,
+    prepare_regenerate,
+    prepare_retry,
+    prepare_turn,
+)
 from llm import model_configured
 
 logger = logging.getLogger(__name__)
@@ -29,10 +38,14 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
     reply_task: ReplyTask | None = None
     fanout: TabFanout | None = None
 
+    session_group: str | None = None
+
     async def connect(self):
+        # A refusal is an accepted socket closed with our code: closed before the handshake,
+        # the browser would only see a dropped connection (1006) and retry for ever.
         user = self.scope.get("user")
         if user is None or not user.is_authenticated:
-            await self.close(code=CLOSE_UNAUTHENTICATED)
+            await self.refuse(CLOSE_UNAUTHENTICATED)
             return
         conversation_id = self.scope["url_route"]["kwargs"]["conversation_id"]
         self.conversation = (
@@ -41,11 +54,15 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             .afirst()
         )
         if self.conversation is None:
-            await self.close(code=CLOSE_FORBIDDEN)
+            await self.refuse(CLOSE_FORBIDDEN)
             return
         self.group = protocol.group_name(self.conversation.pk)
         self.fanout = TabFanout(self.channel_layer, self.group, self.channel_name)
         await self.fanout.start()
+        session_key = getattr(self.scope.get("session"), "session_key", None)
+        if session_key:  # signing out in another tab closes this socket
+            self.session_group = protocol.session_group(session_key)
+            await self.channel_layer.group_add(self.session_group, self.channel_name)
         await self.accept()
         streaming = await in_db_thread(self._streaming_reply_id)()
         await self.send_json(protocol.ready(streaming=streaming, offline=not model_configured()))
@@ -58,7 +75,16 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             .first()
         )
 
+    async def refuse(self, code: int) -> None:
+        await self.accept()
+        await self.close(code=code)
+
     async def disconnect(self, code):
+        if self.session_group is not None:
+            try:
+                await self.channel_layer.group_discard(self.session_group, self.channel_name)
+            except Exception:
+                logger.warning("channel layer unavailable at disconnect", exc_info=True)
         if self.fanout is None:
             return
         if self.reply_task is not None and self.reply_task.task is not None:
@@ -89,6 +115,12 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
                     await self.handle_stop()
                 case protocol.Retry() as frame:
                     await self.handle_retry(frame)
+                case protocol.Regenerate() as frame:
+                    await self.handle_again(prepare_regenerate, message_id=frame.message_id)
+                case protocol.Edit() as frame:
+                    await self.handle_again(
+                        prepare_edit, message_id=frame.message_id, text=frame.text
+                    )
                 case protocol.Sync() as frame:
                     await self.handle_sync(frame)
         except ChatError as exc:
@@ -138,6 +170,15 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         )
         self.start_reply(prepared, new_message=False, started=started)
 
+    async def handle_again(self, prepare, **arguments) -> None:
+        """Regenerate the last reply, or edit the last message and answer it again: the
+        reply's article is replaced (its earlier version kept), then it streams."""
+        started = time.monotonic()
+        prepared = await in_db_thread(prepare)(conversation=self.conversation, **arguments)
+        if "text" in arguments:
+            await self.publish(protocol.user_message(prepared.start.user_message))
+        self.start_reply(prepared, new_message="text" in arguments, started=started)
+
     async def handle_sync(self, frame: protocol.Sync) -> None:
         """A tab that heard nothing of a reply for a while asks where it stands (its frames
         may have been lost on a busy or restarting channel layer)."""
@@ -145,19 +186,27 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         if reply is None:
             raise protocol.FrameError("That reply is not in this conversation.", code="not_found")
         if reply.status == Message.Status.STREAMING:
-            await self.send_json(protocol.snapshot(reply_id=reply.pk, text=reply.content))
+            await self.send_json(
+                protocol.snapshot(
+                    reply_id=reply.pk, text=reply.content, html=render_markdown(reply.content)
+                )
+            )
         else:
             await self.send_json(protocol.reply_end(reply))
 
     def _reply_state(self, reply_id: int) -> Message | None:
         services.replies_interrupt_stale(conversation=self.conversation)
-        return Message.objects.filter(
-            conversation=self.conversation, pk=reply_id, role=Message.Role.ASSISTANT
-        ).first()
+        return (
+            Message.objects.filter(
+                conversation=self.conversation, pk=reply_id, role=Message.Role.ASSISTANT
+            )
+            .annotate(version_count=Count("versions"))
+            .first()
+        )
 
     async def handle_stop(self) -> None:
         if self.reply_task is not None and not self.reply_task.task.done():
-            self.reply_task.cancel("Stopped before the reply finished.")
+            self.reply_task.cancel(STOPPED_BY_USER)
         else:  # the reply may be streaming from another tab or process
             await self.channel_layer.group_send(self.group, protocol.group_stop())
 
@@ -204,6 +253,8 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
                 await self.chat_frame(message)
             elif message["type"] == "chat.stop":
                 await self.chat_stop(message)
+            elif message["type"] == "chat.signed_out":
+                await self.chat_signed_out(message)
             return
         await super().dispatch(message)
 
@@ -213,4 +264,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
 
     async def chat_stop(self, event):
         if self.reply_task is not None and self.reply_task.task is not None:
-            self.reply_task.cancel("Stopped before the reply finished.")
+            self.reply_task.cancel(STOPPED_BY_USER)
+
+    async def chat_signed_out(self, event):
+        await self.close(code=CLOSE_UNAUTHENTICATED)

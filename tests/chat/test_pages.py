@@ -68,10 +68,15 @@ def test_the_login_page_is_at_accounts_login(client):
 
 
 def test_the_chat_page_has_the_accessible_controls(alice_client):
-    """A textbox labelled Message, a Send button and a (hidden) Stop button."""
+    """A textbox labelled Message, first after the header; a Send button (Stop while a reply
+    streams); the textbox does not cut pasted text at the limit (the page counts and says)."""
     html = alice_client.get("/").content.decode()
-    assert 'aria-label="Message"' in html and ">Message</label>" in html
-    assert ">Send</button>" in html and ">Stop</button>" in html
+    assert '<label for="message-input" class="visually-hidden">Message</label>' in html
+    assert ">Send</button>" in html
+    main = html[html.index("<main") :]
+    assert main.index('id="message-input"') < main.index('id="sidebar"')
+    textarea = main[main.index("<textarea") : main.index("</textarea>")]
+    assert "maxlength" not in textarea and "autofocus" in textarea
 
 
 def test_the_sidebar_lists_conversations_most_recent_first(alice_client, alice, bob):
