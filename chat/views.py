@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from django.conf import settings
-from django.contrib.auth import login
+from django.contrib.auth import get_user_model, login
+from django.contrib.auth import views as auth_views
 from django.http import Http404, HttpResponseBadRequest, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import resolve, reverse
@@ -24,6 +25,24 @@ def _client_ip(request) -> str:
     # REMOTE_ADDR is the proxy's address behind a proxy; deployments behind one should pass
     # the client address through (daphne --proxy-headers), see docs/deploy.md.
     return request.META.get("REMOTE_ADDR", "")
+
+
+class LoginView(auth_views.LoginView):
+    """Django's login page; with DEBUG on, it says how to sign in to the demo account."""
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        if settings.DEBUG:
+            from chat.management.commands.first_run import DEMO_PASSWORD, DEMO_USERNAME
+
+            exists = get_user_model().objects.filter(username=DEMO_USERNAME).exists()
+            if exists or settings.MEMORYCHAT_CREATE_DEMO_USER:
+                context["demo"] = {
+                    "username": DEMO_USERNAME,
+                    "password": DEMO_PASSWORD,
+                    "exists": exists,
+                }
+        return context
 
 
 def signup(request):

@@ -1,11 +1,19 @@
 from django.contrib import admin
+from django.templatetags.static import static
 from django.urls import include, path
+from django.views.generic import RedirectView
 
-from chat.views import signup
+from chat.views import LoginView, signup
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/signup/", signup, name="signup"),
+    path("accounts/login/", LoginView.as_view(), name="login"),
+    path(
+        "favicon.ico",
+        RedirectView.as_view(url=static("favicon.svg"), permanent=True),
+        name="favicon",
+    ),
     path("accounts/", include("django.contrib.auth.urls")),
     path("profile/", include("profiles.urls")),
     path("staff/", include("staff.urls")),

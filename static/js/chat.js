@@ -143,8 +143,8 @@
     const bar = meter.querySelector("meter");
     bar.max = ctx.limit || 1;
     bar.value = ctx.used;
-    meter.querySelector(".used").textContent = ctx.used;
-    meter.querySelector(".limit").textContent = ctx.limit;
+    meter.querySelector(".used").textContent = numbers.format(ctx.used);
+    meter.querySelector(".limit").textContent = numbers.format(ctx.limit);
   }
 
   function stopEditing() {
@@ -218,6 +218,9 @@
 
   function refreshSidebar() {
     if (!window.htmx) return;
+    // Not under the user's hands: an open menu or a box being typed in would be lost.
+    const list = document.getElementById("sidebar-list");
+    if (list && (list.querySelector("details[open]") || list.contains(document.activeElement))) return;
     const search = document.getElementById("conversation-search");
     const archived = document.getElementById("archived-view");
     htmx.ajax("GET", location.pathname, {
@@ -271,11 +274,15 @@
   }
 
   async function startConversation() {
-    const body = new FormData();
+    const body = new URLSearchParams();
     if (section.dataset.temporary) body.append("temporary", "on");
     const response = await fetch(section.dataset.newUrl, {
       method: "POST",
-      headers: { "X-CSRFToken": csrfToken(), Accept: "application/json" },
+      headers: {
+        "X-CSRFToken": csrfToken(),
+        Accept: "application/json",
+        "Content-Type": "application/x-www-form-urlencoded",
+      },
       credentials: "same-origin",
       body,
     });
@@ -289,7 +296,7 @@
       // The new conversation's header: its Settings, its badges.
       htmx.ajax("GET", data.url, { target: "#conversation-header", swap: "outerHTML" });
     }
-    refreshSidebar();
+    // The sidebar follows with the title frame, once the first message gave it its title.
   }
 
   async function send() {
@@ -310,6 +317,7 @@
     pending = { type: "send", text, client_id: newClientId() };
     if (!conversationId) {
       try { await startConversation(); } catch (e) {
+        console.error(e);
         pending = null;
         showError("Could not start a conversation. Your message is still here; try again.");
       }
