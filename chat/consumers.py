@@ -20,6 +20,7 @@ from chat.services import ChatError
 from chat.turn import (
     ReplyTask,
     in_db_thread,
+    prepare_continue,
     prepare_edit,
     prepare_regenerate,
     prepare_retry,
@@ -31,13 +32,32 @@ logger = logging.getLogger(__name__)
 
 CLOSE_UNAUTHENTICATED = 4401
 CLOSE_FORBIDDEN = 4403
+CLOSE_TOO_MANY_SOCKETS = 4429
+SOCKET_LEASE_SECONDS = 60
+
+
+def admit_model_call(user) -> None:
+    """Count one model call against the user's per-minute limit, or refuse it. Every frame
+    that makes the model work (``send``, ``retry``) comes through here: a retry stopped at
+    once and retried again is as many calls as messages."""
+    verdict = limits.hit(
+        f"messages:{user.pk}", limit=settings.MEMORYCHAT_MESSAGES_PER_MINUTE, window=60
+    )
+    if not verdict.allowed:
+        raise ChatError(
+            f"You are sending messages too fast (limit "
+            f"{settings.MEMORYCHAT_MESSAGES_PER_MINUTE} a minute). Your message is still "
+            f"here: try again in {verdict.retry_after} s.",
+            code="rate_limited",
+        )
 
 
 class ChatConsumer(AsyncJsonWebsocketConsumer):
     conversation: Conversation | None = None
     reply_task: ReplyTask | None = None
     fanout: TabFanout | None = None
-
+    slots: limits.SocketSlots | None = None
+    renewing: asyncio.Task | None = None
     session_group: str | None = None
 
     async def connect(self):
@@ -47,6 +67,17 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         if user is None or not user.is_authenticated:
             await self.refuse(CLOSE_UNAUTHENTICATED)
             return
+        slots = limits.SocketSlots(
+            user.pk,
+            self.channel_name,
+            limit=settings.MEMORYCHAT_MAX_SOCKETS_PER_USER,
+            lease=SOCKET_LEASE_SECONDS,
+        )
+        if not await in_db_thread(slots.claim)():
+            await self.refuse(CLOSE_TOO_MANY_SOCKETS)
+            return
+        self.slots = slots
+        self.renewing = asyncio.create_task(self._renew_slot())
         conversation_id = self.scope["url_route"]["kwargs"]["conversation_id"]
         self.conversation = (
             await Conversation.objects.select_related("user")
@@ -54,6 +85,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             .afirst()
         )
         if self.conversation is None:
+            await self._release_slot()
             await self.refuse(CLOSE_FORBIDDEN)
             return
         self.group = protocol.group_name(self.conversation.pk)
@@ -75,11 +107,31 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             .first()
         )
 
+    async def _renew_slot(self) -> None:
+        while True:
+            await asyncio.sleep(SOCKET_LEASE_SECONDS / 3)
+            try:
+                await in_db_thread(self.slots.renew)()
+            except Exception:  # the cache is away for a moment: the next renewal retries
+                logger.warning("could not renew a websocket slot", exc_info=True)
+
+    async def _release_slot(self) -> None:
+        if self.renewing is not None:
+            self.renewing.cancel()
+            self.renewing = None
+        if self.slots is not None:
+            try:
+                await in_db_thread(self.slots.release)()
+            except Exception:  # it expires by itself
+                logger.warning("could not release a websocket slot", exc_info=True)
+            self.slots = None
+
     async def refuse(self, code: int) -> None:
         await self.accept()
         await self.close(code=code)
 
     async def disconnect(self, code):
+        await self._release_slot()
         if self.session_group is not None:
             try:
                 await self.channel_layer.group_discard(self.session_group, self.channel_name)
@@ -115,6 +167,8 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
                     await self.handle_stop()
                 case protocol.Retry() as frame:
                     await self.handle_retry(frame)
+                case protocol.Continue() as frame:
+                    await self.handle_continue(frame)
                 case protocol.Regenerate() as frame:
                     await self.handle_again(prepare_regenerate, message_id=frame.message_id)
                 case protocol.Edit() as frame:
@@ -133,6 +187,14 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
                 code="unavailable",
             )
             await self.send_error(unavailable, client_id=client_id)
+        except Exception:
+            # Whatever a frame does, the socket stays open and the page is told.
+            logger.exception("unexpected error handling a frame")
+            failed = ChatError(
+                "Something went wrong with that request; nothing was changed. Try again.",
+                code="server_error",
+            )
+            await self.send_error(failed, client_id=client_id)
 
     async def handle_send(self, frame: protocol.Send) -> None:
         untitled = not self.conversation.title
@@ -149,35 +211,40 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         self.start_reply(prepared, started=started)
 
     def _admit_and_prepare(self, text: str, client_id: str):
-        verdict = limits.hit(
-            f"messages:{self.scope['user'].pk}",
-            limit=settings.MEMORYCHAT_MESSAGES_PER_MINUTE,
-            window=60,
-        )
-        if not verdict.allowed:
-            raise ChatError(
-                f"You are sending messages too fast (limit "
-                f"{settings.MEMORYCHAT_MESSAGES_PER_MINUTE} a minute). Your message is still "
-                f"here: try again in {verdict.retry_after} s.",
-                code="rate_limited",
-            )
+        admit_model_call(self.scope["user"])
         return prepare_turn(conversation=self.conversation, text=text, client_id=client_id)
+
+    def _admit_and_prepare_retry(self, message_id: int):
+        admit_model_call(self.scope["user"])
+        return prepare_retry(conversation=self.conversation, message_id=message_id)
 
     async def handle_retry(self, frame: protocol.Retry) -> None:
         started = time.monotonic()
-        prepared = await in_db_thread(prepare_retry)(
-            conversation=self.conversation, message_id=frame.message_id
-        )
+        prepared = await in_db_thread(self._admit_and_prepare_retry)(frame.message_id)
         self.start_reply(prepared, new_message=False, started=started)
+
+    async def handle_continue(self, frame: protocol.Continue) -> None:
+        """Ask for the rest of a reply the length limit cut, appended to the same reply."""
+        started = time.monotonic()
+        prepared = await in_db_thread(self._admit_and_prepare_continue)(frame.message_id)
+        self.start_reply(prepared, new_message=False, started=started)
+
+    def _admit_and_prepare_continue(self, reply_id: int):
+        admit_model_call(self.scope["user"])
+        return prepare_continue(conversation=self.conversation, reply_id=reply_id)
 
     async def handle_again(self, prepare, **arguments) -> None:
         """Regenerate the last reply, or edit the last message and answer it again: the
         reply's article is replaced (its earlier version kept), then it streams."""
         started = time.monotonic()
-        prepared = await in_db_thread(prepare)(conversation=self.conversation, **arguments)
+        prepared = await in_db_thread(self._admit_and_prepare_again)(prepare, **arguments)
         if "text" in arguments:
             await self.publish(protocol.user_message(prepared.start.user_message))
         self.start_reply(prepared, new_message="text" in arguments, started=started)
+
+    def _admit_and_prepare_again(self, prepare, **arguments):
+        admit_model_call(self.scope["user"])
+        return prepare(conversation=self.conversation, **arguments)
 
     async def handle_sync(self, frame: protocol.Sync) -> None:
         """A tab that heard nothing of a reply for a while asks where it stands (its frames

@@ -3,6 +3,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.forms import UserCreationForm
 
 from chat.models import Conversation
+from llm.catalogue import model_choices
 
 
 class SignupForm(UserCreationForm):
@@ -26,10 +27,19 @@ class NewConversationForm(forms.Form):
 
 
 class ConversationSettingsForm(forms.ModelForm):
+    """Strategy, budget and model; the models are the ones the server lists (llm.catalogue)."""
+
+    model = forms.ChoiceField(required=False)
+
     class Meta:
         model = Conversation
-        fields = ("strategy", "context_budget")
+        fields = ("strategy", "context_budget", "model")
         help_texts = {"context_budget": "Tokens per request; empty for the default."}
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["model"].choices = model_choices(self.instance.model)
+        self.fields["model"].help_text = "The models the model server lists."
 
     def clean_context_budget(self):
         budget = self.cleaned_data["context_budget"]

@@ -65,6 +65,7 @@ class Message(models.Model):
         COMPLETE = "complete"
         STREAMING = "streaming"
         INTERRUPTED = "interrupted"
+        TRUNCATED = "truncated", "Cut at the length limit"  # finish_reason "length": Continue
         FAILED = "failed"
 
     conversation = models.ForeignKey(
@@ -78,6 +79,10 @@ class Message(models.Model):
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.COMPLETE)
     # Why a reply is interrupted or failed, in words the page shows.
     error = models.CharField(max_length=500, blank=True)
+    # What kind of failure (llm.errors kinds: "refused" has no Retry), and what the model
+    # server itself said (its status and error body): for staff, never shown to the user.
+    error_kind = models.CharField(max_length=20, blank=True)
+    upstream_detail = models.TextField(blank=True)
     model = models.CharField(max_length=100, blank=True)
     prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
     completion_tokens = models.PositiveIntegerField(null=True, blank=True)

@@ -9,23 +9,23 @@ step. static/js/chat.js reads these dicts as JSON: keep their keys and key order
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.template.loader import render_to_string
 
+from chat import jsonsafe
+from chat.models import Message
 from chat.rendering import render_markdown
-from chat.services import ChatError
+from chat.services import ChatError, clean_text
+from llm.errors import NOT_RETRYABLE
 from memory.report import report_read
-
-if TYPE_CHECKING:
-    from chat.models import Message
 
 CLIENT_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 MESSAGE_TEMPLATE = "chat/_message.html"
+# No frame nests deeper than this (an object holding a value): deeper is not ours.
+MAX_DEPTH = 4
 
 
 class FrameError(ChatError):
@@ -91,6 +91,15 @@ class Edit:
 
 
 @dataclass(frozen=True)
+class Continue:
+    message_id: int  # the cut reply's
+
+    @classmethod
+    def parse(cls, frame: dict) -> Continue:
+        return cls(message_id=_integer(frame, "message_id", "continue"))
+
+
+@dataclass(frozen=True)
 class Sync:
     reply_id: int
 
@@ -99,11 +108,12 @@ class Sync:
         return cls(reply_id=_integer(frame, "reply_id", "sync"))
 
 
-ClientFrame = Send | Stop | Retry | Regenerate | Edit | Sync
+ClientFrame = Send | Stop | Retry | Continue | Regenerate | Edit | Sync
 CLIENT_FRAMES: dict[str, type[ClientFrame]] = {
     "send": Send,
     "stop": Stop,
     "retry": Retry,
+    "continue": Continue,
     "regenerate": Regenerate,
     "edit": Edit,
     "sync": Sync,
@@ -114,7 +124,7 @@ def _text(text: object) -> str:
     """A user message's text: not empty, within MAX_MESSAGE_CHARS."""
     if not isinstance(text, str):
         raise FrameError("A message must be text.")
-    if not text.strip():
+    if not clean_text(text).strip():  # NUL is dropped when stored: NUL alone is nothing
         raise FrameError("The message is empty.", code="empty")
     limit = settings.MEMORYCHAT_MAX_MESSAGE_CHARS
     if len(text) > limit:
@@ -127,17 +137,30 @@ def _text(text: object) -> str:
 
 def _integer(frame: dict, field: str, frame_type: str) -> int:
     value = frame.get(field)
-    if not isinstance(value, int) or isinstance(value, bool):  # JSON true is not an id
+    # JSON true is not an id; nor is a number no id column can hold (past it, the database
+    # driver fails rather than finding nothing).
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= jsonsafe.MAX_ID:
         raise FrameError(f"{frame_type} needs a {field} (an integer).")
     return value
 
 
 def decode(text_data: str | None) -> object:
-    """The JSON of a websocket message; binary messages and bad JSON are refused."""
+    """The JSON of a websocket message. Refused with an error frame, never an exception:
+    binary messages, frames longer than any message at the limit could be (``too_long``,
+    unparsed), bad JSON, NaN or Infinity, nesting deeper than ``MAX_DEPTH`` and strings with
+    lone surrogates (``bad_frame``)."""
     if text_data is None:
         raise FrameError("Frames must be JSON text.")
+    if len(text_data) > settings.MEMORYCHAT_MAX_FRAME_CHARS:
+        raise FrameError(
+            f"That frame is too large ({len(text_data):,} characters); a message may have at "
+            f"most {settings.MEMORYCHAT_MAX_MESSAGE_CHARS:,} characters.",
+            code="too_long",
+        )
     try:
-        return json.loads(text_data)
+        return jsonsafe.loads(text_data, max_depth=MAX_DEPTH)
+    except jsonsafe.JSONRejected as rejected:
+        raise FrameError(f"That frame is not one the chat takes: {rejected}") from None
     except ValueError:
         raise FrameError("That frame is not valid JSON.") from None
 
@@ -146,9 +169,12 @@ def parse(content: object) -> ClientFrame:
     """A decoded frame, checked; FrameError says what is wrong with it."""
     if not isinstance(content, dict):
         raise FrameError("A frame must be a JSON object.")
-    frame_class = CLIENT_FRAMES.get(content.get("type"))
+    frame_type = content.get("type")
+    frame_class = CLIENT_FRAMES.get(frame_type) if isinstance(frame_type, str) else None
     if frame_class is None:
-        raise FrameError(f"Unknown frame type {content.get('type')!r}.")
+        shown = repr(frame_type)
+        shown = shown if len(shown) <= 40 else shown[:39] + "…"
+        raise FrameError(f"Unknown frame type {shown}.")
     return frame_class.parse(content)
 
 
@@ -217,12 +243,19 @@ def reply_end(reply: Message) -> dict:
         "reply_to": reply.reply_to_id,
         "status": reply.status,
         "error": reply.error,
+        # Retry cannot help a request the server refused as it is; Continue only a cut reply.
+        "retry": reply.status != Message.Status.COMPLETE and reply.error_kind not in NOT_RETRYABLE,
+        "continue": reply.status == Message.Status.TRUNCATED,
+        # False when the database could not take it: the page shows why (the row is
+        # marked interrupted once its lease runs out).
+        "saved": getattr(reply, "saved", True),
         "html": render_markdown(reply.content),
         "article": article(reply),
         "context": {
             "used": figures.get("total_tokens"),
             "limit": figures.get("limit"),
             "budget": figures.get("budget"),
+            "estimated": bool(figures.get("tokens_estimated")),
         },
     }
 

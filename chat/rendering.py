@@ -1,6 +1,10 @@
 """Markdown to safe HTML. Model and user text are untrusted: raw HTML in them is escaped by
 markdown-it (html disabled), and nh3 then keeps only an allow-list of tags and attributes.
 
+Images are shown as links, never loaded: a reply's image from another host is blocked by the
+Content-Security-Policy anyway (it would show broken), and loading one would tell that host
+who read the reply and when.
+
 Fenced code is highlighted here, on the server, with Pygments (no script or CDN in the page),
 and framed with its language and a Copy button. The same function renders a reply while it
 streams and once it is stored, so the two look the same.
@@ -13,11 +17,20 @@ from functools import lru_cache
 
 import nh3
 from markdown_it import MarkdownIt
+from markdown_it.common.utils import escapeHtml
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import get_lexer_by_name
 from pygments.token import STANDARD_TYPES
 from pygments.util import ClassNotFound
+
+
+def _image_as_link(self, tokens, idx, options, env) -> str:
+    token = tokens[idx]
+    src = token.attrGet("src") or ""
+    text = self.renderInlineAsText(token.children or [], options, env) or src
+    return f'<a href="{escapeHtml(src)}">{escapeHtml(text)}</a>'
+
 
 ALLOWED_TAGS = {
     "p",
@@ -46,7 +59,6 @@ ALLOWED_TAGS = {
     "tr",
     "th",
     "td",
-    "img",
     # The code block's frame and highlighting; markdown-it escapes raw HTML, so only this
     # module's own markup can produce them, and their classes are fixed below.
     "div",
@@ -56,7 +68,6 @@ ALLOWED_TAGS = {
 ALLOWED_ATTRIBUTES = {
     "a": {"href", "title"},
     "code": {"class"},
-    "img": {"src", "alt", "title"},
     "th": {"style"},
     "td": {"style"},
     "ol": {"start"},
@@ -128,6 +139,7 @@ _markdown = MarkdownIt("commonmark", {"html": False, "linkify": False, "typograp
 _markdown.enable(["table", "strikethrough"])
 _markdown.add_render_rule("fence", _fence)
 _markdown.add_render_rule("code_block", _code_block)
+_markdown.add_render_rule("image", _image_as_link)
 
 
 def render_markdown(text: str) -> str:

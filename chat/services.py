@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
@@ -189,6 +190,8 @@ def reply_finish(
     content: str,
     status: str,
     error: str = "",
+    error_kind: str = "",
+    upstream_detail: str = "",
     prompt_tokens: int | None = None,
     completion_tokens: int | None = None,
     time_to_first_token: float | None = None,
@@ -204,6 +207,8 @@ def reply_finish(
     reply.system_prompt_version = system_prompt_version
     reply.status = status
     reply.error = error[:500]
+    reply.error_kind = error_kind[:20]
+    reply.upstream_detail = upstream_detail
     reply.token_count = count_tokens(content, reply.conversation.effective_model)
     reply.prompt_tokens = prompt_tokens
     reply.completion_tokens = completion_tokens
@@ -215,6 +220,8 @@ def reply_finish(
             "content",
             "status",
             "error",
+            "error_kind",
+            "upstream_detail",
             "token_count",
             "prompt_tokens",
             "completion_tokens",
@@ -259,14 +266,25 @@ class TurnStart:
     user_message: Message
     reply: Message | None
     replayed: bool = False  # the client_id was seen before: nothing new was stored
+    # A retry of an interrupted reply: its text, kept if the retry writes nothing new.
+    previous_content: str = ""
 
 
 def _lock_and_check_idle(conversation: Conversation) -> None:
-    """Call inside a transaction: serialise turns on this conversation, refuse a second one
-    while a reply streams, and refuse more concurrent replies per user than
+    """Call inside a transaction: serialise the user's turns, refuse a second one on this
+    conversation while a reply streams, and refuse more concurrent replies per user than
     MAX_CONCURRENT_STREAMS. A reply whose lease expired belongs to a dead server: it is marked
-    interrupted here. One read of the user's streaming replies answers all three."""
-    Conversation.objects.select_for_update().filter(pk=conversation.pk).first()
+    interrupted here. One read of the user's streaming replies answers all three.
+
+    The check and the claim (the streaming row the caller inserts before committing) are one
+    step per user: the lock is on the user's row, not the conversation's, so two sends to two
+    of the user's conversations at the same moment queue here instead of both counting the
+    same streams (PostgreSQL's READ COMMITTED re-reads after the wait). SQLite's BEGIN
+    IMMEDIATE already serialises every writer. FOR NO KEY UPDATE: creating a conversation
+    (a foreign key to the user) does not wait for it."""
+    User = get_user_model()
+    User.objects.select_for_update(no_key=True).filter(pk=conversation.user_id).values("pk").first()
+    Conversation.objects.select_for_update().filter(pk=conversation.pk).values("pk").first()
     now = timezone.now()
     streaming = Message.objects.filter(
         conversation__user_id=conversation.user_id, status=Message.Status.STREAMING
@@ -326,7 +344,7 @@ def turn_begin(*, conversation: Conversation, text: str, client_id: str = "") ->
 
 def turn_retry(*, conversation: Conversation, user_message_id: int) -> TurnStart:
     """Answer a stored user message again after its reply failed or was interrupted, reusing
-    the reply's row (a partial reply is kept as an earlier version)."""
+    the reply's row (its partial text is kept until the retry writes text of its own)."""
     return _turn_again(conversation=conversation, user_message_id=user_message_id)
 
 
@@ -393,6 +411,10 @@ def _turn_again(
             )
         if not again and reply is not None and reply.status == Message.Status.COMPLETE:
             raise ChatError("That message already has a complete reply.", code="bad_frame")
+        if again and reply is not None and reply.status == Message.Status.STREAMING:
+            raise ChatError(
+                "A reply is still being written. Stop it or wait for it to finish.", code="busy"
+            )
         question = user_message.content
         if text is not None:
             user_message.content = clean_text(text)
@@ -410,23 +432,58 @@ def _turn_again(
                 reply_to=user_message,
             )
         else:
-            _keep_version(reply, question)
-            reply.content = ""
             reply.status = Message.Status.STREAMING
             reply.error = ""
-            reply.context_report = None
-            if again:  # the newest message of the conversation: it is answered now
-                reply.created_at = now
+            reply.error_kind = ""
             reply.lease_expires_at = now + stream_lease()
-            reply.version_count = reply.versions.count()  # for the page's "2 / 3"
+            if not again:
+                # A retry: the earlier partial text stays stored until the retry writes text
+                # of its own (its first checkpoint, or its end): one that fails at once
+                # loses nothing.
+                previous = reply.content
+                reply.save(update_fields=["status", "error", "error_kind", "lease_expires_at"])
+                reply.content = ""
+                reply.version_count = reply.versions.count()
+                return TurnStart(user_message=user_message, reply=reply, previous_content=previous)
+            # Regenerate or edit: the answer so far becomes an earlier version ("1 / 2").
+            _keep_version(reply, question)
+            reply.content = ""
+            reply.context_report = None
+            reply.created_at = now  # the newest message of the conversation: answered now
+            reply.version_count = reply.versions.count()  # for the page's "2 / 2"
             reply.save(
                 update_fields=[
                     "content",
                     "status",
                     "error",
+                    "error_kind",
                     "context_report",
                     "created_at",
                     "lease_expires_at",
                 ]
             )
     return TurnStart(user_message=user_message, reply=reply)
+
+
+def turn_continue(*, conversation: Conversation, reply_id: int) -> TurnStart:
+    """Stream the rest of a reply the length cap cut into the same row (its text is kept)."""
+    with transaction.atomic():
+        _lock_and_check_idle(conversation)
+        reply = (
+            Message.objects.filter(
+                conversation=conversation, pk=reply_id, role=Message.Role.ASSISTANT
+            )
+            .select_related("reply_to")
+            .first()
+        )
+        if reply is None or reply.reply_to is None:
+            raise ChatError("That reply is not in this conversation.", code="not_found")
+        if reply.status != Message.Status.TRUNCATED or not reply.content:
+            raise ChatError(
+                "Only a reply cut at its length limit can be continued.", code="bad_frame"
+            )
+        reply.status = Message.Status.STREAMING
+        reply.error = ""
+        reply.lease_expires_at = timezone.now() + stream_lease()
+        reply.save(update_fields=["status", "error", "lease_expires_at"])
+    return TurnStart(user_message=reply.reply_to, reply=reply)

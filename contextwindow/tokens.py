@@ -134,6 +134,13 @@ def encoding_name_for_model(model: str) -> str:
     return DEFAULT_ENCODING
 
 
+def tokenizer_known(model: str) -> bool:
+    """True when ``model`` is one of OpenAI's, whose counts here are exact; any other model's
+    counts are an estimate (its server's reported usage is the truth)."""
+    lowered = (model or "").strip().lower().rsplit("/", 1)[-1]
+    return any(lowered.startswith(prefix) for prefix, _ in _MODEL_PREFIXES)
+
+
 def encoding_for_model(model: str) -> tiktoken.Encoding:
     """The encoding ``model`` uses; unknown names get o200k_base (see module docstring)."""
     return get_encoding(encoding_name_for_model(model))

@@ -7,6 +7,11 @@ raise ``UpstreamError`` with a message fit for the page.
 Retries: the openai client retries 429 and 5xx (and connection errors) itself, with backoff,
 before the response starts — i.e. before the first token. Once tokens flow nothing is retried:
 the partial reply is kept and the user can retry.
+
+Every request is shaped for the server (``llm.messages``) and capped (``max_tokens``, the
+conversation's reply reserve): a real server has no other limit than its context, and one
+uncapped reply ran for minutes. ``ReplyStream.finish_reason`` says why the reply ended;
+``"length"`` is a reply cut by that cap, which the page offers to continue.
 """
 
 from __future__ import annotations
@@ -20,8 +25,9 @@ from dataclasses import dataclass, field
 from django.conf import settings
 
 from llm import OFFLINE_MODEL
-from llm.clients import async_client
+from llm.clients import async_client, max_tokens_field
 from llm.errors import UpstreamError, describe_error
+from llm.messages import shape_messages
 from llm.offline import compose_offline_reply, split_for_streaming
 
 logger = logging.getLogger(__name__)
@@ -43,7 +49,12 @@ class ReplyStream:
     offline: bool = False
     chunks: AsyncIterator[str] | None = None
     usage: Usage = field(default_factory=Usage)
+    finish_reason: str | None = None  # "stop", "length", ... once the stream ends
     _closer: object = None
+
+    @property
+    def cut_by_length(self) -> bool:
+        return self.finish_reason == "length"
 
     def __aiter__(self) -> AsyncIterator[str]:
         assert self.chunks is not None
@@ -63,14 +74,19 @@ class OpenAIProvider:
 
     offline = False
 
-    async def stream(self, messages: Sequence[dict], *, model: str, report=None) -> ReplyStream:
+    async def stream(
+        self, messages: Sequence[dict], *, model: str, report=None, max_tokens: int | None = None
+    ) -> ReplyStream:
+        body: dict = {"messages": shape_messages(messages)}
+        if max_tokens:
+            body.update(max_tokens_field(max_tokens))
         request = async_client().chat.completions.with_streaming_response.create(
             model=model,
             # The client type-walks and copies ``messages`` on the event loop (~2 ms for a
             # dozen, more for a long window); ours are plain role/content strings already, so
             # they go into the JSON body as they are, through extra_body.
             messages=[],
-            extra_body={"messages": list(messages)},
+            extra_body=body,
             stream=True,
             stream_options={"include_usage": True},
         )
@@ -94,7 +110,9 @@ class OpenAIProvider:
                 event = json.loads(data)
                 if event.get("error"):
                     message = (event["error"] or {}).get("message") or "unknown error"
-                    raise UpstreamError(f"The model failed mid-reply: {message}"[:300])
+                    raise UpstreamError(
+                        f"The model failed mid-reply: {message}"[:300], detail=data[:2000]
+                    )
                 usage = event.get("usage")
                 if usage:
                     reply.usage.prompt_tokens = usage.get("prompt_tokens")
@@ -102,6 +120,7 @@ class OpenAIProvider:
                 for choice in event.get("choices") or ():
                     if choice.get("finish_reason"):
                         finished = True
+                        reply.finish_reason = choice["finish_reason"]
                     text = (choice.get("delta") or {}).get("content")
                     if text:
                         yield text
@@ -120,7 +139,9 @@ class OfflineProvider:
 
     offline = True
 
-    async def stream(self, messages: Sequence[dict], *, model: str, report=None) -> ReplyStream:
+    async def stream(
+        self, messages: Sequence[dict], *, model: str, report=None, max_tokens: int | None = None
+    ) -> ReplyStream:
         user_text = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
         text = compose_offline_reply(user_text, report)
         reply = ReplyStream(model=OFFLINE_MODEL, offline=True)

@@ -9,6 +9,12 @@ The whole request stays within the conversation's budget minus a reserve for the
 messages are read newest-first with an indexed query, using their stored token counts, and the
 read stops at the first message that does not fit: O(window), never O(history).
 
+Counts are tiktoken's: exact for OpenAI's models, an estimate for any other (the report says
+``tokens_estimated``). The server's reported prompt tokens are the truth: when the last replies
+on this conversation's model show the server counting more than the estimate, the limit is
+scaled down by that ratio (``token_scale``), so a long conversation does not overflow a
+model whose tokenizer splits text finer than tiktoken.
+
 The report's shape is the contract in ``memory.report``; it is built only with its helpers.
 """
 
@@ -20,7 +26,12 @@ from dataclasses import dataclass
 from django.conf import settings
 
 from chat.models import Conversation, Message
-from contextwindow.tokens import REPLY_PRIMING_TOKENS, encoding_for_model, message_overhead
+from contextwindow.tokens import (
+    REPLY_PRIMING_TOKENS,
+    encoding_for_model,
+    message_overhead,
+    tokenizer_known,
+)
 from contextwindow.window import MemoryStrategy, select_recent
 from memory import recall, selectors
 from memory.prompts import MEMORY_HEADER, PREFERENCES_HEADER, SUMMARY_HEADER
@@ -47,6 +58,8 @@ MEMORY_SHARE = 0.25  # at most this share of the budget goes to long-term memory
 SUMMARY_SHARE = 0.25
 MIN_REPLY_SHARE = 0.5  # the reserve never takes more than half the budget
 LEFT_OUT_COUNT_CAP = 1000  # "messages left out" is counted up to this, to stay O(window)
+SCALE_SAMPLES = 3  # recent replies whose reported prompt tokens correct the estimate
+MAX_TOKEN_SCALE = 4.0
 
 
 @dataclass
@@ -99,15 +112,47 @@ def format_summary_block(text: str) -> str:
     return f"{SUMMARY_HEADER}\n<summary>\n{quote(text)}\n</summary>"
 
 
+def token_scale(conversation: Conversation, model: str) -> float | None:
+    """How many tokens the server counted per estimated token on this conversation's recent
+    replies with ``model`` (their reported prompt tokens over their report's total), or None
+    when no reply reported usage. Only a server counting more than estimated changes the
+    budget: the largest recent ratio, capped at MAX_TOKEN_SCALE."""
+    rows = (
+        Message.objects.filter(
+            conversation=conversation,
+            role=Message.Role.ASSISTANT,
+            model=model,
+            prompt_tokens__gt=0,
+            context_report__isnull=False,
+        )
+        .order_by("-id")
+        .values_list("prompt_tokens", "context_report__total_tokens")[:SCALE_SAMPLES]
+    )
+    ratios = [reported / estimated for reported, estimated in rows if estimated]
+    if not ratios:
+        return None
+    return round(min(max(ratios), MAX_TOKEN_SCALE), 3)
+
+
 def build(
-    *, conversation: Conversation, user_text: str, user_message: Message | None = None
+    *,
+    conversation: Conversation,
+    user_text: str,
+    user_message: Message | None = None,
+    tail: list[dict[str, str]] | None = None,
 ) -> BuiltContext:
     """Assemble the request for a turn. ``user_message`` is the stored message for
-    ``user_text`` (history stops before it); without it, the whole history is eligible."""
+    ``user_text`` (history stops before it); without it, the whole history is eligible.
+    ``tail``: messages sent after the new one (a continued reply and the request for its
+    rest); their tokens are set aside first."""
     model = conversation.effective_model
     total_budget = conversation.effective_budget
     reserve = min(settings.MEMORYCHAT_REPLY_RESERVE, int(total_budget * MIN_REPLY_SHARE))
-    budget = _Budget(model, total_budget - reserve)
+    scale = token_scale(conversation, model)
+    limit = total_budget - reserve
+    if scale is not None and scale > 1.0:
+        limit = int(limit / scale)
+    budget = _Budget(model, limit)
     strategy = MemoryStrategy(conversation.strategy)
     profile = profile_get(user=conversation.user)  # one read for the switch and the block
     memory_on = recall.memory_enabled(conversation, profile=profile)
@@ -121,6 +166,8 @@ def build(
         temporary=conversation.temporary,
         memory_enabled=memory_on,
         system_prompt_version=prompt.version,
+        tokens_estimated=not tokenizer_known(model),
+        token_scale=scale,
     )
     head: list[dict[str, str]] = []
 
@@ -135,6 +182,9 @@ def build(
     add_block(Block.SYSTEM, prompt.text, f"system prompt v{prompt.version}")
     message_cost = budget.cost("user", user_text)
     budget.used += message_cost
+    tail = tail or []
+    tail_cost = sum(budget.cost(m["role"], m["content"]) for m in tail)
+    budget.used += tail_cost
 
     instructions = build_instructions(profile)
     if instructions.text:
@@ -186,8 +236,10 @@ def build(
         block_item(Block.HISTORY, history.tokens, f"{len(messages_out)} messages")
     )
     report["blocks"].append(block_item(Block.MESSAGE, message_cost, "new message"))
+    if tail:
+        report["blocks"].append(block_item(Block.CONTINUATION, tail_cost, "the reply so far"))
     report["total_tokens"] = budget.used
-    messages = [*head, *messages_out, {"role": "user", "content": user_text}]
+    messages = [*head, *messages_out, {"role": "user", "content": user_text}, *tail]
     return BuiltContext(messages=messages, report=report)
 
 

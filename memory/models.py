@@ -245,7 +245,12 @@ class SummaryRun(models.Model):
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
     progress = models.PositiveSmallIntegerField(default=0)  # percent
     stage = models.CharField(max_length=100, blank=True)
+    # Why an attempt failed; on a run that is done, what failed before the answer that was
+    # used (a cut or invalid model answer, and the fallback taken).
     error = models.TextField(blank=True)
+    # What answered: json_schema, json_object or offline (memory.summariser), "+"-joined when
+    # the batches differed.
+    method = models.CharField(max_length=40, blank=True)
     attempts = models.PositiveSmallIntegerField(default=0)
     task_id = models.CharField(max_length=64, blank=True)
     summary = models.ForeignKey(

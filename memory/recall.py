@@ -2,7 +2,7 @@
 
 The context engine asks ``recall_for_turn`` for ranked candidates and fits them in its budget.
 Candidates come from the user's long-term memory (facts, decisions, action items, summaries and
-messages of their other conversations, found by ``memory.retrieval.search``) and, for a new
+messages of their other conversations, found by ``memory.search.search``) and, for a new
 conversation, from what a new session should start knowing: pinned and important facts, open
 action items, recent decisions.
 """
@@ -53,7 +53,7 @@ def recall_for_turn(
     exclude_message_ids: frozenset[int] = frozenset(),
 ) -> list[Recalled]:
     """Ranked candidates for the memory block, best first, without duplicates."""
-    from memory import retrieval
+    from memory import search as retrieval
 
     seen: set[tuple[str, int]] = set()
     results: list[Recalled] = []

@@ -37,6 +37,7 @@ class Block(StrEnum):
     MEMORY = "memory"
     HISTORY = "history"
     MESSAGE = "message"
+    CONTINUATION = "continuation"  # a continued reply's text so far and the request for more
 
 
 class BlockItem(TypedDict):
@@ -107,6 +108,11 @@ class ContextReport(TypedDict):
     messages_left_out: MessagesLeftOut
     system_prompt_version: int
     total_tokens: int
+    # Added without a version bump (new keys, absent from older reports): the counts are an
+    # estimate (the model's tokenizer is not known), and the server-reported prompt tokens
+    # per estimated token on recent replies, by which the limit was scaled (None: no usage).
+    tokens_estimated: NotRequired[bool]
+    token_scale: NotRequired[float | None]
 
 
 # -- writing: memory.context builds each part with these -----------------------------------
@@ -122,6 +128,8 @@ def report_new(
     temporary: bool,
     memory_enabled: bool,
     system_prompt_version: int,
+    tokens_estimated: bool = False,
+    token_scale: float | None = None,
 ) -> ContextReport:
     """An empty report for one turn; the builder fills in the blocks and the totals."""
     return {
@@ -142,6 +150,8 @@ def report_new(
         "messages_left_out": messages_left_out(count=0, reason=""),
         "system_prompt_version": system_prompt_version,
         "total_tokens": 0,
+        "tokens_estimated": tokens_estimated,
+        "token_scale": token_scale,
     }
 
 

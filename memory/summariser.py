@@ -1,20 +1,54 @@
 """Fold messages into a rolling summary and extract memories: one structured LLM call, or the
-offline extractor when no model is configured. Both return ``extraction.Extraction``."""
+offline extractor when no model is configured. Both give an ``extraction.Extraction``, checked
+field by field by ``memory.extraction.validation`` before anything is stored.
+
+A real server's structured output breaks in ways the API's does not: the answer hits the
+token cap mid-string, a small model fills the schema with punctuation, a server has no
+``json_schema`` support. So a batch is asked, in order, until an answer passes:
+
+1. ``json_schema`` with the whole batch; then, if that answer was cut, invalid or refused,
+   the batch in two halves (the second folded onto the first's summary);
+2. ``json_object`` (the schema described in the instructions), the same way;
+3. the offline extractor, which always answers.
+
+``Summarised.notes`` records what failed on the way, in words (a cut answer says it hit the
+token cap), and ``method`` what answered: the run keeps both. A server that cannot be reached
+(or fails with 429/5xx after the client's retries) is not a bad answer: that error is raised
+and the run is retried later.
+"""
 
 from __future__ import annotations
 
 import json
+import logging
+from dataclasses import dataclass, field
 from datetime import date
 
-from llm import model_configured
-from llm.clients import sync_client
+import openai
+
+from llm.clients import max_tokens_field, summary_client, summary_endpoint
+from llm.errors import upstream_detail, upstream_reason
+from llm.messages import shape_messages
+from llm.slots import background_slot
 from memory import extraction
 from memory.extraction import (
     ExtractedAction,
     ExtractedDecision,
     ExtractedFact,
     Extraction,
+    InvalidExtraction,
+    validate_extraction,
 )
+
+logger = logging.getLogger(__name__)
+
+JSON_SCHEMA, JSON_OBJECT, OFFLINE = "json_schema", "json_object", "offline"
+MODES = (JSON_SCHEMA, JSON_OBJECT)
+MIN_SPLIT = 2  # a batch shorter than this is not split again
+# The answer's token cap, sized to the schema: the summary (300 words) and the lists' frame,
+# plus room per message for the items it may yield; never more than SUMMARY_MAX_TOKENS.
+CAP_BASE_TOKENS = 900
+CAP_PER_MESSAGE_TOKENS = 60
 
 CATEGORIES = ["preference", "personal", "project", "schedule", "technical", "other"]
 
@@ -97,107 +131,223 @@ Return:
   subject naming what the fact is about, so a later correction gets the same subject; text in
   the third person; importance 0..1); open questions; and stated preferences as facts of
   category "preference". message_index is the index of the message an item came from.
+Leave a list empty rather than guess; every text must be words, never punctuation or numbers
+alone.
 Today is {today}."""
+
+# For servers without json_schema: the shape, said in words.
+OBJECT_INSTRUCTIONS = """
+Answer with one JSON object and nothing else, with exactly these keys:
+{"summary": str, "topics": [str], "open_questions": [str],
+ "decisions": [{"what": str, "context": str, "rationale": str, "alternatives": [str],
+   "stakeholders": [str], "status": "decided"|"proposed", "message_index": int}],
+ "action_items": [{"what": str, "owner": str, "due_date": "YYYY-MM-DD"|null,
+   "status": "open"|"done", "depends_on": [str], "message_index": int}],
+ "facts": [{"category": one of CATEGORIES, "subject": str, "text": str,
+   "importance": number 0..1, "message_index": int}]}""".replace(
+    "CATEGORIES", ", ".join(CATEGORIES)
+)
+
+
+class StructuredOutputError(Exception):
+    """The model's answer cannot be used (cut, not JSON, invalid, refused): say which."""
+
+
+@dataclass
+class Summarised:
+    extraction: Extraction
+    method: str  # JSON_SCHEMA, JSON_OBJECT or OFFLINE
+    notes: list[str] = field(default_factory=list)  # what failed before ``method`` answered
+
+    @property
+    def fell_back(self) -> bool:
+        return bool(self.notes)
+
+
+def answer_cap(message_count: int, limit: int) -> int:
+    return min(CAP_BASE_TOKENS + CAP_PER_MESSAGE_TOKENS * message_count, limit)
 
 
 def summarise(
-    *, previous_summary: str, messages: list[dict], model: str, today: date
-) -> Extraction:
-    if not model_configured():
-        return extraction.extract(messages, previous_summary=previous_summary, today=today)
-    return _summarise_with_llm(previous_summary, messages, model, today)
+    *,
+    previous_summary: str,
+    messages: list[dict],
+    model: str,
+    today: date,
+    max_tokens: int = 4096,
+) -> Summarised:
+    if not summary_endpoint().configured:
+        return Summarised(_offline(previous_summary, messages, today), OFFLINE)
+    notes: list[str] = []
+    for mode in MODES:
+        try:
+            result = _fold(previous_summary, messages, model, today, mode, max_tokens, notes)
+        except StructuredOutputError:
+            continue
+        return Summarised(result, mode, notes)
+    notes.append("fell back to the offline extractor")
+    return Summarised(_offline(previous_summary, messages, today), OFFLINE, notes)
 
 
-def _summarise_with_llm(previous_summary, messages, model, today) -> Extraction:
-    client = sync_client()
+def _offline(previous_summary, messages, today) -> Extraction:
+    return extraction.extract(messages, previous_summary=previous_summary, today=today)
+
+
+def _fold(previous, messages, model, today, mode, max_tokens, notes) -> Extraction:
+    """The whole batch; on a bad answer, its two halves in turn. Every failure is noted."""
+    try:
+        return _ask(previous, messages, model, today, mode, max_tokens)
+    except StructuredOutputError as exc:
+        notes.append(f"{mode}, {len(messages)} messages: {exc}")
+        if len(messages) < 2 * MIN_SPLIT:
+            raise
+    half = len(messages) // 2
+    try:
+        first = _ask(previous, messages[:half], model, today, mode, max_tokens)
+        second = _ask(first.summary, messages[half:], model, today, mode, max_tokens)
+    except StructuredOutputError as exc:
+        notes.append(f"{mode}, halves of {half} and {len(messages) - half} messages: {exc}")
+        raise
+    return _combine(first, second, offset=half)
+
+
+def _combine(first: Extraction, second: Extraction, *, offset: int) -> Extraction:
+    """Two halves as one batch: the second's summary (folded onto the first's), both lists,
+    the second's message indexes shifted past the first half."""
+    for item in [*second.facts, *second.decisions, *second.action_items]:
+        item.message_index += offset
+
+    def unique(values):
+        return list(dict.fromkeys(values))
+
+    return Extraction(
+        summary=second.summary,
+        topics=unique(first.topics + second.topics)[: extraction.MAX_TOPICS],
+        decisions=first.decisions + second.decisions,
+        action_items=first.action_items + second.action_items,
+        facts=first.facts + second.facts,
+        open_questions=unique(first.open_questions + second.open_questions)[
+            : extraction.MAX_OPEN_QUESTIONS
+        ],
+    )
+
+
+def _ask(previous, messages, model, today, mode, max_tokens) -> Extraction:
+    """One structured call: the answer parsed and validated, or StructuredOutputError."""
     payload = {
-        "previous_summary": previous_summary,
+        "previous_summary": previous,
         "messages": [
             {"index": i, "role": m["role"], "content": m["content"]} for i, m in enumerate(messages)
         ],
     }
-    response = client.chat.completions.create(
-        model=model,
-        messages=[
-            {"role": "system", "content": INSTRUCTIONS.format(today=today.isoformat())},
-            {"role": "user", "content": json.dumps(payload, ensure_ascii=False)},
-        ],
-        response_format={
+    instructions = INSTRUCTIONS.format(today=today.isoformat())
+    if mode == JSON_OBJECT:
+        instructions += OBJECT_INSTRUCTIONS
+        response_format = {"type": "json_object"}
+    else:
+        response_format = {
             "type": "json_schema",
             "json_schema": {"name": SCHEMA["title"], "schema": SCHEMA, "strict": True},
-        },
-    )
-    data = json.loads(response.choices[0].message.content or "{}")
-    return parse_extraction(data, len(messages))
-
-
-def _index(value, count: int) -> int:
-    return value if isinstance(value, int) and 0 <= value < count else max(count - 1, 0)
-
-
-def _importance(value) -> float:
+        }
+    cap = answer_cap(len(messages), max_tokens)
     try:
-        return min(max(float(value), 0.0), 1.0)
-    except (TypeError, ValueError):
-        return 0.5
-
-
-def _date(value) -> date | None:
+        with background_slot():
+            response = summary_client().chat.completions.create(
+                model=model,
+                messages=[],
+                extra_body={
+                    "messages": shape_messages(
+                        [
+                            {"role": "system", "content": instructions},
+                            {"role": "user", "content": json.dumps(payload, ensure_ascii=False)},
+                        ]
+                    ),
+                    **max_tokens_field(cap),
+                },
+                response_format=response_format,
+            )
+    except openai.BadRequestError as exc:  # this request, as it is: the server's reason
+        logger.warning("summary request refused: %s", upstream_detail(exc))
+        raise StructuredOutputError(
+            f"the server refused the request (HTTP 400): {upstream_reason(exc)}"
+        ) from exc
+    choice = response.choices[0] if response.choices else None
+    content = (choice.message.content if choice else None) or ""
+    cut = choice is not None and choice.finish_reason == "length"
     try:
-        return date.fromisoformat(value) if value else None
-    except (TypeError, ValueError):
-        return None
+        data = json.loads(content)
+    except json.JSONDecodeError as exc:
+        where = f"{len(content):,} characters"
+        if cut:
+            raise StructuredOutputError(
+                f"the answer was cut at the token cap (max_tokens={cap}) after {where}, "
+                f"so its JSON is unfinished ({exc.msg} at character {exc.pos})"
+            ) from exc
+        raise StructuredOutputError(
+            f"the answer is not JSON ({exc.msg} at character {exc.pos} of {where}): "
+            f"{content[:80]!r}"
+        ) from exc
+    try:
+        result = parse_extraction(data, len(messages), today=today)
+    except (InvalidExtraction, ValueError) as exc:
+        hint = f" (and it hit the token cap, max_tokens={cap})" if cut else ""
+        raise StructuredOutputError(f"the answer is not usable: {exc}{hint}") from exc
+    return result
 
 
-def parse_extraction(data: dict, count: int) -> Extraction:
-    """The model's JSON as an Extraction; malformed items are dropped, not trusted."""
+def _strings(value) -> list:
+    return list(value) if isinstance(value, list) else []
+
+
+def parse_extraction(data: dict, count: int, *, today: date | None = None) -> Extraction:
+    """The model's JSON as an Extraction, every field validated (memory.extraction.validation):
+    malformed items are dropped, not trusted; a summary that is not text raises."""
     if not isinstance(data, dict) or not isinstance(data.get("summary"), str):
-        raise ValueError("the model's summary is not an object with a summary")
+        raise InvalidExtraction("the answer is not an object with a summary")
 
     def items(key):
-        return [item for item in data.get(key) or [] if isinstance(item, dict)]
+        value = data.get(key)
+        return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
 
-    def strings(value):
-        return [str(v) for v in value or [] if isinstance(v, str | int | float)]
-
-    return Extraction(
-        summary=data["summary"].strip(),
-        topics=strings(data.get("topics"))[:8],
-        open_questions=strings(data.get("open_questions")),
+    raw = Extraction(
+        summary=data["summary"],
+        topics=_strings(data.get("topics")),
+        open_questions=_strings(data.get("open_questions")),
         decisions=[
             ExtractedDecision(
-                what=str(d.get("what", "")).strip(),
-                context=str(d.get("context", "")),
-                rationale=str(d.get("rationale", "")),
-                alternatives=strings(d.get("alternatives")),
-                stakeholders=strings(d.get("stakeholders")),
-                status=d.get("status") if d.get("status") in ("decided", "proposed") else "decided",
-                message_index=_index(d.get("message_index"), count),
+                what=d.get("what"),
+                context=d.get("context"),
+                rationale=d.get("rationale"),
+                alternatives=_strings(d.get("alternatives")),
+                stakeholders=_strings(d.get("stakeholders")),
+                status=d.get("status"),
+                message_index=d.get("message_index"),
             )
             for d in items("decisions")
-            if str(d.get("what", "")).strip()
         ],
         action_items=[
             ExtractedAction(
-                what=str(a.get("what", "")).strip(),
-                owner=str(a.get("owner") or ""),
-                due_date=_date(a.get("due_date")),
-                status="done" if a.get("status") == "done" else "open",
-                depends_on=strings(a.get("depends_on")),
-                message_index=_index(a.get("message_index"), count),
+                what=a.get("what"),
+                owner=a.get("owner"),
+                due_date=a.get("due_date"),
+                status=a.get("status"),
+                depends_on=_strings(a.get("depends_on")),
+                message_index=a.get("message_index"),
             )
             for a in items("action_items")
-            if str(a.get("what", "")).strip()
         ],
         facts=[
             ExtractedFact(
-                category=f.get("category") if f.get("category") in CATEGORIES else "other",
-                subject=str(f.get("subject") or "").strip().lower()[:200],
-                text=str(f.get("text", "")).strip(),
-                importance=_importance(f.get("importance")),
-                message_index=_index(f.get("message_index"), count),
+                category=f.get("category"),
+                subject=f.get("subject"),
+                text=f.get("text"),
+                importance=f.get("importance"),
+                message_index=f.get("message_index"),
             )
             for f in items("facts")
-            if str(f.get("text", "")).strip()
         ],
     )
+    validated = validate_extraction(raw, message_count=count, today=today)
+    if validated.dropped:
+        logger.info("dropped from the model's answer: %s", "; ".join(validated.dropped[:10]))
+    return validated.extraction

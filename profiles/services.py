@@ -37,6 +37,7 @@ __all__ = [
     "profile_set_memory",
     "profile_set_style",
     "profile_update_preferences",
+    "validate_preferences",
 ]
 
 # A snapshot of the learned style every SNAPSHOT_EVERY observed messages; the newest
@@ -151,14 +152,16 @@ def profile_update_preferences(
         if isinstance(value, str):
             value = value.replace("\x00", "")  # NUL cannot be stored (PostgreSQL) or shown
         setattr(profile, name, value)
-    _validate_preferences(profile)
+    validate_preferences(profile)
     profile.updated_at = timezone.now()
     profile._change_reason = "preferences edited"
     profile.save(update_fields=[*preferences, "updated_at"])
     return profile
 
 
-def _validate_preferences(profile: UserProfile) -> None:
+def validate_preferences(profile: UserProfile) -> None:
+    """Raise ``ValidationError`` (by field) unless every preference of ``profile`` is valid:
+    the form's rules, for every path that sets them (the form, staff edits, imports)."""
     errors: dict[str, str] = {}
     if profile.language and profile.language not in dict(LANGUAGES):
         errors["language"] = f"Unknown language code {profile.language!r}."

@@ -45,6 +45,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from audit import attribute
+from chat import jsonsafe
 from chat.models import Conversation, Message
 from chat.services import (
     ChatError,
@@ -61,6 +62,7 @@ from profiles.models import UserProfile
 from profiles.services import profile_update_preferences
 
 REASON = "imported from the seed's JSON stores"
+SEED_MAX_DEPTH = 16  # the seed's files nest four levels
 ROLES = ("system", "user", "assistant")
 STYLE_MAP = {
     "formality_level": "formality",
@@ -252,11 +254,14 @@ class SeedImporter:
 
     def _load(self, seed_file: SeedFile) -> Any:
         try:
-            return json.loads(seed_file.path.read_text(encoding="utf-8"))
+            text = seed_file.path.read_text(encoding="utf-8")
+            return jsonsafe.loads(text, max_depth=SEED_MAX_DEPTH)
         except UnicodeDecodeError as error:
             raise BadFile(f"not UTF-8 text ({error.reason})") from error
         except json.JSONDecodeError as error:
             raise BadFile(f"not valid JSON ({error.msg}, line {error.lineno})") from error
+        except jsonsafe.JSONRejected as error:
+            raise BadFile(f"not JSON that can be imported: {error}") from error
         except OSError as error:
             raise BadFile(f"cannot be read ({error.strerror})") from error
 

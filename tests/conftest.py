@@ -1,5 +1,7 @@
 """Fixtures shared by every test: named users (alice owns, bob does not, staff reviews)."""
 
+import os
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
@@ -12,6 +14,9 @@ def fresh_cache():
 
 
 CHROMIUM = "/usr/bin/chromium"
+
+# The real-server suite needs servers that `make test-llama` builds: collected only there.
+collect_ignore = [] if os.environ.get("MEMORYCHAT_REAL_SERVERS") else ["realservers"]
 
 
 def pytest_sessionfinish(session, exitstatus):

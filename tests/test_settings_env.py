@@ -34,6 +34,16 @@ PROJECT_VARIABLES = (
     "OPENAI_EMBEDDING_MODEL",
     "OPENAI_TIMEOUT",
     "OPENAI_MAX_RETRIES",
+    "MESSAGE_SHAPE",
+    "OPENAI_MAX_TOKENS_FIELD",
+    "SUMMARY_BASE_URL",
+    "SUMMARY_API_KEY",
+    "SUMMARY_MODEL",
+    "SUMMARY_MAX_TOKENS",
+    "EMBEDDING_BASE_URL",
+    "EMBEDDING_API_KEY",
+    "BACKGROUND_MODEL_CONCURRENCY",
+    "MODEL_LIST_CACHE_SECONDS",
     "CONTEXT_BUDGET",
     "REPLY_RESERVE",
     "MAX_MESSAGE_CHARS",
@@ -58,6 +68,9 @@ print(json.dumps({
     "OPENAI_BASE_URL": settings.OPENAI_BASE_URL,
     "OPENAI_MAX_RETRIES": settings.OPENAI_MAX_RETRIES,
     "CONTEXT_BUDGET": settings.MEMORYCHAT_CONTEXT_BUDGET,
+    "MESSAGE_SHAPE": settings.MEMORYCHAT_MESSAGE_SHAPE,
+    "SUMMARY_BASE_URL": settings.SUMMARY_BASE_URL,
+    "BACKGROUND_MODEL_CONCURRENCY": settings.BACKGROUND_MODEL_CONCURRENCY,
 }))
 """
 
@@ -253,3 +266,29 @@ def test_numbers_default_when_unset_and_parse_when_set():
     """CONTEXT_BUDGET defaults to 16000, and OPENAI_MAX_RETRIES=5 reads as the integer 5."""
     assert settings_with(**DEVELOPMENT)["CONTEXT_BUDGET"] == 16000
     assert settings_with(**DEVELOPMENT, OPENAI_MAX_RETRIES="5")["OPENAI_MAX_RETRIES"] == 5
+
+
+# -- model servers ---------------------------------------------------------------------------
+
+
+def test_model_server_settings_default_to_strict_templates_and_one_background_slot():
+    """One system message and alternation by default; summaries use the chat's server."""
+    values = settings_with(**DEVELOPMENT)
+    assert values["MESSAGE_SHAPE"] == "single"
+    assert values["SUMMARY_BASE_URL"] == ""  # blank: the chat's (llm.clients)
+    assert values["BACKGROUND_MODEL_CONCURRENCY"] == 1
+
+
+def test_a_message_shape_outside_its_choices_fails_naming_them():
+    message = error_with(**DEVELOPMENT, MESSAGE_SHAPE="mixed")
+    assert "MESSAGE_SHAPE" in message and "single, separate" in message
+
+
+def test_a_summary_server_must_be_a_url():
+    message = error_with(**DEVELOPMENT, SUMMARY_BASE_URL="localhost:8081")
+    assert "SUMMARY_BASE_URL" in message
+
+
+def test_background_concurrency_must_be_at_least_one():
+    message = error_with(**DEVELOPMENT, BACKGROUND_MODEL_CONCURRENCY="0")
+    assert "BACKGROUND_MODEL_CONCURRENCY" in message

@@ -81,3 +81,9 @@ def context_report(stored: dict | None) -> dict:
             for block in report.get("blocks", [])
         ]
     return {"report": report, "view": view}
+
+
+@register.filter
+def minutes(duration) -> int:
+    """A timedelta in whole minutes, rounded up (the sign-in lockout page)."""
+    return -(-int(duration.total_seconds()) // 60) if duration else 0

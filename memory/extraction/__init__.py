@@ -23,6 +23,9 @@ module              what it does
 ``summary``         the extractive rolling summary
 ``text``            shared text helpers: normalisation, contractions, names, third person
 ``types``           the result dataclasses and the limits
+``validation``      the checks every extracted field passes before it is stored: the one layer
+                    for the offline extractor, the model's answer and imports (public: other
+                    packages use ``validate_extraction`` or the module's field checks)
 ==================  ===========================================================================
 
 ``__all__`` below is the package's boundary: other packages import only those names, from
@@ -44,6 +47,7 @@ from __future__ import annotations
 
 import datetime
 
+from memory.extraction import validation
 from memory.extraction.actions import extract_actions
 from memory.extraction.dates import parse_date
 from memory.extraction.decisions import extract_decisions
@@ -63,6 +67,7 @@ from memory.extraction.types import (
     ExtractedFact,
     Extraction,
 )
+from memory.extraction.validation import InvalidExtraction, Validated, validate_extraction
 
 __all__ = [
     "CATEGORIES",
@@ -73,9 +78,13 @@ __all__ = [
     "ExtractedDecision",
     "ExtractedFact",
     "Extraction",
+    "InvalidExtraction",
+    "Validated",
     "extract",
     "normalise_key",
     "parse_date",
+    "validate_extraction",
+    "validation",
 ]
 
 
@@ -90,7 +99,7 @@ def extract(
     questions = extract_questions(sents, kept, decisions)
     topics = extract_topics(sents)
     summary = build_summary(previous_summary or "", sents, facts)
-    return Extraction(
+    result = Extraction(
         summary=summary,
         topics=topics,
         decisions=decisions,
@@ -98,3 +107,7 @@ def extract(
         facts=facts,
         open_questions=questions,
     )
+    # The same checks as the model's answer: nothing unchecked is stored, whichever path.
+    return validate_extraction(
+        result, message_count=len(messages), today=today, require_summary=False
+    ).extraction

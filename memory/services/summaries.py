@@ -9,8 +9,11 @@ conversation row and checks the version it started from is still current.
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass, field
 from datetime import timedelta
 
+import httpx2
+import openai
 from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
@@ -20,7 +23,9 @@ from django.utils import timezone
 from audit import attribute
 from chat.models import Conversation, Message
 from contextwindow.tokens import count_tokens
-from llm import OFFLINE_MODEL, model_configured
+from llm import OFFLINE_MODEL
+from llm.clients import summary_model
+from llm.errors import describe_error
 from memory import recall, summariser
 from memory.extraction import Extraction
 from memory.models import Summary, SummaryRun
@@ -35,6 +40,12 @@ TRIGGER_MESSAGES = 12
 TRIGGER_BUDGET_SHARE = 0.3
 BATCH_MESSAGES = 200  # messages folded per LLM call
 MAX_ATTEMPTS = 3
+# Replies with text to fold (a truncated reply is text too).
+SUMMARISED_STATUSES = (
+    Message.Status.COMPLETE,
+    Message.Status.INTERRUPTED,
+    Message.Status.TRUNCATED,
+)
 
 
 class StaleBase(Exception):
@@ -62,9 +73,7 @@ def conversation_after_turn(*, conversation: Conversation) -> SummaryRun | None:
         or 0
     )
     tail = Message.objects.filter(
-        conversation=conversation,
-        id__gt=covered,
-        status__in=[Message.Status.COMPLETE, Message.Status.INTERRUPTED],
+        conversation=conversation, id__gt=covered, status__in=SUMMARISED_STATUSES
     ).aggregate(n=Count("id"), tokens=Sum("token_count"))
     if tail["n"] >= TRIGGER_MESSAGES or (tail["tokens"] or 0) >= (
         conversation.effective_budget * TRIGGER_BUDGET_SHARE
@@ -80,7 +89,7 @@ STALE_SWEEP_SECONDS = 30
 def embeddings_schedule() -> bool:
     """With OPENAI_EMBEDDING_MODEL set, queue one job (at most every few seconds, across
     processes via the cache) that embeds whatever the search index holds without a vector."""
-    from memory import embeddings
+    from memory.search import embeddings
     from memory.tasks import embed_pending
 
     if not embeddings.enabled() or not cache.add("embed-pending", 1, EMBED_DEBOUNCE_SECONDS):
@@ -175,7 +184,7 @@ def summary_run_execute(*, run_id: int) -> SummaryRun | None:
     try:
         for _ in range(3):  # a concurrent swap means: start again from the new current version
             try:
-                summary = _run(run)
+                summary, outcome = _run(run)
                 break
             except StaleBase:
                 continue
@@ -183,16 +192,17 @@ def summary_run_execute(*, run_id: int) -> SummaryRun | None:
             raise StaleBase("the summary kept changing during the run")
     except Exception as exc:
         logger.warning("summary run %s failed", run_id, exc_info=True)
-        _retry_or_fail(run, f"{type(exc).__name__}: {exc}"[:1000])
+        _retry_or_fail(run, run_error(exc))
         run.refresh_from_db()
         return run
     SummaryRun.objects.filter(pk=run.pk).update(
         status=SummaryRun.Status.DONE,
         progress=100,
-        stage="done",
+        stage="done, fell back" if outcome.notes else "done",
         finished_at=timezone.now(),
         summary=summary,
-        error="",
+        method=outcome.method,
+        error="; ".join(outcome.notes)[:4000],
     )
     run.refresh_from_db()
     if run.mode == SummaryRun.Mode.INCREMENTAL and summary is not None:
@@ -222,31 +232,54 @@ def summary_run_watch(*, run_id: int) -> str:
     return "requeued"
 
 
-def _run(run: SummaryRun) -> Summary | None:
+def run_error(exc: BaseException) -> str:
+    """What a failed attempt records: for a model server's error, the page's words and the
+    server's own (its status and body, for staff); otherwise the exception."""
+    if isinstance(exc, openai.OpenAIError | httpx2.HTTPError):
+        described = describe_error(exc)
+        return f"{described.message} Server said: {described.detail}"[:2000]
+    return f"{type(exc).__name__}: {exc}"[:2000]
+
+
+@dataclass
+class RunOutcome:
+    method: str = ""
+    notes: list[str] = field(default_factory=list)
+
+
+def _run(run: SummaryRun) -> tuple[Summary | None, RunOutcome]:
     conversation = run.conversation
+    outcome = RunOutcome()
     base = Summary.objects.filter(conversation=conversation, is_current=True).first()
     full = run.mode == SummaryRun.Mode.FULL
     start_after = 0 if full or base is None else base.covered_through
     messages = list(_foldable(conversation, start_after, None if full else BATCH_MESSAGES))
     if not messages:
-        return None
+        return None, outcome
     batches = [messages[i : i + BATCH_MESSAGES] for i in range(0, len(messages), BATCH_MESSAGES)]
     previous = "" if full or base is None else base.text
     result: Extraction | None = None
     merged: list[tuple[Extraction, list[Message]]] = []
-    model = conversation.effective_model
+    model = summary_model(conversation.effective_model)
+    methods: list[str] = []
     for number, batch in enumerate(batches, start=1):
         _progress(
             run, int(90 * (number - 1) / len(batches)), f"summarising {number} of {len(batches)}"
         )
-        result = summariser.summarise(
+        summarised = summariser.summarise(
             previous_summary=previous,
             messages=[{"role": m.role, "content": m.content, "model": m.model} for m in batch],
             model=model,
             today=timezone.localdate(),
+            max_tokens=settings.SUMMARY_MAX_TOKENS,
         )
+        result = summarised.extraction
+        prefix = f"batch {number}: " if len(batches) > 1 else ""
+        outcome.notes += [prefix + note for note in summarised.notes]
+        methods.append(summarised.method)
         previous = result.summary
         merged.append((result, batch))
+    outcome.method = "+".join(dict.fromkeys(methods))
     _progress(run, 95, "saving")
     with transaction.atomic():
         Conversation.objects.select_for_update().filter(pk=conversation.pk).first()
@@ -260,12 +293,12 @@ def _run(run: SummaryRun) -> Summary | None:
             message_count=(0 if full or base is None else base.message_count) + len(messages),
             source=run.source,
             created_by=run.requested_by,
-            model=model if model_configured() else OFFLINE_MODEL,
+            model=OFFLINE_MODEL if set(methods) == {summariser.OFFLINE} else model,
         )
         if recall.memory_enabled(conversation):
             for batch_result, batch in merged:
                 memories_merge(conversation=conversation, extraction=batch_result, messages=batch)
-    return summary
+    return summary, outcome
 
 
 def _foldable(conversation, after_id: int, limit: int | None):
@@ -333,3 +366,20 @@ def summary_make_current(*, summary: Summary, actor=None, reason: str = "") -> S
         attribute(summary, actor=actor, reason=reason)
         summary.save(update_fields=["is_current"])
     return summary
+
+
+def conversation_resummarise(*, conversation: Conversation, actor) -> SummaryRun:
+    """Queue a full re-summarisation by ``actor`` (the new version becomes current only when it
+    completes). A run already queued or running for the conversation is returned instead."""
+    with transaction.atomic():
+        # Locked: two clicks at once find the same active run, not none each.
+        Conversation.objects.select_for_update().filter(pk=conversation.pk).first()
+        active = summary_run_active(conversation=conversation)
+        if active is not None:
+            return active
+        return summary_run_start(
+            conversation=conversation,
+            mode=SummaryRun.Mode.FULL,
+            source=Summary.Source.STAFF,
+            requested_by=actor,
+        )

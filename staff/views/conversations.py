@@ -13,7 +13,6 @@ from staff.diff import list_diff, text_diff
 from staff.forms import DiffForm
 from staff.reports import REPORTS
 from staff.selectors import conversations as selectors
-from staff.services import summaries as services
 from web.access import staff_required
 from web.fragments import render_fragments, render_page_or_fragment
 
@@ -77,7 +76,7 @@ def conversation_detail(request, conversation_id: int):
 def conversation_resummarise(request, conversation_id: int):
     """Start a full re-summarisation in the background; the page then polls its state."""
     conversation = selectors.conversation_get(conversation_id=conversation_id)
-    run = services.conversation_resummarise(conversation=conversation, actor=request.user)
+    run = memory_services.conversation_resummarise(conversation=conversation, actor=request.user)
     if request.htmx:
         return render_fragments(
             request, TEMPLATE, {"conversation": conversation, "run": run}, "run"

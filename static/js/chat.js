@@ -145,6 +145,8 @@
     bar.value = ctx.used;
     meter.querySelector(".used").textContent = numbers.format(ctx.used);
     meter.querySelector(".limit").textContent = numbers.format(ctx.limit);
+    const estimated = meter.querySelector(".estimated");
+    if (estimated) estimated.hidden = !ctx.estimated;
   }
 
   function stopEditing() {
@@ -267,6 +269,11 @@
         unavailable("This conversation is not available: it was deleted, or it belongs to another account.");
         return;
       }
+      if (event.code === 4429) {
+        unavailable("Too many chat tabs are open: close some, then reload this page.");
+        return;
+      }
+      if (event.code === 1009) { pending = null; showError("That was too large to send: the server closed the connection."); }
       setStatus("Reconnecting…");
       setTimeout(connect, retryDelay);
       retryDelay = Math.min(retryDelay * 2, 10000);
@@ -361,6 +368,12 @@
     input.focus();
   });
   messages.addEventListener("click", (event) => {
+    const more = event.target.closest("button[data-continue]");
+    if (more) {
+      showError("");
+      transmit({ type: "continue", message_id: parseInt(more.dataset.continue, 10) });
+      return;
+    }
     const retry = event.target.closest("button[data-retry]");
     if (retry) {
       showError("");

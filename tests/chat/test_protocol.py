@@ -131,8 +131,9 @@ def test_each_frame_the_server_sends_keeps_its_json():
         "chunk": '{"type": "chunk", "id": 12, "text": "Hel", "html": "", "tail": "<p>Hel</p>"}',
         "snapshot": '{"type": "snapshot", "id": 12, "text": "Hello", "html": "<p>Hello</p>"}',
         "reply_end": '{"type": "reply_end", "id": 12, "reply_to": 11, "status": "failed", '
-        '"error": "Boom", "html": "", "article": "\\u2026", '
-        '"context": {"used": null, "limit": null, "budget": null}}',
+        '"error": "Boom", "retry": true, "continue": false, "saved": true, "html": "", '
+        '"article": "\\u2026", '
+        '"context": {"used": null, "limit": null, "budget": null, "estimated": false}}',
         "error": '{"type": "error", "code": "rate_limited", "message": "Slow down.", '
         '"client_id": "c-1"}',
     }
@@ -165,7 +166,7 @@ def test_reply_end_carries_the_rendered_reply_and_its_context_report():
     assert frame["html"] in frame["article"]
     assert '<details class="context-report">' in frame["article"]
     assert "120 of 4,000 tokens" in frame["article"]
-    assert frame["context"] == {"used": 120, "limit": 4000, "budget": 3000}
+    assert frame["context"] == {"used": 120, "limit": 4000, "budget": 3000, "estimated": False}
 
 
 def test_each_channel_layer_event_keeps_its_shape():
@@ -210,9 +211,10 @@ def test_the_doc_lists_exactly_the_frames_the_browser_may_send():
 
 
 def test_the_doc_lists_exactly_the_frames_the_server_sends():
-    """Each builder's frame, with its keys in the order they are sent."""
+    """Each builder's frame, with its keys in the order they are sent (optional ones too)."""
+    frames = server_frames()
     assert documented("Server → client frames") == {
-        name: list(frame)[1:] for name, frame in server_frames().items()
+        name: list(frame)[1:] for name, frame in frames.items()
     }
 
 

@@ -32,7 +32,7 @@ async def test_regenerate_keeps_the_earlier_answer_as_a_version(aconversation, a
     frames = await frames_until(socket, "reply_end")
     await socket.disconnect()
 
-    assert [f["type"] for f in frames][0] == "reply_start" and frames[0]["id"] == reply_id
+    assert frames[0]["type"] == "reply_start" and frames[0]["id"] == reply_id
     end = frames[-1]
     assert end["status"] == "complete" and end["id"] == reply_id
     assert "Second answer." in end["html"] and "2 / 2" in end["article"]
@@ -49,9 +49,7 @@ async def test_regenerate_keeps_the_earlier_answer_as_a_version(aconversation, a
     assert shown.content == "First answer." and shown.version_number == 1
 
 
-async def test_edit_changes_the_last_question_and_answers_it_again(
-    aconversation, alice, fake_llm
-):
+async def test_edit_changes_the_last_question_and_answers_it_again(aconversation, alice, fake_llm):
     socket = await connected(alice, aconversation.pk)
     fake_llm.behaviour.reply = "About Paris."
     first = await turn(socket, "Tell me about Pariss")
@@ -75,9 +73,7 @@ async def test_edit_changes_the_last_question_and_answers_it_again(
     assert version.question == "Tell me about Pariss" and version.content == "About Paris."
 
 
-async def test_only_the_last_message_can_be_edited_or_regenerated(
-    aconversation, alice, fake_llm
-):
+async def test_only_the_last_message_can_be_edited_or_regenerated(aconversation, alice, fake_llm):
     socket = await connected(alice, aconversation.pk)
     first = await turn(socket, "One")
     await turn(socket, "Two")

@@ -75,3 +75,28 @@ def test_shift_enter_adds_a_line_and_empty_messages_are_refused(page, app_server
     box.type("second line")
     expect(box).to_have_value("first line\nsecond line")
     assert page.url.endswith("/")
+
+
+def test_a_reply_cut_at_its_length_limit_continues(page, app_server, fake_upstream, db_rows):
+    """The server stops at max_tokens (the reply reserve, 1024): the page says the reply was
+    cut short and offers Continue, which appends the rest to the same reply."""
+    fake_upstream.behaviour.reply = " ".join(f"w{i}" for i in range(1100))
+    fake_upstream.behaviour.interval = 0.0
+    fake_upstream.behaviour.chunk_words = 50
+    log_in(page, app_server)
+    box = page.get_by_role("textbox", name="Message")
+    box.fill("Write more than fits")
+    box.press("Enter")
+    assistant = page.locator('[data-role="assistant"]').last
+    expect(assistant).to_contain_text("Cut short: The reply reached its length limit")
+    expect(assistant).not_to_contain_text("w1024")
+    fake_upstream.behaviour.reply = "and that is the end."
+    assistant.get_by_role("button", name="Continue").click()
+    expect(assistant).to_contain_text("and that is the end.")
+    expect(assistant).to_contain_text("w1023")
+    expect(assistant.get_by_role("button", name="Continue")).to_have_count(0)
+    status, content = db_rows(
+        "SELECT status, content FROM chat_message WHERE role = 'assistant' ORDER BY id DESC"
+    )[0]
+    assert status == "complete" and content.startswith("w0 ") and content.endswith("the end.")
+    fake_upstream.behaviour.chunk_words = 1

@@ -6,9 +6,9 @@ import json
 import pytest
 
 from chat.services import NewMessage, message_create_many
-from memory import embeddings, services
+from memory import services
 from memory.models import Embedding, Fact, Summary, SummaryRun
-from memory.retrieval import search
+from memory.search import embeddings, search
 from tests.support.fake_llm import Behaviour, FakeLLM
 from tests.support.tasks import run_pending_tasks
 
@@ -87,15 +87,19 @@ def test_a_summary_run_uses_one_structured_llm_call(conversation, fake_llm):
     assert Fact.objects.get().text == "The user is Sam."
 
 
-def test_a_malformed_model_answer_fails_the_run_and_keeps_nothing(conversation, fake_llm):
-    """Not the schema: no summary, no memories, the run is retried."""
+def test_a_malformed_model_answer_falls_back_and_says_so(conversation, fake_llm):
+    """Not the schema, every time: nothing of the answer is kept; the offline extractor folds
+    the batch, and the run records what failed and what answered."""
     fake_llm.behaviour.json_reply = lambda body: {"unexpected": True}
     message_create_many(conversation=conversation, messages=[NewMessage("user", "hello")])
     run = services.summary_run_execute(
         run_id=services.summary_run_start(conversation=conversation).pk
     )
-    assert run.status == "queued" and run.attempts == 1 and "summary" in run.error
-    assert not Summary.objects.exists() and not Fact.objects.exists()
+    assert run.status == "done" and run.method == "offline"
+    assert "json_schema, 1 messages: the answer is not usable" in run.error
+    assert "json_object, 1 messages" in run.error and "offline extractor" in run.error
+    summary = Summary.objects.get(is_current=True)
+    assert summary.model == "offline" and "unexpected" not in summary.text
 
 
 @pytest.mark.django_db(transaction=True)

@@ -3,6 +3,22 @@
 It streams chat completions as server-sent events the way the OpenAI API does, and can be told
 to misbehave: answer 429 or 500 a number of times, stall before the first byte, cut the
 connection mid-stream, send a malformed event. Requests are recorded for assertions.
+
+It also does what real servers (llama.cpp, vLLM, Ollama) do and the API mostly does not, each
+switchable per test through ``Behaviour``:
+
+- ``strict_template``: a chat template that accepts one leading system message and strictly
+  alternating user/assistant turns from the user's, and answers anything else with HTTP 400
+  and a body, as llama.cpp does ("Conversation roles must alternate ...");
+- ``max_tokens``: a reply (streamed or not) longer than the request's ``max_tokens`` (or
+  ``max_completion_tokens``) words stops there with ``finish_reason: "length"``, as every real
+  server does (``honour_max_tokens``, on by default);
+- ``json_cut_at``: a structured answer cut mid-string after that many characters, with
+  ``finish_reason: "length"``; ``reject_json_schema``: 400 for ``response_format`` json_schema;
+- ``slots``: a server with that many slots: a request beyond them waits for one (a single slot
+  makes the second request wait for the first), its wait recorded in ``requests``;
+- ``prompt_tokens_per_word``: the usage it reports, for a tokenizer that is not tiktoken;
+- ``GET /v1/models`` lists ``models``.
 """
 
 from __future__ import annotations
@@ -30,8 +46,15 @@ class Behaviour:
     cut_after: int | None = None  # close the connection after this many events
     malformed_after: int | None = None  # send a broken event after this many events
     stall_after: int | None = None  # stop sending (keep the socket open) after N events
-    json_reply: Callable[[dict], dict] | None = None  # non-streamed structured output
+    json_reply: Callable[[dict], dict | str] | None = None  # non-streamed structured output
     usage: bool = True
+    strict_template: bool = False  # 400 unless one leading system message + alternation
+    honour_max_tokens: bool = True  # stop at max_tokens words with finish_reason "length"
+    json_cut_at: int | None = None  # cut the structured answer after this many characters
+    reject_json_schema: bool = False  # 400 for response_format json_schema
+    slots: int | None = None  # concurrent requests served; more wait for a free slot
+    prompt_tokens_per_word: float = 1.0  # reported prompt tokens per word of the messages
+    models: tuple[str, ...] = ("fake-large", "fake-small")  # GET /v1/models
 
 
 @dataclass
@@ -42,6 +65,19 @@ class FakeLLM:
     backlog: int = 5  # the listen queue (socketserver's default); a load test wants more
     nodelay: bool = False  # TCP_NODELAY, as model servers send: no Nagle wait between events
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _slots: threading.Semaphore | None = None
+    _slot_count: int | None = None
+
+    def slot(self):
+        """The server's slots: a context manager that waits for one (or nothing, unlimited)."""
+        with self._lock:
+            if self.behaviour.slots != self._slot_count:
+                self._slot_count = self.behaviour.slots
+                self._slots = (
+                    threading.Semaphore(self.behaviour.slots) if self._slot_count else None
+                )
+            slots = self._slots
+        return slots if slots is not None else contextlib.nullcontext()
 
     @property
     def base_url(self) -> str:
@@ -106,11 +142,28 @@ class _Handler(BaseHTTPRequestHandler):
         with contextlib.suppress(ConnectionResetError, BrokenPipeError):
             super().handle()
 
+    def do_GET(self) -> None:
+        fake = self.owner
+        fake.requests.append({"path": self.path, "body": None, "time": time.monotonic()})
+        if self.path.endswith("/models"):
+            data = [{"id": m, "object": "model", "owned_by": "fake"} for m in fake.behaviour.models]
+            self._json(200, {"object": "list", "data": data})
+            return
+        self._json(404, {"error": {"message": "not found"}})
+
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         body = json.loads(self.rfile.read(length) or b"{}")
         fake = self.owner
-        fake.requests.append({"path": self.path, "body": body, "time": time.monotonic()})
+        record = {"path": self.path, "body": body, "time": time.monotonic()}
+        fake.requests.append(record)
+        arrived = time.monotonic()
+        with fake.slot():
+            record["waited"] = time.monotonic() - arrived
+            self._answer(body, fake)
+            record["finished"] = time.monotonic()
+
+    def _answer(self, body: dict, fake: FakeLLM) -> None:
         behaviour = fake.behaviour
         if behaviour.stall_before:
             time.sleep(behaviour.stall_before)
@@ -137,16 +190,28 @@ class _Handler(BaseHTTPRequestHandler):
         if not self.path.endswith("/chat/completions"):
             self._json(404, {"error": {"message": "not found"}})
             return
+        refusal = _refusal(body, behaviour)
+        if refusal:
+            self._json(
+                400, {"error": {"code": 400, "message": refusal, "type": "invalid_request_error"}}
+            )
+            return
         if body.get("stream"):
             try:
                 self._stream(body, behaviour)
             except (BrokenPipeError, ConnectionResetError):
                 self.close_connection = True  # the client went away (Stop, a closed tab)
         else:
-            content = (
-                json.dumps(behaviour.json_reply(body)) if behaviour.json_reply else behaviour.reply
-            )
-            self._json(200, _completion(body, content))
+            answer = behaviour.json_reply(body) if behaviour.json_reply else behaviour.reply
+            content = answer if isinstance(answer, str) else json.dumps(answer)
+            finish = "stop"
+            cap = _max_tokens(body) if behaviour.honour_max_tokens else None
+            pieces = words(content, 1)
+            if cap is not None and len(pieces) > cap:
+                content, finish = "".join(pieces[:cap]), "length"
+            if behaviour.json_cut_at is not None and len(content) > behaviour.json_cut_at:
+                content, finish = content[: behaviour.json_cut_at], "length"
+            self._json(200, _completion(body, content, finish, behaviour))
 
     def _json(self, status: int, payload: dict) -> None:
         data = json.dumps(payload).encode()
@@ -175,7 +240,13 @@ class _Handler(BaseHTTPRequestHandler):
             "created": int(time.time()),
             "model": body.get("model", "fake"),
         }
-        pieces = words(behaviour.reply, behaviour.chunk_words)
+        finish = "stop"
+        single = words(behaviour.reply, 1)
+        cap = _max_tokens(body) if behaviour.honour_max_tokens else None
+        if cap is not None and len(single) > cap:  # a word per token, near enough
+            single, finish = single[:cap], "length"
+        per = behaviour.chunk_words
+        pieces = ["".join(single[i : i + per]) for i in range(0, len(single), per)]
         self._event(
             {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]}
         )
@@ -199,17 +270,17 @@ class _Handler(BaseHTTPRequestHandler):
                     "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}],
                 }
             )
-        self._event({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+        self._event({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
         if behaviour.usage and (body.get("stream_options") or {}).get("include_usage"):
-            prompt = sum(len(m.get("content", "").split()) for m in body.get("messages", []))
+            prompt = _prompt_tokens(body, behaviour)
             self._event(
                 {
                     **base,
                     "choices": [],
                     "usage": {
                         "prompt_tokens": prompt,
-                        "completion_tokens": len(pieces),
-                        "total_tokens": prompt + len(pieces),
+                        "completion_tokens": len(single),
+                        "total_tokens": prompt + len(single),
                     },
                 }
             )
@@ -221,7 +292,42 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
 
-def _completion(body: dict, content: str) -> dict:
+def _max_tokens(body: dict) -> int | None:
+    cap = body.get("max_tokens", body.get("max_completion_tokens"))
+    return cap if isinstance(cap, int) and cap > 0 else None
+
+
+def _prompt_tokens(body: dict, behaviour: Behaviour) -> int:
+    count = sum(len(m.get("content", "").split()) for m in body.get("messages", []))
+    return round(count * behaviour.prompt_tokens_per_word)
+
+
+ALTERNATE = "Conversation roles must alternate user/assistant/user/assistant/..."
+
+
+def _refusal(body: dict, behaviour: Behaviour) -> str:
+    """Why a strict server refuses this request, or "" (the checks of Gemma's and Mistral's
+    templates, and a server without json_schema support)."""
+    if behaviour.reject_json_schema and (body.get("response_format") or {}).get("type") == (
+        "json_schema"
+    ):
+        return "response_format type 'json_schema' is not supported by this server"
+    if not behaviour.strict_template:
+        return ""
+    roles = [m.get("role") for m in body.get("messages", [])]
+    if roles and roles[0] == "system":
+        roles = roles[1:]
+    if "system" in roles:
+        return "System message must be at the beginning."
+    for i, role in enumerate(roles):
+        if role != ("user" if i % 2 == 0 else "assistant"):
+            return ALTERNATE
+    return ""
+
+
+def _completion(body: dict, content: str, finish: str = "stop", behaviour=None) -> dict:
+    prompt = _prompt_tokens(body, behaviour) if behaviour is not None else 1
+    completion = len(words(content, 1))
     return {
         "id": "chatcmpl-fake",
         "object": "chat.completion",
@@ -230,9 +336,13 @@ def _completion(body: dict, content: str) -> dict:
         "choices": [
             {
                 "index": 0,
-                "finish_reason": "stop",
+                "finish_reason": finish,
                 "message": {"role": "assistant", "content": content},
             }
         ],
-        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+        "usage": {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+        },
     }

