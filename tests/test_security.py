@@ -126,7 +126,8 @@ def post_urls(world, alice, staff):
     conversation, fact = world["conversation"], world["fact"]
     run = summary_run_start(conversation=conversation)
     first = fact.history.earliest("history_date").history_id
-    urls = [(alice, owned_url(n, world)) for n in OWNED - {"chat:history", "chat:conversation", "chat:reply_version"}]
+    get_only = {"chat:history", "chat:conversation", "chat:reply_version"}
+    urls = [(alice, owned_url(n, world)) for n in OWNED - get_only]
     urls += [
         (alice, reverse(n))
         for n in (
