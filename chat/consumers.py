@@ -10,16 +10,20 @@ import time
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 from django.db import DatabaseError
+from django.db.models import Count
 
 from chat import limits, protocol, services
 from chat.fanout import TabFanout
-from chat.models import Conversation, Message
+from chat.models import STOPPED_BY_USER, Conversation, Message
+from chat.rendering import render_markdown
 from chat.services import ChatError
 from chat.turn import (
     ReplyTask,
     in_db_thread,
     in_setup_thread,
     prepare_continue,
+    prepare_edit,
+    prepare_regenerate,
     prepare_retry,
     prepare_turn,
 )
@@ -55,11 +59,14 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
     fanout: TabFanout | None = None
     slots: limits.SocketSlots | None = None
     renewing: asyncio.Task | None = None
+    session_group: str | None = None
 
     async def connect(self):
+        # A refusal is an accepted socket closed with our code: closed before the handshake,
+        # the browser would only see a dropped connection (1006) and retry for ever.
         user = self.scope.get("user")
         if user is None or not user.is_authenticated:
-            await self.close(code=CLOSE_UNAUTHENTICATED)
+            await self.refuse(CLOSE_UNAUTHENTICATED)
             return
         slots = limits.SocketSlots(
             user.pk,
@@ -68,10 +75,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             lease=SOCKET_LEASE_SECONDS,
         )
         if not await in_db_thread(slots.claim)():
-            # Accepted, then closed with a code the page understands (a refused handshake
-            # reaches a browser as a bare 1006).
-            await self.accept()
-            await self.close(code=CLOSE_TOO_MANY_SOCKETS)
+            await self.refuse(CLOSE_TOO_MANY_SOCKETS)
             return
         self.slots = slots
         self.renewing = asyncio.create_task(self._renew_slot())
@@ -83,11 +87,15 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         )
         if self.conversation is None:
             await self._release_slot()
-            await self.close(code=CLOSE_FORBIDDEN)
+            await self.refuse(CLOSE_FORBIDDEN)
             return
         self.group = protocol.group_name(self.conversation.pk)
         self.fanout = TabFanout(self.channel_layer, self.group, self.channel_name)
         await self.fanout.start()
+        session_key = getattr(self.scope.get("session"), "session_key", None)
+        if session_key:  # signing out in another tab closes this socket
+            self.session_group = protocol.session_group(session_key)
+            await self.channel_layer.group_add(self.session_group, self.channel_name)
         await self.accept()
         streaming = await in_db_thread(self._streaming_reply_id)()
         await self.send_json(protocol.ready(streaming=streaming, offline=not model_configured()))
@@ -119,8 +127,17 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
                 logger.warning("could not release a websocket slot", exc_info=True)
             self.slots = None
 
+    async def refuse(self, code: int) -> None:
+        await self.accept()
+        await self.close(code=code)
+
     async def disconnect(self, code):
         await self._release_slot()
+        if self.session_group is not None:
+            try:
+                await self.channel_layer.group_discard(self.session_group, self.channel_name)
+            except Exception:
+                logger.warning("channel layer unavailable at disconnect", exc_info=True)
         if self.fanout is None:
             return
         if self.reply_task is not None and self.reply_task.task is not None:
@@ -153,6 +170,12 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
                     await self.handle_retry(frame)
                 case protocol.Continue() as frame:
                     await self.handle_continue(frame)
+                case protocol.Regenerate() as frame:
+                    await self.handle_again(prepare_regenerate, message_id=frame.message_id)
+                case protocol.Edit() as frame:
+                    await self.handle_again(
+                        prepare_edit, message_id=frame.message_id, text=frame.text
+                    )
                 case protocol.Sync() as frame:
                     await self.handle_sync(frame)
         except ChatError as exc:
@@ -211,6 +234,19 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         admit_model_call(self.scope["user"])
         return prepare_continue(conversation=self.conversation, reply_id=reply_id)
 
+    async def handle_again(self, prepare, **arguments) -> None:
+        """Regenerate the last reply, or edit the last message and answer it again: the
+        reply's article is replaced (its earlier version kept), then it streams."""
+        started = time.monotonic()
+        prepared = await in_setup_thread(self._admit_and_prepare_again, prepare, **arguments)
+        if "text" in arguments:
+            await self.publish(protocol.user_message(prepared.start.user_message))
+        self.start_reply(prepared, new_message="text" in arguments, started=started)
+
+    def _admit_and_prepare_again(self, prepare, **arguments):
+        admit_model_call(self.scope["user"])
+        return prepare(conversation=self.conversation, **arguments)
+
     async def handle_sync(self, frame: protocol.Sync) -> None:
         """A tab that heard nothing of a reply for a while asks where it stands (its frames
         may have been lost on a busy or restarting channel layer)."""
@@ -218,19 +254,27 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         if reply is None:
             raise protocol.FrameError("That reply is not in this conversation.", code="not_found")
         if reply.status == Message.Status.STREAMING:
-            await self.send_json(protocol.snapshot(reply_id=reply.pk, text=reply.content))
+            await self.send_json(
+                protocol.snapshot(
+                    reply_id=reply.pk, text=reply.content, html=render_markdown(reply.content)
+                )
+            )
         else:
             await self.send_json(protocol.reply_end(reply))
 
     def _reply_state(self, reply_id: int) -> Message | None:
         services.replies_interrupt_stale(conversation=self.conversation)
-        return Message.objects.filter(
-            conversation=self.conversation, pk=reply_id, role=Message.Role.ASSISTANT
-        ).first()
+        return (
+            Message.objects.filter(
+                conversation=self.conversation, pk=reply_id, role=Message.Role.ASSISTANT
+            )
+            .annotate(version_count=Count("versions"))
+            .first()
+        )
 
     async def handle_stop(self) -> None:
         if self.reply_task is not None and not self.reply_task.task.done():
-            self.reply_task.cancel("Stopped before the reply finished.")
+            self.reply_task.cancel(STOPPED_BY_USER)
         else:  # the reply may be streaming from another tab or process
             await self.channel_layer.group_send(self.group, protocol.group_stop())
 
@@ -277,6 +321,8 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
                 await self.chat_frame(message)
             elif message["type"] == "chat.stop":
                 await self.chat_stop(message)
+            elif message["type"] == "chat.signed_out":
+                await self.chat_signed_out(message)
             return
         await super().dispatch(message)
 
@@ -286,4 +332,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
 
     async def chat_stop(self, event):
         if self.reply_task is not None and self.reply_task.task is not None:
-            self.reply_task.cancel("Stopped before the reply finished.")
+            self.reply_task.cancel(STOPPED_BY_USER)
+
+    async def chat_signed_out(self, event):
+        await self.close(code=CLOSE_UNAUTHENTICATED)

@@ -34,6 +34,8 @@ class TabFanout:
         self.channel = channel_name
         self.seen: dict[str, float] = {}  # other tabs' channels -> when last heard of
         self.texts: dict[int, list[str]] = {}  # reply id -> text so far
+        self.htmls: dict[int, list[str]] = {}  # reply id -> its rendered final blocks
+        self.tails: dict[int, str] = {}  # reply id -> its rendered last block
         self.snapshot_at: dict[int, float] = {}
         self.queued_snapshots: dict[int, dict] = {}  # reply id -> its snapshot not yet sent
         self.outbox: asyncio.Queue = asyncio.Queue(maxsize=OUTBOX_LIMIT)
@@ -82,10 +84,18 @@ class TabFanout:
         if kind == "chunk":
             parts = self.texts.setdefault(frame["id"], [])
             parts.append(frame["text"])
+            htmls = self.htmls.setdefault(frame["id"], [])
+            if frame["html"]:
+                htmls.append(frame["html"])
+            self.tails[frame["id"]] = frame["tail"]
             now = time.monotonic()
             if self.others and now - self.snapshot_at.get(frame["id"], 0.0) >= SNAPSHOT_INTERVAL:
                 self.snapshot_at[frame["id"]] = now
-                snapshot = protocol.snapshot(reply_id=frame["id"], text="".join(parts))
+                snapshot = protocol.snapshot(
+                    reply_id=frame["id"],
+                    text="".join(parts),
+                    html="".join(htmls) + frame["tail"],
+                )
                 queued = self.queued_snapshots.get(frame["id"])
                 if queued is not None:
                     queued["frame"] = snapshot  # still waiting: send the newer text instead
@@ -94,6 +104,8 @@ class TabFanout:
             return
         if kind in ("reply_start", "reply_end"):
             self.texts.pop(frame["id"], None)
+            self.htmls.pop(frame["id"], None)
+            self.tails.pop(frame["id"], None)
             self.snapshot_at.pop(frame["id"], None)
         # A handful of frames per turn: sent even when no other tab is known yet, so a tab
         # whose announcement was late or lost still learns of every message and reply.

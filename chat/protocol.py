@@ -8,12 +8,12 @@ step. static/js/chat.js reads these dicts as JSON: keep their keys and key order
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 
 from django.conf import settings
 from django.template.loader import render_to_string
-from django.utils.html import escape
 
 from chat import jsonsafe
 from chat.models import Message
@@ -23,6 +23,7 @@ from llm.errors import NOT_RETRYABLE
 from memory.report import report_read
 
 CLIENT_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+MESSAGE_TEMPLATE = "chat/_message.html"
 # No frame nests deeper than this (an object holding a value): deeper is not ours.
 MAX_DEPTH = 4
 
@@ -50,15 +51,7 @@ class Send:
             raise FrameError("A message must be text.")
         if not isinstance(client_id, str) or (client_id and not CLIENT_ID.match(client_id)):
             raise FrameError("client_id must be 1-64 letters, digits, '-' or '_'.")
-        if not clean_text(text).strip():  # NUL is dropped when stored: NUL alone is nothing
-            raise FrameError("The message is empty.", code="empty")
-        limit = settings.MEMORYCHAT_MAX_MESSAGE_CHARS
-        if len(text) > limit:
-            raise FrameError(
-                f"The message is too long ({len(text):,} characters; the limit is {limit:,}).",
-                code="too_long",
-            )
-        return cls(text=text, client_id=client_id)
+        return cls(text=_text(text), client_id=client_id)
 
 
 @dataclass(frozen=True)
@@ -75,6 +68,26 @@ class Retry:
     @classmethod
     def parse(cls, frame: dict) -> Retry:
         return cls(message_id=_integer(frame, "message_id", "retry"))
+
+
+@dataclass(frozen=True)
+class Regenerate:
+    message_id: int  # the user message whose reply is written again
+
+    @classmethod
+    def parse(cls, frame: dict) -> Regenerate:
+        return cls(message_id=_integer(frame, "message_id", "regenerate"))
+
+
+@dataclass(frozen=True)
+class Edit:
+    message_id: int  # the conversation's last user message
+    text: str
+
+    @classmethod
+    def parse(cls, frame: dict) -> Edit:
+        message_id = _integer(frame, "message_id", "edit")
+        return cls(message_id=message_id, text=_text(frame.get("text")))
 
 
 @dataclass(frozen=True)
@@ -95,14 +108,31 @@ class Sync:
         return cls(reply_id=_integer(frame, "reply_id", "sync"))
 
 
-ClientFrame = Send | Stop | Retry | Continue | Sync
+ClientFrame = Send | Stop | Retry | Continue | Regenerate | Edit | Sync
 CLIENT_FRAMES: dict[str, type[ClientFrame]] = {
     "send": Send,
     "stop": Stop,
     "retry": Retry,
     "continue": Continue,
+    "regenerate": Regenerate,
+    "edit": Edit,
     "sync": Sync,
 }
+
+
+def _text(text: object) -> str:
+    """A user message's text: not empty, within MAX_MESSAGE_CHARS."""
+    if not isinstance(text, str):
+        raise FrameError("A message must be text.")
+    if not clean_text(text).strip():  # NUL is dropped when stored: NUL alone is nothing
+        raise FrameError("The message is empty.", code="empty")
+    limit = settings.MEMORYCHAT_MAX_MESSAGE_CHARS
+    if len(text) > limit:
+        raise FrameError(
+            f"The message is too long ({len(text):,} characters; the limit is {limit:,}).",
+            code="too_long",
+        )
+    return text
 
 
 def _integer(frame: dict, field: str, frame_type: str) -> int:
@@ -162,13 +192,19 @@ def ready(*, streaming: int | None, offline: bool) -> dict:
     return {"type": "ready", "streaming": streaming, "offline": offline}
 
 
+def article(message: Message) -> str:
+    """A message as the page shows it: the one template the page itself renders them with
+    (chat/_message.html), so the script only swaps it in."""
+    return render_to_string(MESSAGE_TEMPLATE, {"message": message})
+
+
 def user_message(message: Message) -> dict:
-    # Escaped, not rendered as Markdown: the page shows what the user typed.
+    # The article shows the text as typed (escaped, not Markdown).
     return {
         "type": "user_message",
         "id": message.pk,
         "client_id": message.client_id,
-        "html": escape(message.content),
+        "article": article(message),
     }
 
 
@@ -176,26 +212,31 @@ def title(title: str) -> dict:
     return {"type": "title", "title": title}
 
 
-def reply_start(*, reply_id: int, reply_to: int, continues: str = "") -> dict:
-    frame = {"type": "reply_start", "id": reply_id, "reply_to": reply_to}
-    if continues:
-        frame["continues"] = continues  # a Continue: the page keeps this text and appends
-    return frame
+def reply_start(reply: Message) -> dict:
+    """The reply's article in its waiting state ("Thinking…")."""
+    return {
+        "type": "reply_start",
+        "id": reply.pk,
+        "reply_to": reply.reply_to_id,
+        "article": article(reply),
+    }
 
 
-def chunk(*, reply_id: int, text: str) -> dict:
-    """Text to append, for the tab that sent the message."""
-    return {"type": "chunk", "id": reply_id, "text": text}
+def chunk(*, reply_id: int, text: str, html: str = "", tail: str = "") -> dict:
+    """For the tab that sent the message: ``text`` to append to the reply's text; ``html``,
+    the rendered blocks that became final (append), and ``tail``, the rendered last block
+    (replaces the previous tail): see chat.rendering.StreamRenderer."""
+    return {"type": "chunk", "id": reply_id, "text": text, "html": html, "tail": tail}
 
 
-def snapshot(*, reply_id: int, text: str) -> dict:
-    """The whole text so far, to replace: for the other tabs, and for a tab that asks."""
-    return {"type": "snapshot", "id": reply_id, "text": text}
+def snapshot(*, reply_id: int, text: str, html: str) -> dict:
+    """The whole reply so far, text and rendered, to replace: for the other tabs, and for a
+    tab that asks."""
+    return {"type": "snapshot", "id": reply_id, "text": text, "html": html}
 
 
 def reply_end(reply: Message) -> dict:
-    report = report_read(reply.context_report)
-    figures = report or {}
+    figures = report_read(reply.context_report) or {}
     return {
         "type": "reply_end",
         "id": reply.pk,
@@ -209,9 +250,7 @@ def reply_end(reply: Message) -> dict:
         # marked interrupted once its lease runs out).
         "saved": getattr(reply, "saved", True),
         "html": render_markdown(reply.content),
-        "report_html": (
-            render_to_string("chat/_context_report.html", {"report": report}) if report else ""
-        ),
+        "article": article(reply),
         "context": {
             "used": figures.get("total_tokens"),
             "limit": figures.get("limit"),
@@ -256,6 +295,16 @@ def group_stop() -> dict:
     return {"type": "chat.stop"}
 
 
+def session_group(session_key: str) -> str:
+    """The group of every socket signed in with one session (the tabs of one browser)."""
+    return "session-" + hashlib.sha256(session_key.encode()).hexdigest()[:40]
+
+
+def group_signed_out() -> dict:
+    """The session signed out (in any tab): its sockets close with 4401."""
+    return {"type": "chat.signed_out"}
+
+
 def group_present(*, sender: str) -> dict:
     return {"type": "chat.present", "sender": sender}
 
@@ -267,6 +316,7 @@ def group_left(*, sender: str) -> dict:
 GROUP_EVENTS = {
     "chat.frame": group_frame,
     "chat.stop": group_stop,
+    "chat.signed_out": group_signed_out,
     "chat.present": group_present,
     "chat.left": group_left,
 }

@@ -9,9 +9,10 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, connection, transaction
+from django.db.models import Count
 from django.utils import timezone
 
-from chat.models import Conversation, Message
+from chat.models import Conversation, Message, ReplyVersion
 from contextwindow.tokens import count_tokens
 from memory.report import ContextReport
 
@@ -323,7 +324,7 @@ def _replayed(conversation: Conversation, client_id: str) -> TurnStart | None:
     )
     if existing is None:
         return None
-    reply = existing.replies.order_by("-id").first()
+    reply = existing.replies.annotate(version_count=Count("versions")).order_by("-id").first()
     return TurnStart(user_message=existing, reply=reply, replayed=True)
 
 
@@ -369,7 +370,59 @@ def turn_begin(*, conversation: Conversation, text: str, client_id: str = "") ->
 
 
 def turn_retry(*, conversation: Conversation, user_message_id: int) -> TurnStart:
-    """Answer a stored user message again, reusing its failed or interrupted reply row."""
+    """Answer a stored user message again after its reply failed or was interrupted, reusing
+    the reply's row (its partial text is kept until the retry writes text of its own)."""
+    return _turn_again(conversation=conversation, user_message_id=user_message_id)
+
+
+def turn_regenerate(*, conversation: Conversation, user_message_id: int) -> TurnStart:
+    """A new answer to the conversation's last user message; the reply it had is kept as an
+    earlier version ("1 / 2"), with its own context report."""
+    return _turn_again(conversation=conversation, user_message_id=user_message_id, again=True)
+
+
+def turn_edit(*, conversation: Conversation, user_message_id: int, text: str) -> TurnStart:
+    """Change the conversation's last user message and answer it again; the reply to the
+    earlier wording is kept as an earlier version."""
+    return _turn_again(
+        conversation=conversation, user_message_id=user_message_id, again=True, text=text
+    )
+
+
+def _last_user_message_id(conversation: Conversation) -> int | None:
+    return (
+        Message.objects.filter(conversation=conversation, role=Message.Role.USER)
+        .order_by("-created_at", "-id")
+        .values_list("pk", flat=True)
+        .first()
+    )
+
+
+def _keep_version(reply: Message, question: str) -> ReplyVersion | None:
+    if not reply.content and reply.context_report is None:
+        return None  # a failed reply with nothing to show
+    number = reply.versions.count() + 1
+    return ReplyVersion.objects.create(
+        reply=reply,
+        number=number,
+        question=question,
+        content=reply.content,
+        status=reply.status,
+        error=reply.error,
+        model=reply.model,
+        context_report=reply.context_report,
+        system_prompt_version=reply.system_prompt_version,
+        created_at=reply.created_at,
+    )
+
+
+def _turn_again(
+    *,
+    conversation: Conversation,
+    user_message_id: int,
+    again: bool = False,
+    text: str | None = None,
+) -> TurnStart:
     with transaction.atomic():
         user_message = Message.objects.filter(
             conversation=conversation, pk=user_message_id, role=Message.Role.USER
@@ -378,8 +431,25 @@ def turn_retry(*, conversation: Conversation, user_message_id: int) -> TurnStart
             raise ChatError("That message is not in this conversation.", code="not_found")
         _lock_and_check_idle(conversation)
         reply = user_message.replies.order_by("-id").first()
-        if reply is not None and reply.status == Message.Status.COMPLETE:
+        last = _last_user_message_id(conversation) == user_message.pk
+        if again and not last:
+            raise ChatError(
+                "Only the last message can be edited or answered again.", code="not_last"
+            )
+        if not again and reply is not None and reply.status == Message.Status.COMPLETE:
             raise ChatError("That message already has a complete reply.", code="bad_frame")
+        if again and reply is not None and reply.status == Message.Status.STREAMING:
+            raise ChatError(
+                "A reply is still being written. Stop it or wait for it to finish.", code="busy"
+            )
+        question = user_message.content
+        if text is not None:
+            user_message.content = clean_text(text)
+            user_message.token_count = count_tokens(
+                user_message.content, conversation.effective_model
+            )
+            user_message.save(update_fields=["content", "token_count"])
+        now = timezone.now()
         if reply is None:
             reply = message_create(
                 conversation=conversation,
@@ -389,15 +459,36 @@ def turn_retry(*, conversation: Conversation, user_message_id: int) -> TurnStart
                 reply_to=user_message,
             )
         else:
-            # The earlier partial text stays stored until the retry writes text of its own
-            # (its first checkpoint, or its end): a retry that fails at once loses nothing.
-            previous = reply.content
             reply.status = Message.Status.STREAMING
             reply.error = ""
-            reply.lease_expires_at = timezone.now() + stream_lease()
-            reply.save(update_fields=["status", "error", "lease_expires_at"])
+            reply.error_kind = ""
+            reply.lease_expires_at = now + stream_lease()
+            if not again:
+                # A retry: the earlier partial text stays stored until the retry writes text
+                # of its own (its first checkpoint, or its end): one that fails at once
+                # loses nothing.
+                previous = reply.content
+                reply.save(update_fields=["status", "error", "error_kind", "lease_expires_at"])
+                reply.content = ""
+                reply.version_count = reply.versions.count()
+                return TurnStart(user_message=user_message, reply=reply, previous_content=previous)
+            # Regenerate or edit: the answer so far becomes an earlier version ("1 / 2").
+            _keep_version(reply, question)
             reply.content = ""
-            return TurnStart(user_message=user_message, reply=reply, previous_content=previous)
+            reply.context_report = None
+            reply.created_at = now  # the newest message of the conversation: answered now
+            reply.version_count = reply.versions.count()  # for the page's "2 / 2"
+            reply.save(
+                update_fields=[
+                    "content",
+                    "status",
+                    "error",
+                    "error_kind",
+                    "context_report",
+                    "created_at",
+                    "lease_expires_at",
+                ]
+            )
     return TurnStart(user_message=user_message, reply=reply)
 
 

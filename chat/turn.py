@@ -24,6 +24,7 @@ from django.db import DatabaseError
 
 from chat import protocol, services
 from chat.models import Message
+from chat.rendering import StreamRenderer
 from chat.streaming import ChunkBatcher
 from llm.errors import UpstreamError
 from llm.providers import Usage, get_provider
@@ -36,6 +37,10 @@ logger = logging.getLogger(__name__)
 
 Publish = Callable[[dict], Awaitable[None]]
 STORE_RETRY_SECONDS = 30.0
+# A streaming reply's frames go at most this often, each with the Markdown rendered so far;
+# if one render costs more than 1/RENDER_COST_FACTOR of the interval, the interval grows.
+RENDER_INTERVAL = 0.1
+RENDER_COST_FACTOR = 10
 
 
 def in_db_thread(fn):
@@ -138,6 +143,16 @@ def prepare_retry(*, conversation, message_id: int) -> PreparedTurn:
     return PreparedTurn(start, _build(conversation, start.user_message))
 
 
+def prepare_regenerate(*, conversation, message_id: int) -> PreparedTurn:
+    start = services.turn_regenerate(conversation=conversation, user_message_id=message_id)
+    return PreparedTurn(start, _build(conversation, start.user_message))
+
+
+def prepare_edit(*, conversation, message_id: int, text: str) -> PreparedTurn:
+    start = services.turn_edit(conversation=conversation, user_message_id=message_id, text=text)
+    return PreparedTurn(start, _build(conversation, start.user_message))
+
+
 def prepare_continue(*, conversation, reply_id: int) -> PreparedTurn:
     """Continue a reply the length cap cut: the same context, then the reply so far and a
     request for the rest (a user turn: every server and template accepts that, unlike an
@@ -204,10 +219,22 @@ class ReplyTask:
         usage, model, report, prompt_version = Usage(), "", None, None
         stream = None
 
-        async def send_chunk(text: str) -> None:
-            await self.publish(protocol.chunk(reply_id=reply.pk, text=text))
+        renderer = StreamRenderer()
+        if self.prefix:  # a Continue: the page already shows the text so far
+            renderer.feed(self.prefix)
 
-        batcher = ChunkBatcher(send_chunk)
+        async def send_chunk(text: str) -> None:
+            # The Markdown so far, rendered as the stored reply will be (the same function and
+            # sanitiser), at the cost of its last block; at most every RENDER_INTERVAL, and
+            # less often if rendering grows costly, so it stays a small share of the stream.
+            began = time.perf_counter()
+            renderer.feed(text)
+            html, tail = renderer.render()
+            cost = time.perf_counter() - began
+            batcher.interval = max(RENDER_INTERVAL, cost * RENDER_COST_FACTOR)
+            await self.publish(protocol.chunk(reply_id=reply.pk, text=text, html=html, tail=tail))
+
+        batcher = ChunkBatcher(send_chunk, interval=RENDER_INTERVAL)
         request = None
         try:
             built = self.built
@@ -220,11 +247,7 @@ class ReplyTask:
                     built.messages, model=model, report=report, max_tokens=max_tokens
                 )
             )
-            await self.publish(
-                protocol.reply_start(
-                    reply_id=reply.pk, reply_to=self.user_message.pk, continues=self.prefix
-                )
-            )
+            await self.publish(protocol.reply_start(reply))
             stream = await request
             model = stream.model
             renewed = time.monotonic()

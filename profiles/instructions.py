@@ -205,7 +205,11 @@ def build_instructions(profile: UserProfile) -> InstructionsBlock:
 def _metric_unused_because(profile: UserProfile, name: str, value: float, count: int) -> str:
     override = OVERRIDES[name]
     if getattr(profile, override):
-        return f"overridden by the preference {override}={getattr(profile, override)}"
+        # Words for people (the profile page shows it): "your tone preference (casual)".
+        model_field = UserProfile._meta.get_field(override)
+        value = getattr(profile, f"get_{override}_display")() if model_field.choices else ""
+        label = str(model_field.verbose_name).lower()
+        return f"overridden by your {label} preference" + (f" ({value.lower()})" if value else "")
     if not profile.memory_enabled:
         return "memory is off"
     if count < MIN_MESSAGES:

@@ -157,7 +157,8 @@ async def test_a_refused_socket_does_not_keep_a_slot(alice, bob, settings):
     bobs = await sync_to_async(conversation_create)(user=bob)
     for _ in range(3):
         refused = await open_socket(alice, bobs.pk)
-        assert (await refused.connect())[0] is False
+        assert (await refused.connect())[0]  # accepted, then closed with its code
+        assert (await refused.receive_output())["code"] == 4403
     mine = await sync_to_async(conversation_create)(user=alice)
     socket = await connected(alice, mine.pk)
     await socket.disconnect()

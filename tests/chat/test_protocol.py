@@ -20,6 +20,10 @@ def test_it_parses_each_frame_the_browser_sends():
     assert protocol.parse({"type": "stop"}) == protocol.Stop()
     assert protocol.parse({"type": "retry", "message_id": 3}) == protocol.Retry(message_id=3)
     assert protocol.parse({"type": "sync", "reply_id": 4}) == protocol.Sync(reply_id=4)
+    assert protocol.parse({"type": "regenerate", "message_id": 3}) == protocol.Regenerate(3)
+    assert protocol.parse({"type": "edit", "message_id": 3, "text": "Hi"}) == protocol.Edit(
+        message_id=3, text="Hi"
+    )
 
 
 @pytest.mark.parametrize(
@@ -35,6 +39,9 @@ def test_it_parses_each_frame_the_browser_sends():
         ({"type": "retry", "message_id": "1"}, "bad_frame", "retry needs a message_id"),
         ({"type": "retry", "message_id": True}, "bad_frame", "retry needs a message_id"),
         ({"type": "sync"}, "bad_frame", "sync needs a reply_id (an integer)."),
+        ({"type": "regenerate"}, "bad_frame", "regenerate needs a message_id"),
+        ({"type": "edit", "message_id": 3, "text": "  "}, "empty", "The message is empty."),
+        ({"type": "edit", "text": "Hi"}, "bad_frame", "edit needs a message_id"),
     ],
 )
 def test_it_refuses_a_malformed_frame(content, code, message):
@@ -79,15 +86,18 @@ def server_frames() -> dict[str, dict]:
     from chat.models import Message
     from chat.services import ChatError
 
-    user = Message(pk=11, client_id="c-1", content='<hi> & "you"')
-    failed = Message(pk=12, reply_to_id=11, status="failed", error="Boom", content="")
+    user = Message(pk=11, role="user", client_id="c-1", content='<hi> & "you"')
+    failed = Message(
+        pk=12, role="assistant", reply_to_id=11, status="failed", error="Boom", content=""
+    )
+    streaming = Message(pk=12, role="assistant", reply_to_id=11, status="streaming")
     arguments = {
         "ready": {"streaming": None, "offline": True},
         "user_message": {"message": user},
         "title": {"title": "Trip"},
-        "reply_start": {"reply_id": 12, "reply_to": 11},
-        "chunk": {"reply_id": 12, "text": "Hel"},
-        "snapshot": {"reply_id": 12, "text": "Hello"},
+        "reply_start": {"reply": streaming},
+        "chunk": {"reply_id": 12, "text": "Hel", "html": "", "tail": "<p>Hel</p>"},
+        "snapshot": {"reply_id": 12, "text": "Hello", "html": "<p>Hello</p>"},
         "reply_end": {"reply": failed},
         "error": {"exc": ChatError("Slow down.", code="rate_limited"), "client_id": "c-1"},
     }
@@ -98,6 +108,7 @@ def group_events() -> dict[str, dict]:
     arguments = {
         "chat.frame": {"frame": protocol.title("Trip"), "sender": "a"},
         "chat.stop": {},
+        "chat.signed_out": {},
         "chat.present": {"sender": "a"},
         "chat.left": {"sender": "a"},
     }
@@ -105,35 +116,56 @@ def group_events() -> dict[str, dict]:
 
 
 def test_each_frame_the_server_sends_keeps_its_json():
-    """The bytes static/js/chat.js reads: keys, key order and values as before."""
-    assert {name: json.dumps(frame) for name, frame in server_frames().items()} == {
+    """The bytes static/js/chat.js reads: keys, key order and values as before (a message's
+    article, rendered by the page's own template, is checked below)."""
+    frames = server_frames()
+    for frame in frames.values():
+        if "article" in frame:
+            frame["article"] = "…"
+    assert {name: json.dumps(frame) for name, frame in frames.items()} == {
         "ready": '{"type": "ready", "streaming": null, "offline": true}',
         "user_message": '{"type": "user_message", "id": 11, "client_id": "c-1", '
-        '"html": "&lt;hi&gt; &amp; &quot;you&quot;"}',
+        '"article": "\\u2026"}',
         "title": '{"type": "title", "title": "Trip"}',
-        "reply_start": '{"type": "reply_start", "id": 12, "reply_to": 11}',
-        "chunk": '{"type": "chunk", "id": 12, "text": "Hel"}',
-        "snapshot": '{"type": "snapshot", "id": 12, "text": "Hello"}',
+        "reply_start": '{"type": "reply_start", "id": 12, "reply_to": 11, "article": "\\u2026"}',
+        "chunk": '{"type": "chunk", "id": 12, "text": "Hel", "html": "", "tail": "<p>Hel</p>"}',
+        "snapshot": '{"type": "snapshot", "id": 12, "text": "Hello", "html": "<p>Hello</p>"}',
         "reply_end": '{"type": "reply_end", "id": 12, "reply_to": 11, "status": "failed", '
         '"error": "Boom", "retry": true, "continue": false, "saved": true, "html": "", '
-        '"report_html": "", '
+        '"article": "\\u2026", '
         '"context": {"used": null, "limit": null, "budget": null, "estimated": false}}',
         "error": '{"type": "error", "code": "rate_limited", "message": "Slow down.", '
         '"client_id": "c-1"}',
     }
 
 
+def test_the_articles_are_the_pages_own_message_markup():
+    """user_message, reply_start and reply_end carry the article the page renders for the
+    message (chat/_message.html): the user's text escaped as typed, the reply's state."""
+    frames = server_frames()
+    user = frames["user_message"]["article"]
+    assert user.startswith('<article class="message user" data-role="user" data-id="11"')
+    assert '<div class="content">&lt;hi&gt; &amp; &quot;you&quot;</div>' in user
+    waiting = frames["reply_start"]["article"]
+    assert 'class="message assistant status-streaming"' in waiting and "Thinking…" in waiting
+    failed = frames["reply_end"]["article"]
+    assert "Failed: Boom" in failed and 'data-retry="11"' in failed
+
+
 def test_reply_end_carries_the_rendered_reply_and_its_context_report():
-    """Markdown sanitised to HTML, the report rendered, the meter's figures."""
+    """Markdown sanitised to HTML, the report inside the article, the meter's figures."""
     from chat.models import Message
 
     report = {"total_tokens": 120, "limit": 4000, "budget": 3000, "model": "m", "blocks": []}
-    reply = Message(pk=12, reply_to_id=11, status="complete", content="**Hi** <b>x</b>")
+    reply = Message(
+        pk=12, role="assistant", reply_to_id=11, status="complete", content="**Hi** <b>x</b>"
+    )
     reply.context_report = report
     frame = protocol.reply_end(reply)
     assert frame["html"] == "<p><strong>Hi</strong> &lt;b&gt;x&lt;/b&gt;</p>\n"
-    assert frame["report_html"].startswith('<details class="context-report">')
-    assert "120 of 4000 tokens" in frame["report_html"]
+    assert frame["html"] in frame["article"]
+    assert '<details class="context-report">' in frame["article"]
+    assert "120 of 4,000 tokens" in frame["article"]
     assert frame["context"] == {"used": 120, "limit": 4000, "budget": 3000, "estimated": False}
 
 
@@ -144,6 +176,7 @@ def test_each_channel_layer_event_keeps_its_shape():
         "chat.frame": '{"type": "chat.frame", "frame": {"type": "title", "title": "Trip"}, '
         '"sender": "a"}',
         "chat.stop": '{"type": "chat.stop"}',
+        "chat.signed_out": '{"type": "chat.signed_out"}',
         "chat.present": '{"type": "chat.present", "sender": "a"}',
         "chat.left": '{"type": "chat.left", "sender": "a"}',
     }
@@ -180,7 +213,6 @@ def test_the_doc_lists_exactly_the_frames_the_browser_may_send():
 def test_the_doc_lists_exactly_the_frames_the_server_sends():
     """Each builder's frame, with its keys in the order they are sent (optional ones too)."""
     frames = server_frames()
-    frames["reply_start"] = protocol.reply_start(reply_id=12, reply_to=11, continues="So far")
     assert documented("Server → client frames") == {
         name: list(frame)[1:] for name, frame in frames.items()
     }
@@ -202,7 +234,7 @@ def test_every_builder_is_registered_under_the_type_it_makes():
         if function.__module__ == protocol.__name__ and not name.startswith("_")
     }
     registered = {*protocol.SERVER_FRAMES.values(), *protocol.GROUP_EVENTS.values()}
-    not_builders = {"decode", "parse", "error_client_id", "group_name"}
+    not_builders = {"decode", "parse", "error_client_id", "group_name", "session_group", "article"}
     assert public - not_builders == {build.__name__ for build in registered}
 
 

@@ -17,6 +17,9 @@ pytestmark = pytest.mark.e2e
 # 2-core machine a first turn can take longer than Playwright's 5 s default to show.
 expect.set_options(timeout=15_000)
 
+# Two shared, busy cores: a first turn can take several seconds to start.
+expect.set_options(timeout=15_000)
+
 
 @pytest.fixture(scope="session")
 def fake_upstream():

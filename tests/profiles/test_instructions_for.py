@@ -75,7 +75,7 @@ def test_an_explicit_preference_beats_a_learned_metric(alice, observe):
     assert "Tone: formal" in block.text
     assert "Tone: casual" not in block.text
     assert "formality" not in metric_sources(block)
-    assert "overridden by the preference tone" in skipped(block)["formality"]
+    assert skipped(block)["formality"].startswith("overridden by your tone preference (")
     assert {"kind": "preference", "name": "tone", "value": "formal"}.items() <= next(
         s for s in block.sources if s["name"] == "tone"
     ).items()
