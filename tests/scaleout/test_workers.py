@@ -18,9 +18,13 @@ CHATS = 12
 
 
 def _children(pid: int) -> list[int]:
+    """uvicorn's worker processes (multiprocessing's resource tracker is a child too)."""
     found = []
     for task in Path(f"/proc/{pid}/task").glob("*/children"):
-        found += [int(child) for child in task.read_text().split()]
+        for child in task.read_text().split():
+            cmdline = Path(f"/proc/{child}/cmdline").read_bytes()
+            if b"spawn_main" in cmdline:
+                found.append(int(child))
     return found
 
 
