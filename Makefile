@@ -43,7 +43,8 @@ serve: install
 	trap 'kill 0' EXIT; \
 	$(PY) manage.py db_worker --queue-name '*' --no-reload & \
 	$(VENV)/bin/uvicorn config.asgi:application --host $(HOST) --port $(PORT) --workers $$workers \
-	  --proxy-headers --forwarded-allow-ips "$${FORWARDED_ALLOW_IPS:-127.0.0.1}" --no-server-header
+	  --proxy-headers --forwarded-allow-ips "$${FORWARDED_ALLOW_IPS:-127.0.0.1}" --no-server-header \
+	  --ws-max-size "$${WEBSOCKET_MAX_BYTES:-1048576}"
 
 # Debian's chromium for the browser tests (Playwright cannot download browsers here).
 browser:

@@ -225,6 +225,17 @@ class AppServer(ServerProcess):
         return self._sum(cpu_seconds)
 
 
+class RelayServer(AppServer):
+    """``bench/relay.py``'s bare relay under the same ASGI server (and workers) as the app:
+    the baseline ``bench/stream.py`` reports the app against."""
+
+    def command(self) -> list[str]:
+        command = super().command()
+        return [
+            ("bench.relay:application" if c == "config.asgi:application" else c) for c in command
+        ]
+
+
 class JobWorker:
     """``manage.py db_worker`` on every queue without the reloader, as ``make serve`` runs it
     beside the server, logging to ``log_path``; its memory and CPU time as for ``AppServer``."""
@@ -308,6 +319,11 @@ class Workspace:
 
     def server(self, name: str = "server", *, server: str = "daphne", workers: int = 1):
         return AppServer(
+            self.env, log_path=self.path / f"{name}.log", server=server, workers=workers
+        )
+
+    def relay(self, name: str = "relay", *, server: str = "daphne", workers: int = 1):
+        return RelayServer(
             self.env, log_path=self.path / f"{name}.log", server=server, workers=workers
         )
 

@@ -15,6 +15,10 @@ b. **Retrieval quality** -- recall@5, recall@10 and MRR of ``memory.retrieval.se
    and beside our own full-text stage alone (FTS order, before re-ranking).
 c. **Search latency** -- ``search()`` p50/p95 over a few hundred queries on a user with 100k
    indexed items (messages, facts, decisions, action items). Target: p95 <= 50 ms on SQLite.
+d. **Retrieval on long real conversations** -- ../shared/memdata (BEAM): the app's search,
+   BM25 over single turns and the candidate stage alone, in one run, overall and per question
+   type (``bench/memory_beam.py``; ``--beam-every N`` for a subset, ``--beam-embeddings`` to
+   add embeddings alone).
 
 Seeding (bulk inserts through ``chat.services.message_create_many``) is timed separately and
 never counted. Timings are medians/percentiles over many repetitions, cells interleaved in a
@@ -54,11 +58,11 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench import corpus as corpus_mod  # noqa: E402
-from bench import memory_dataset  # noqa: E402
+from bench import memory_beam, memory_dataset  # noqa: E402
 from bench.cli import int_list  # noqa: E402
 from bench.data import load_json  # noqa: E402
 
-PARTS = ("a", "b", "c")
+PARTS = ("a", "b", "c", "d")
 SIZES = (500, 20_000, 100_000)
 QUICK_SIZES = (500, 5_000, 20_000)
 ITEMS = 100_000
@@ -118,6 +122,9 @@ def run_parts(args) -> dict:
             command += ["--sizes", ",".join(map(str, args.sizes))]
             command += ["--items", str(args.items), "--distractors", str(args.distractors)]
             command += ["--quick"] if args.quick else []
+            command += ["--beam-chats", str(args.beam_chats), "--beam-every", str(args.beam_every)]
+            command += ["--beam", str(args.beam)] if args.beam else []
+            command += ["--beam-embeddings"] if args.beam_embeddings else []
             log(f"[{part}] starting on {url.split('@')[-1]}")
             try:
                 subprocess.run(command, check=True, cwd=ROOT)
@@ -462,7 +469,7 @@ def seed_dataset(dataset, now) -> list:
 
 def overlap(question: str, statement: str) -> bool:
     """Does the question share a content word (exact, lowercase) with the statement?"""
-    from memory.search_text import STOPWORDS
+    from memory.search.terms import STOPWORDS
 
     def words(text):
         return {w for w in TOKEN.findall(text.lower()) if w not in STOPWORDS and len(w) > 1}
@@ -482,8 +489,8 @@ def part_b(args) -> dict:
     from django.db import connection
     from django.utils import timezone
 
-    from memory.fulltext import candidates
-    from memory.retrieval import query_terms, search
+    from memory.search import index, search
+    from memory.search.terms import query_terms
 
     distractors = args.distractors or (QUICK_DISTRACTORS if args.quick else DISTRACTORS)
     dataset = memory_dataset.build(distractors_per_user=distractors)
@@ -507,8 +514,9 @@ def part_b(args) -> dict:
         hits = search(user=user, query=question.text, k=10)
         ours = [(h.kind, h.id, h.message_ids) for h in hits]
         terms = query_terms(question.text)
-        lexical = candidates(user.pk, terms)[:10] if terms else []
-        stage = [(row[0], row[1], []) for row in lexical]
+        stats = index.user_stats(user.pk, terms) if terms else None
+        lexical = index.candidates(user.pk, terms, stats)[:10] if terms else []
+        stage = [(row.kind, row.object_id, []) for row in lexical]
         baseline = [(kind, i, []) for kind, i in indexes[user.pk].search(question.text, 10)]
         ranks = {
             name: _first_relevant(ranked, question.relevant)
@@ -646,7 +654,7 @@ def seed_heavy(total: int, now) -> tuple[object, dict]:
 
 def latency_queries() -> dict[str, list[str]]:
     """About 300 queries in three classes, none taken from the stored messages."""
-    from memory.search_text import STOPWORDS
+    from memory.search.terms import STOPWORDS
 
     rng = random.Random(2718)
     questions = [
@@ -671,7 +679,7 @@ def match_count(user_id: int, query: str) -> int:
     """Rows of the user's index the search's full-text query matches (before its LIMIT)."""
     from django.db import connection
 
-    from memory.retrieval import query_terms
+    from memory.search.terms import query_terms
 
     terms = query_terms(query)
     if not terms:
@@ -694,7 +702,7 @@ def match_count(user_id: int, query: str) -> int:
 def part_c(args) -> dict:
     from django.utils import timezone
 
-    from memory.retrieval import search
+    from memory.search import search
 
     total = args.items or (QUICK_ITEMS if args.quick else ITEMS)
     began = time.perf_counter()
@@ -775,7 +783,10 @@ def run_child(args) -> None:
     setup_django(args.child_url)
     load = os.getloadavg()[0]
     began = time.perf_counter()
-    result = {"a": part_a, "b": part_b, "c": part_c}[args.child](args)
+    if args.child == "d":
+        result = memory_beam.part_d(args, log)
+    else:
+        result = {"a": part_a, "b": part_b, "c": part_c}[args.child](args)
     result["env"] = environment()
     result["env"]["load"] = [round(load, 2), round(os.getloadavg()[0], 2)]
     result["seconds"] = time.perf_counter() - began
@@ -860,8 +871,8 @@ def report_b(r: dict) -> list[str]:
         "- a question is answered at k when a relevant item (the planted message, or the Fact"
         " row recording it) is among the top k; recall@k is the share of questions answered;"
         " MRR@10 uses the first relevant item's rank",
-        "- ours: `memory.retrieval.search(k=10)`; full-text stage only: its candidates"
-        " (`memory.fulltext.candidates`) in the order the index returns them, before BM25 and"
+        "- ours: `memory.search.search(k=10)`; full-text stage only: its candidates"
+        " (`memory.search.index.candidates`) in their idf order, before BM25 and"
         " the recency/importance re-ranking; BM25 baseline: Okapi BM25"
         " (k1 1.2, b 0.75, lowercase \\w+ tokens, no stemming, no stopwords) over the same"
         " user's rows of the index",
@@ -892,7 +903,7 @@ def report_c(r: dict) -> list[str]:
         " messages (what `recall_for_turn` searches with); keywords = 1-3 corpus words."
         f" Warm-up pass, then {r['rounds']} rounds in shuffled order; `search(k=10)`",
         "- matches: rows containing a query word; the search reads at most "
-        "`fulltext.POOL + fulltext.NEWEST_WINDOW` of them (rare words ranked by the index, "
+        "`index.POOL + index.NEWEST_WINDOW` of them (rare words ranked by the index, "
         "the newest rows with the common ones) and scores those",
         "",
         "| queries | n | p50 ms | p95 ms | p99 ms | max ms | matches median | matches max |",
@@ -926,7 +937,8 @@ def report(results: dict) -> str:
             f"{p} {results[p]['env']['load'][0]}-{results[p]['env']['load'][1]}" for p in results
         ),
     ]
-    for part, render in (("a", report_a), ("b", report_b), ("c", report_c)):
+    parts = (("a", report_a), ("b", report_b), ("c", report_c), ("d", memory_beam.report_d))
+    for part, render in parts:
         if part in results:
             lines += ["", *render(results[part])]
     return "\n".join(lines)
@@ -938,7 +950,7 @@ def report(results: dict) -> str:
 def parse_args(argv: list[str] | None = None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes and fewer rounds")
-    parser.add_argument("--part", default="a,b,c", help="which parts, e.g. a,c (default all)")
+    parser.add_argument("--part", default="a,b,c,d", help="which parts, e.g. a,c (default all)")
     parser.add_argument(
         "--database-url",
         default=None,
@@ -951,6 +963,16 @@ def parse_args(argv: list[str] | None = None):
         "--distractors", type=int, default=0, help=f"part b per user ({DISTRACTORS:,})"
     )
     parser.add_argument("--rounds", type=int, default=0, help="a: 10, c: 5 (--quick: 3)")
+    parser.add_argument("--beam", type=Path, default=None, help="part d: the BEAM jsonl.gz")
+    parser.add_argument(
+        "--beam-chats", type=int, default=10**9, help="part d: the first N chats (default all)"
+    )
+    parser.add_argument(
+        "--beam-every", type=int, default=1, help="part d: every Nth chat only (default all)"
+    )
+    parser.add_argument(
+        "--beam-embeddings", action="store_true", help="part d: embeddings alone too (slow)"
+    )
     parser.add_argument("--json", type=Path, default=None, help="also write raw results here")
     parser.add_argument("--keep-db", action="store_true", help="keep the scratch databases")
     parser.add_argument(
@@ -962,7 +984,7 @@ def parse_args(argv: list[str] | None = None):
     args = parser.parse_args(argv)
     args.parts = [p.strip() for p in args.part.split(",") if p.strip()]
     if any(p not in PARTS for p in args.parts):
-        parser.error("--part takes a comma-separated subset of a,b,c")
+        parser.error("--part takes a comma-separated subset of a,b,c,d")
     if args.sizes is None:
         args.sizes = QUICK_SIZES if args.quick else SIZES
     return args

@@ -1,22 +1,39 @@
-"""Benchmark: what the app adds to a streamed reply, next to calling the model directly.
+"""Benchmark: what the app adds to a streamed reply, next to a bare Channels relay and next to
+calling the model directly.
 
 N concurrent chats (1, 10, 50 by default) over real websockets to ``daphne`` running the app
 (``DEBUG=false``, SQLite in a temporary directory, the in-memory channel layer), against a fake
 OpenAI-compatible upstream in its own process that streams one 100-word reply at a fixed rate
-(50 words/s: one SSE event every 20 ms). In the same run and in alternating phases, the same
-number of concurrent streams calls that upstream directly with the ``openai.AsyncOpenAI``
-client the app itself uses. Reported per N:
+(50 words/s: one SSE event every 20 ms). In the same run, in rotating phases, with the same
+client and the same upstream:
 
-* time to first token (TTFT), p50/p95: direct = request → first content delta; app = the
-  ``send`` frame → the first ``chunk`` frame; added = app - direct;
+* ``direct``: the same number of concurrent streams call the upstream with the
+  ``openai.AsyncOpenAI`` client the app itself uses;
+* ``relay``: the same number of chats through ``bench/relay.py``, a minimal Channels consumer
+  that only calls the model and forwards batched chunks (same ASGI server, no database), in a
+  server process of its own beside the app's;
+* ``app``: the chats through the app.
+
+Reported per N:
+
+* time to first token (TTFT), p50/p95: direct = request → first content delta; relay and app =
+  the ``send`` frame → the first ``chunk`` frame; added = side - direct; the app's added TTFT
+  as a ratio to the relay's;
+* server CPU per relayed chunk (one upstream SSE event), each server's CPU time over its own
+  phases, and the app's as a ratio to the relay's;
 * delivered rate: words/s from the first chunk to the last, as a share of the upstream's rate
   measured directly at the same N;
-* the server process's resident memory, idle (after one warm-up turn) and peak (``VmHWM``);
+* the app server's resident memory, idle (after one warm-up turn) and peak (``VmHWM``);
 * exactness: every reply equals the upstream's text, and the database holds exactly one user
   message and one complete, identical reply per turn.
 
-    .venv/bin/python bench/stream.py            # 1, 10 and 50 chats, about 9 minutes
-    .venv/bin/python bench/stream.py --quick    # 1 and 10 chats, about 2 minutes
+``--profile PATH`` also runs py-spy on the app server during the largest level's measured
+rounds and reports a CPU budget per turn by stage (``bench/spy.py``).
+
+    .venv/bin/python bench/stream.py            # 1, 10 and 50 chats
+    .venv/bin/python bench/stream.py --quick    # 1 and 10 chats, about 3 minutes
+    .venv/bin/python bench/stream.py --server uvicorn --workers 2 \
+        --redis-url redis://127.0.0.1:6379/15 --chats 50,100   # make serve's shape
 """
 
 from __future__ import annotations
@@ -55,6 +72,7 @@ from bench.harness import (  # noqa: E402
     percentile,
     stored_messages,
 )
+from bench.spy import Budget, Profiler, budget, table  # noqa: E402
 
 CHATS = (1, 10, 50)
 TURNS = 5  # sequential turns per chat per round and phase
@@ -64,9 +82,12 @@ RATE = 50.0  # words (SSE events) per second from the upstream
 WORDS = 100  # words per reply
 PROMPTS = load_json("prompts.json")  # bench/data/prompts.json
 SYSTEM = PROMPTS["system"]
-# Targets (issue 3, item 8): added TTFT p50 in ms by number of chats; delivered share at 50.
-TARGET_ADDED_P50 = {1: 15.0, 50: 50.0}
-TARGET_SHARE = (50, 0.95)
+# Targets (issue 17), ratios to the bare relay in the same run: added TTFT p50 at most
+# factor x the relay's + slack ms, by number of chats; server CPU per relayed chunk at most
+# factor x the relay's at 50 chats; the delivered share of the upstream rate at 50 chats.
+TARGET_ADDED_P50 = {1: (2.0, 5.0), 10: (2.0, 5.0), 50: (2.0, 0.0)}
+TARGET_CPU = (50, 1.5)
+TARGET_SHARE = (50, 0.98)
 
 
 def question(chat: int, turn: int) -> str:
@@ -81,10 +102,13 @@ class Level:
     start_rss: int = 0  # kB, the server just started
     idle_rss: int = 0  # kB, after one warm-up turn
     peak_rss: int = 0  # kB, VmHWM at the end
-    app_cpu: float = 0.0  # server CPU seconds during the app phases
-    app_wall: float = 0.0  # wall seconds of the app phases
-    upstream_cpu: float = 0.0  # upstream CPU seconds during the app phases
-    client_cpu: float = 0.0  # this process's CPU seconds during the app phases
+    # Per side ("app", "relay"): server CPU seconds, wall seconds, upstream and client CPU
+    # seconds during that side's phases.
+    cpu: dict[str, float] = field(default_factory=lambda: {"app": 0.0, "relay": 0.0})
+    wall: dict[str, float] = field(default_factory=lambda: {"app": 0.0, "relay": 0.0})
+    upstream_cpu: dict[str, float] = field(default_factory=lambda: {"app": 0.0, "relay": 0.0})
+    client_cpu: dict[str, float] = field(default_factory=lambda: {"app": 0.0, "relay": 0.0})
+    words: int = 0  # upstream events (one word each) per reply
     stored: dict[str, int] = field(default_factory=dict)
     load: list[float] = field(default_factory=list)  # 1-minute load average, start and end
     expected_turns: int = 0
@@ -102,23 +126,39 @@ class Level:
     def ttft(self, name: str, q: float) -> float | None:
         return percentile(self.ttfts(name), q)
 
-    def added(self, q: float) -> float | None:
-        app, direct = self.ttft("app", q), self.ttft("direct", q)
-        return None if app is None or direct is None else app - direct
+    def added(self, q: float, name: str = "app") -> float | None:
+        side, direct = self.ttft(name, q), self.ttft("direct", q)
+        return None if side is None or direct is None else side - direct
+
+    def added_ratio(self, q: float = 50) -> float | None:
+        app, relay = self.added(q), self.added(q, "relay")
+        return app / relay if app is not None and relay and relay > 0 else None
+
+    def cpu_share(self, name: str) -> float | None:
+        return self.cpu[name] / self.wall[name] if self.wall[name] else None
+
+    def cpu_per_chunk_us(self, name: str) -> float | None:
+        """Server CPU µs per relayed upstream chunk (SSE event) during that side's phases."""
+        chunks = len(self.streams(name)) * self.words
+        return self.cpu[name] / chunks * 1e6 if chunks else None
+
+    def cpu_ratio(self) -> float | None:
+        app, relay = self.cpu_per_chunk_us("app"), self.cpu_per_chunk_us("relay")
+        return app / relay if app is not None and relay else None
 
     def upstream_rate(self) -> float | None:
         rates = self.rates("direct")
         return statistics.median(rates) if rates else None
 
-    def shares(self) -> list[float]:
+    def shares(self, name: str = "app") -> list[float]:
         base = self.upstream_rate()
-        return [r / base for r in self.rates("app")] if base else []
+        return [r / base for r in self.rates(name)] if base else []
 
-    def share(self, q: float) -> float | None:
-        return percentile(self.shares(), q)
+    def share(self, q: float, name: str = "app") -> float | None:
+        return percentile(self.shares(name), q)
 
-    def frames_per_reply(self) -> float | None:
-        counts = [len(s.deliveries) for s in self.streams("app")]
+    def frames_per_reply(self, name: str = "app") -> float | None:
+        counts = [len(s.deliveries) for s in self.streams(name)]
         return statistics.median(counts) if counts else None
 
 
@@ -137,15 +177,32 @@ async def _staggered(n: int, stagger: float, turns: int, one_turn) -> list[Strea
     return [stream for streams in results for stream in streams]
 
 
-async def drive(level: Level, server: AppServer, upstream: Upstream, seats, column, args) -> None:
+SIDES = ("direct", "relay", "app")
+
+
+async def drive(
+    level: Level,
+    server: AppServer,
+    relay: AppServer,
+    upstream: Upstream,
+    seats,
+    column,
+    args,
+    profiler: Profiler | None = None,
+) -> None:
     n = level.chats
     stagger = 0.0 if args.burst else upstream.words / upstream.rate / n
     client = direct_client(upstream.base_url)
     sockets = [ChatSocket(server.ws_url, s.session, s.conversations[column]) for s in seats[:n]]
+    relay_sockets = [ChatSocket(relay.ws_url, "", i + 1) for i in range(n)]
+    servers = {"app": server, "relay": relay}
     counter = iter(range(10**9))
 
     async def app_turn(i: int, t: int) -> Stream:
         return await sockets[i].turn(question(i, next(counter)))
+
+    async def relay_turn(i: int, t: int) -> Stream:
+        return await relay_sockets[i].turn(question(i, next(counter)))
 
     async def direct_turn(i: int, t: int) -> Stream:
         messages = [
@@ -154,50 +211,62 @@ async def drive(level: Level, server: AppServer, upstream: Upstream, seats, colu
         ]
         return await direct_stream(client, messages)
 
+    turn_of = {"direct": direct_turn, "relay": relay_turn, "app": app_turn}
     # One chat, one turn each way: imports, caches and first connections; then "idle" memory.
     await sockets[0].connect()
+    await relay_sockets[0].connect()
     await app_turn(0, 0)
+    await relay_turn(0, 0)
     await direct_turn(0, 0)
     await asyncio.sleep(1.0)
     level.idle_rss = server.rss_kib()
     # All N connected and one unmeasured turn each way at full concurrency (connection pools).
-    await asyncio.gather(*(s.connect() for s in sockets[1:]))
-    await _staggered(n, stagger, 1, app_turn)
-    await _staggered(n, stagger, 1, direct_turn)
+    await asyncio.gather(*(s.connect() for s in [*sockets[1:], *relay_sockets[1:]]))
+    for name in SIDES:
+        await _staggered(n, stagger, 1, turn_of[name])
     turns = max(args.turns, -(-args.min_samples // (n * args.rounds)))
     level.turns = turns
+    level.words = upstream.words
     level.expected_turns = 1 + n + args.rounds * turns * n
 
+    if profiler is not None:
+        profiler.start(server.pids())
     for round_ in range(args.rounds):
         streams: dict[str, list[Stream]] = {}
-        order = ("direct", "app") if round_ % 2 == 0 else ("app", "direct")
+        # The three sides rotate, so that the machine's noise hits them alike.
+        order = SIDES[round_ % 3 :] + SIDES[: round_ % 3]
         for name in order:
-            if name == "app":
-                cpu0, wall0 = server.cpu_seconds(), time.perf_counter()
-                up0, me0 = cpu_seconds(upstream.pid), time.process_time()
-                streams[name] = await _staggered(n, stagger, turns, app_turn)
-                level.app_cpu += server.cpu_seconds() - cpu0
-                level.app_wall += time.perf_counter() - wall0
-                level.upstream_cpu += cpu_seconds(upstream.pid) - up0
-                level.client_cpu += time.process_time() - me0
-            else:
+            if name == "direct":
                 streams[name] = await _staggered(n, stagger, turns, direct_turn)
+                continue
+            side = servers[name]
+            cpu0, wall0 = side.cpu_seconds(), time.perf_counter()
+            up0, me0 = cpu_seconds(upstream.pid), time.process_time()
+            streams[name] = await _staggered(n, stagger, turns, turn_of[name])
+            level.cpu[name] += side.cpu_seconds() - cpu0
+            level.wall[name] += time.perf_counter() - wall0
+            level.upstream_cpu[name] += cpu_seconds(upstream.pid) - up0
+            level.client_cpu[name] += time.process_time() - me0
         level.rounds.append(streams)
         if args.verbose:
             print(
-                f"  {n} chats, round {round_ + 1}: TTFT p50 direct"
-                f" {percentile([s.ttft * 1000 for s in streams['direct']], 50):.1f} ms,"
-                f" app {percentile([s.ttft * 1000 for s in streams['app']], 50):.1f} ms",
+                f"  {n} chats, round {round_ + 1}: TTFT p50"
+                + "".join(
+                    f" {name} {percentile([s.ttft * 1000 for s in streams[name]], 50):.1f} ms"
+                    for name in SIDES
+                ),
                 file=sys.stderr,
                 flush=True,
             )
+    if profiler is not None:
+        profiler.stop()
     level.peak_rss = server.peak_rss_kib()
-    await asyncio.gather(*(s.close() for s in sockets))
+    await asyncio.gather(*(s.close() for s in [*sockets, *relay_sockets]))
     await client.close()
 
 
 def check(level: Level, upstream: Upstream) -> None:
-    for name in ("direct", "app"):
+    for name in SIDES:
         for stream in level.streams(name):
             if stream.status != "complete" or stream.text != upstream.reply:
                 level.problems.append(
@@ -221,6 +290,7 @@ def check(level: Level, upstream: Upstream) -> None:
 def run(args) -> dict:
     began = time.perf_counter()
     levels = [Level(n) for n in args.chats]
+    profiles: dict[int, Budget] = {}
     upstream = Upstream(interval=1.0 / args.rate, words=args.words).start()
     # A chat here sends about 28 messages a minute: above the default abuse limit of 20, so
     # the limit is raised (not switched off: its check stays on the measured path).
@@ -239,17 +309,29 @@ def run(args) -> dict:
             server = workspace.server(
                 f"server-{level.chats}", server=args.server, workers=args.workers
             ).start()
+            relay = workspace.relay(
+                f"relay-{level.chats}", server=args.server, workers=args.workers
+            )
+            profiler = None
+            if args.profile and level.chats == max(args.chats):
+                profiler = Profiler(args.profile)
             try:
+                relay.start()
                 time.sleep(1.0)
                 level.start_rss = server.rss_kib()
                 level.load.append(os.getloadavg()[0])
-                asyncio.run(drive(level, server, upstream, seats, column, args))
+                asyncio.run(drive(level, server, relay, upstream, seats, column, args, profiler))
                 level.load.append(os.getloadavg()[0])
             except BaseException:
-                print(server.log_tail(), file=sys.stderr)
+                print(server.log_tail(), relay.log_tail(), file=sys.stderr)
                 raise
             finally:
                 server.stop()
+                relay.stop()
+            if profiler is not None:
+                measured = len(level.streams("app"))
+                profile = budget(args.profile, cpu_seconds=level.cpu["app"], turns=measured)
+                profiles[level.chats] = profile
             conversations = [s.conversations[column] for s in seats[: level.chats]]
             level.stored = stored_messages(workspace.env, conversations, upstream.reply)
             check(level, upstream)
@@ -267,6 +349,7 @@ def run(args) -> dict:
         "rounds": args.rounds,
         "turns": args.turns,
         "min_samples": args.min_samples,
+        "profiles": profiles,
     }
 
 
@@ -289,17 +372,37 @@ def _pct(value: float | None) -> str:
     return "—" if value is None else f"{value * 100:.1f}%"
 
 
+def _ratio(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2f}x"
+
+
+def _us(value: float | None) -> str:
+    return "—" if value is None else f"{value:,.0f}"
+
+
 def verdicts(levels: list[Level]) -> list[str]:
     by_n = {level.chats: level for level in levels}
     lines = []
-    for n, limit in TARGET_ADDED_P50.items():
+    for n, (factor, slack) in TARGET_ADDED_P50.items():
         if n in by_n:
-            added = by_n[n].added(50)
-            ok = added is not None and added <= limit
+            app, relay = by_n[n].added(50), by_n[n].added(50, "relay")
+            limit = None if relay is None else factor * max(relay, 0.0) + slack
+            ok = app is not None and limit is not None and app <= limit
             lines.append(
-                f"added TTFT p50 ≤ {limit:.0f} ms with {n} chat{'s' * (n > 1)}:"
-                f" {'met' if ok else 'NOT met'} ({_ms(added)} ms)"
+                f"added TTFT p50 ≤ {factor:g}x the bare relay's"
+                + (f" + {slack:g} ms" if slack else "")
+                + f" with {n} chat{'s' * (n > 1)}: {'met' if ok else 'NOT met'}"
+                f" ({_ms(app)} ms against ≤ {_ms(limit)}; relay {_ms(relay)} ms)"
             )
+    n, factor = TARGET_CPU
+    if n in by_n:
+        ratio = by_n[n].cpu_ratio()
+        ok = ratio is not None and ratio <= factor
+        lines.append(
+            f"server CPU per relayed chunk ≤ {factor:g}x the bare relay's with {n} chats:"
+            f" {'met' if ok else 'NOT met'} ({_us(by_n[n].cpu_per_chunk_us('app'))} µs against"
+            f" {_us(by_n[n].cpu_per_chunk_us('relay'))} µs: {_ratio(ratio)})"
+        )
     n, target = TARGET_SHARE
     if n in by_n:
         share = by_n[n].share(50)
@@ -312,7 +415,8 @@ def verdicts(levels: list[Level]) -> list[str]:
     lines.append(
         "exactness: "
         + (
-            "every reply equals the upstream's text; the database holds exactly the turns sent"
+            "every reply (app and relay) equals the upstream's text; the database holds"
+            " exactly the turns sent, each reply once"
             if exact
             else "PROBLEMS: "
             + "; ".join(f"{lv.chats} chats: {p}" for lv in levels for p in lv.problems[:5])
@@ -325,7 +429,8 @@ def report(result: dict) -> str:
     levels: list[Level] = result["levels"]
     upstream: Upstream = result["upstream"]
     lines = [
-        "## stream: N concurrent chats through the app vs. the upstream called directly",
+        "## stream: N concurrent chats through the app vs. a bare Channels relay vs. the"
+        " upstream called directly",
         "",
         f"- machine: {platform.machine()}, {cpus()} CPUs, Python {platform.python_version()},"
         f" {platform.system()} {platform.release()}; daphne {metadata.version('daphne')},"
@@ -333,14 +438,14 @@ def report(result: dict) -> str:
         f" websockets {metadata.version('websockets')}",
         f"- upstream: {upstream.words} words per reply, one SSE event every"
         f" {upstream.interval * 1000:.0f} ms (nominal {upstream.rate:.0f} words/s), own process",
-        f"- app: {result['server']}"
-        + (f" --workers {result['workers']}" if result["workers"] > 1 else " (one process)")
-        + ", DEBUG=false, SQLite (WAL) in a temp dir, "
+        f"- app and relay: {result['server']}"
+        + (f" --workers {result['workers']}" if result["workers"] > 1 else " (one process each)")
+        + ", DEBUG=false; app on SQLite (WAL) in a temp dir, "
         + ("Redis channel layer and cache" if result["redis"] else "in-memory channel layer")
-        + ", MESSAGES_PER_MINUTE raised to 100000",
-        f"- per N: {result['rounds']} rounds x (N direct streams then N chats, order alternating),"
-        f" at least {result['turns']} turns back to back per chat and phase (at least"
-        f" {result['min_samples']} turns per side in all);"
+        + ", MESSAGES_PER_MINUTE raised to 100000; relay: bench/relay.py",
+        f"- per N: {result['rounds']} rounds x (N direct streams, N relay chats, N app chats,"
+        f" the order rotating), at least {result['turns']} turns back to back per chat and"
+        f" phase (at least {result['min_samples']} turns per side in all);"
         + (
             " all chats send at once"
             if result["burst"]
@@ -348,35 +453,50 @@ def report(result: dict) -> str:
         ),
         f"- run took {result['seconds']:.0f} s",
         "",
-        "| chats | turns x rounds | samples | direct TTFT p50 / p95 ms | app TTFT p50 / p95 ms"
-        " | added p50 / p95 ms | upstream words/s | delivered p50 (p5) | frames/reply"
-        " | server CPU | server RSS idle → peak MB | stored / expected messages |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| chats | samples | direct TTFT p50 ms | relay added p50 / p95 ms"
+        " | app added p50 / p95 ms | app / relay added p50 | relay / app CPU µs per chunk"
+        " | app / relay CPU | relay / app server CPU | delivered relay / app p50 (app p5)"
+        " | frames/reply relay / app | app RSS idle → peak MB | stored / expected |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for lv in levels:
-        cpu = lv.app_cpu / lv.app_wall if lv.app_wall else None
         lines.append(
-            f"| {lv.chats} | {lv.turns} x {len(lv.rounds)} | {len(lv.ttfts('app'))}"
-            f" | {_pair(lv.ttft('direct', 50), lv.ttft('direct', 95))}"
-            f" | {_pair(lv.ttft('app', 50), lv.ttft('app', 95))}"
+            f"| {lv.chats} | {len(lv.ttfts('app'))}"
+            f" | {_ms(lv.ttft('direct', 50))}"
+            f" | {_pair(lv.added(50, 'relay'), lv.added(95, 'relay'))}"
             f" | {_pair(lv.added(50), lv.added(95))}"
-            f" | {lv.upstream_rate() or 0:.1f}"
-            f" | {_pct(lv.share(50))} ({_pct(lv.share(5))})"
-            f" | {lv.frames_per_reply() or 0:.0f}"
-            f" | {_pct(cpu)}"
+            f" | {_ratio(lv.added_ratio())}"
+            f" | {_us(lv.cpu_per_chunk_us('relay'))} / {_us(lv.cpu_per_chunk_us('app'))}"
+            f" | {_ratio(lv.cpu_ratio())}"
+            f" | {_pct(lv.cpu_share('relay'))} / {_pct(lv.cpu_share('app'))}"
+            f" | {_pct(lv.share(50, 'relay'))} / {_pct(lv.share(50))} ({_pct(lv.share(5))})"
+            f" | {lv.frames_per_reply('relay') or 0:.0f} / {lv.frames_per_reply() or 0:.0f}"
             f" | {_mb(lv.idle_rss)} → {_mb(lv.peak_rss)}"
             f" | {lv.stored.get('messages', 0)} / {2 * lv.expected_turns} |"
         )
     lines += ["", *(f"- {line}" for line in verdicts(levels))]
     lines += [
         "",
-        "CPU during the app phases (share of one core): "
+        "Absolute figures (ms): "
         + "; ".join(
-            f"{lv.chats} chats: server {_pct(lv.app_cpu / lv.app_wall)},"
-            f" upstream {_pct(lv.upstream_cpu / lv.app_wall)},"
-            f" clients {_pct(lv.client_cpu / lv.app_wall)}"
+            f"{lv.chats} chats: TTFT p50 / p95 direct"
+            f" {_pair(lv.ttft('direct', 50), lv.ttft('direct', 95))},"
+            f" relay {_pair(lv.ttft('relay', 50), lv.ttft('relay', 95))},"
+            f" app {_pair(lv.ttft('app', 50), lv.ttft('app', 95))};"
+            f" upstream {lv.upstream_rate() or 0:.1f} words/s"
             for lv in levels
-            if lv.app_wall
+        )
+        + ".",
+        "",
+        "CPU during the phases (share of one core), relay → app: "
+        + "; ".join(
+            f"{lv.chats} chats: server {_pct(lv.cpu_share('relay'))} → {_pct(lv.cpu_share('app'))},"
+            f" upstream {_pct(lv.upstream_cpu['relay'] / lv.wall['relay'])} →"
+            f" {_pct(lv.upstream_cpu['app'] / lv.wall['app'])},"
+            f" clients {_pct(lv.client_cpu['relay'] / lv.wall['relay'])} →"
+            f" {_pct(lv.client_cpu['app'] / lv.wall['app'])}"
+            for lv in levels
+            if lv.wall["app"] and lv.wall["relay"]
         )
         + ".",
         "",
@@ -384,6 +504,14 @@ def report(result: dict) -> str:
         + "; ".join(f"{lv.chats} chats: {' → '.join(f'{x:.1f}' for x in lv.load)}" for lv in levels)
         + ".",
     ]
+    for n, profile in result.get("profiles", {}).items():
+        lines += [
+            "",
+            f"### py-spy profile of the app server, {n} chats (measured rounds; the profiled"
+            " run's timings are not the figures above if --profile was on)",
+            "",
+            *table(profile),
+        ]
     return "\n".join(lines)
 
 
@@ -413,10 +541,10 @@ def raw(result: dict) -> dict:
                 ],
                 "rss_kib": {"start": lv.start_rss, "idle": lv.idle_rss, "peak": lv.peak_rss},
                 "cpu_seconds": {
-                    "server": lv.app_cpu,
+                    "server": lv.cpu,
                     "upstream": lv.upstream_cpu,
                     "clients": lv.client_cpu,
-                    "wall": lv.app_wall,
+                    "wall": lv.wall,
                 },
                 "stored": lv.stored,
                 "expected_turns": lv.expected_turns,
@@ -464,6 +592,14 @@ def parse_args(argv: list[str] | None = None):
         "--redis-url", default="", help="e.g. redis://127.0.0.1:6379/15 (keys get a run prefix)"
     )
     parser.add_argument("--json", type=Path, default=None, help="also write raw figures here")
+    parser.add_argument(
+        "--profile",
+        type=Path,
+        default=None,
+        help="py-spy the app server during the largest level's measured rounds; raw stacks"
+        " written here, a CPU budget per turn in the report (py-spy samples without pausing,"
+        " but it costs CPU: read the timings of a run without it)",
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="progress on stderr")
     args = parser.parse_args(argv)
     if args.workers > 1 and (args.server != "uvicorn" or not args.redis_url):

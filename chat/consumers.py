@@ -1,29 +1,31 @@
-"""The chat websocket: validates frames, checks ownership, hands turns to chat.turn."""
+"""The chat websocket: checks ownership, parses frames (chat.protocol), hands turns to
+chat.turn."""
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-import re
 import time
 
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 from django.db import DatabaseError
-from django.utils.html import escape
+from django.db.models import Count
 
-from chat import limits, services
+from chat import limits, protocol, services
 from chat.fanout import TabFanout
-from chat.models import Conversation, Message
+from chat.models import STOPPED_BY_USER, Conversation, Message
+from chat.rendering import render_markdown
 from chat.services import ChatError
 from chat.turn import (
     ReplyTask,
     in_db_thread,
+    in_setup_thread,
     prepare_continue,
+    prepare_edit,
+    prepare_regenerate,
     prepare_retry,
     prepare_turn,
-    reply_end_frame,
 )
 from llm import model_configured
 
@@ -31,45 +33,52 @@ logger = logging.getLogger(__name__)
 
 CLOSE_UNAUTHENTICATED = 4401
 CLOSE_FORBIDDEN = 4403
-CLIENT_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+CLOSE_TOO_MANY_SOCKETS = 4429
+SOCKET_LEASE_SECONDS = 60
 
 
-def group_name(conversation_id: int) -> str:
-    return f"conversation-{conversation_id}"
-
-
-class FrameError(ChatError):
-    def __init__(self, message: str, code: str = "bad_frame"):
-        super().__init__(message, code=code)
-
-
-def parse_send(frame: dict) -> tuple[str, str]:
-    text, client_id = frame.get("text"), frame.get("client_id", "")
-    if not isinstance(text, str):
-        raise FrameError("A message must be text.")
-    if not isinstance(client_id, str) or (client_id and not CLIENT_ID.match(client_id)):
-        raise FrameError("client_id must be 1-64 letters, digits, '-' or '_'.")
-    if not text.strip():
-        raise FrameError("The message is empty.", code="empty")
-    limit = settings.MEMORYCHAT_MAX_MESSAGE_CHARS
-    if len(text) > limit:
-        raise FrameError(
-            f"The message is too long ({len(text):,} characters; the limit is {limit:,}).",
-            code="too_long",
+def admit_model_call(user) -> None:
+    """Count one model call against the user's per-minute limit, or refuse it. Every frame
+    that makes the model work (``send``, ``retry``) comes through here: a retry stopped at
+    once and retried again is as many calls as messages."""
+    verdict = limits.hit(
+        f"messages:{user.pk}", limit=settings.MEMORYCHAT_MESSAGES_PER_MINUTE, window=60
+    )
+    if not verdict.allowed:
+        raise ChatError(
+            f"You are sending messages too fast (limit "
+            f"{settings.MEMORYCHAT_MESSAGES_PER_MINUTE} a minute). Your message is still "
+            f"here: try again in {verdict.retry_after} s.",
+            code="rate_limited",
         )
-    return text, client_id
 
 
 class ChatConsumer(AsyncJsonWebsocketConsumer):
     conversation: Conversation | None = None
     reply_task: ReplyTask | None = None
     fanout: TabFanout | None = None
+    slots: limits.SocketSlots | None = None
+    renewing: asyncio.Task | None = None
+    session_group: str | None = None
 
     async def connect(self):
+        # A refusal is an accepted socket closed with our code: closed before the handshake,
+        # the browser would only see a dropped connection (1006) and retry for ever.
         user = self.scope.get("user")
         if user is None or not user.is_authenticated:
-            await self.close(code=CLOSE_UNAUTHENTICATED)
+            await self.refuse(CLOSE_UNAUTHENTICATED)
             return
+        slots = limits.SocketSlots(
+            user.pk,
+            self.channel_name,
+            limit=settings.MEMORYCHAT_MAX_SOCKETS_PER_USER,
+            lease=SOCKET_LEASE_SECONDS,
+        )
+        if not await in_db_thread(slots.claim)():
+            await self.refuse(CLOSE_TOO_MANY_SOCKETS)
+            return
+        self.slots = slots
+        self.renewing = asyncio.create_task(self._renew_slot())
         conversation_id = self.scope["url_route"]["kwargs"]["conversation_id"]
         self.conversation = (
             await Conversation.objects.select_related("user")
@@ -77,16 +86,19 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             .afirst()
         )
         if self.conversation is None:
-            await self.close(code=CLOSE_FORBIDDEN)
+            await self._release_slot()
+            await self.refuse(CLOSE_FORBIDDEN)
             return
-        self.group = group_name(self.conversation.pk)
+        self.group = protocol.group_name(self.conversation.pk)
         self.fanout = TabFanout(self.channel_layer, self.group, self.channel_name)
         await self.fanout.start()
+        session_key = getattr(self.scope.get("session"), "session_key", None)
+        if session_key:  # signing out in another tab closes this socket
+            self.session_group = protocol.session_group(session_key)
+            await self.channel_layer.group_add(self.session_group, self.channel_name)
         await self.accept()
         streaming = await in_db_thread(self._streaming_reply_id)()
-        await self.send_json(
-            {"type": "ready", "streaming": streaming, "offline": not model_configured()}
-        )
+        await self.send_json(protocol.ready(streaming=streaming, offline=not model_configured()))
 
     def _streaming_reply_id(self) -> int | None:
         services.replies_interrupt_stale(conversation=self.conversation)
@@ -96,7 +108,36 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             .first()
         )
 
+    async def _renew_slot(self) -> None:
+        while True:
+            await asyncio.sleep(SOCKET_LEASE_SECONDS / 3)
+            try:
+                await in_db_thread(self.slots.renew)()
+            except Exception:  # the cache is away for a moment: the next renewal retries
+                logger.warning("could not renew a websocket slot", exc_info=True)
+
+    async def _release_slot(self) -> None:
+        if self.renewing is not None:
+            self.renewing.cancel()
+            self.renewing = None
+        if self.slots is not None:
+            try:
+                await in_db_thread(self.slots.release)()
+            except Exception:  # it expires by itself
+                logger.warning("could not release a websocket slot", exc_info=True)
+            self.slots = None
+
+    async def refuse(self, code: int) -> None:
+        await self.accept()
+        await self.close(code=code)
+
     async def disconnect(self, code):
+        await self._release_slot()
+        if self.session_group is not None:
+            try:
+                await self.channel_layer.group_discard(self.session_group, self.channel_name)
+            except Exception:
+                logger.warning("channel layer unavailable at disconnect", exc_info=True)
         if self.fanout is None:
             return
         if self.reply_task is not None and self.reply_task.task is not None:
@@ -109,33 +150,36 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
     # -- frames from the browser ----------------------------------------------------------
 
     async def receive(self, text_data=None, bytes_data=None, **kwargs):
-        if text_data is None:
-            await self.send_error(FrameError("Frames must be JSON text."))
-            return
+        # Not the JSON consumer's own decoding: bad JSON gets an error frame, not an exception.
         try:
-            frame = json.loads(text_data)
-        except ValueError:
-            await self.send_error(FrameError("That frame is not valid JSON."))
+            content = protocol.decode(text_data)
+        except protocol.FrameError as exc:
+            await self.send_error(exc)
             return
-        await self.receive_json(frame)
+        await self.receive_json(content)
 
     async def receive_json(self, content, **kwargs):
-        client_id = content.get("client_id", "") if isinstance(content, dict) else ""
+        client_id = protocol.error_client_id(content)
         try:
-            if not isinstance(content, dict):
-                raise FrameError("A frame must be a JSON object.")
-            handler = {
-                "send": self.handle_send,
-                "stop": self.handle_stop,
-                "retry": self.handle_retry,
-                "continue": self.handle_continue,
-                "sync": self.handle_sync,
-            }.get(content.get("type"))
-            if handler is None:
-                raise FrameError(f"Unknown frame type {content.get('type')!r}.")
-            await handler(content)
+            match protocol.parse(content):
+                case protocol.Send() as frame:
+                    await self.handle_send(frame)
+                case protocol.Stop():
+                    await self.handle_stop()
+                case protocol.Retry() as frame:
+                    await self.handle_retry(frame)
+                case protocol.Continue() as frame:
+                    await self.handle_continue(frame)
+                case protocol.Regenerate() as frame:
+                    await self.handle_again(prepare_regenerate, message_id=frame.message_id)
+                case protocol.Edit() as frame:
+                    await self.handle_again(
+                        prepare_edit, message_id=frame.message_id, text=frame.text
+                    )
+                case protocol.Sync() as frame:
+                    await self.handle_sync(frame)
         except ChatError as exc:
-            await self.send_error(exc, client_id=client_id if isinstance(client_id, str) else "")
+            await self.send_error(exc, client_id=client_id)
         except DatabaseError:
             logger.exception("database error handling a frame")
             unavailable = ChatError(
@@ -143,86 +187,96 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
                 "was saved; your message is still here, try again in a moment.",
                 code="unavailable",
             )
-            await self.send_error(
-                unavailable, client_id=client_id if isinstance(client_id, str) else ""
+            await self.send_error(unavailable, client_id=client_id)
+        except Exception:
+            # Whatever a frame does, the socket stays open and the page is told.
+            logger.exception("unexpected error handling a frame")
+            failed = ChatError(
+                "Something went wrong with that request; nothing was changed. Try again.",
+                code="server_error",
             )
+            await self.send_error(failed, client_id=client_id)
 
-    async def handle_send(self, frame: dict) -> None:
-        text, client_id = parse_send(frame)
+    async def handle_send(self, frame: protocol.Send) -> None:
         untitled = not self.conversation.title
         started = time.monotonic()
         # The limit's counter may live in Redis: counted in the same thread trip as the turn,
         # never with a blocking call on the event loop.
-        prepared = await in_db_thread(self._admit_and_prepare)(text, client_id)
+        prepared = await in_setup_thread(self._admit_and_prepare, frame.text, frame.client_id)
         if prepared.start.replayed:
             await self.replay(prepared.start)
             return
-        await self.publish(self.user_message_frame(prepared.start.user_message))
+        await self.publish(protocol.user_message(prepared.start.user_message))
         if untitled and self.conversation.title:  # the first message gave it its title
-            await self.publish({"type": "title", "title": self.conversation.title})
+            await self.publish(protocol.title(self.conversation.title))
         self.start_reply(prepared, started=started)
 
     def _admit_and_prepare(self, text: str, client_id: str):
-        verdict = limits.hit(
-            f"messages:{self.scope['user'].pk}",
-            limit=settings.MEMORYCHAT_MESSAGES_PER_MINUTE,
-            window=60,
-        )
-        if not verdict.allowed:
-            raise ChatError(
-                f"You are sending messages too fast (limit "
-                f"{settings.MEMORYCHAT_MESSAGES_PER_MINUTE} a minute). Your message is still "
-                f"here: try again in {verdict.retry_after} s.",
-                code="rate_limited",
-            )
+        admit_model_call(self.scope["user"])
         return prepare_turn(conversation=self.conversation, text=text, client_id=client_id)
 
-    async def handle_retry(self, frame: dict) -> None:
-        message_id = frame.get("message_id")
-        if not isinstance(message_id, int) or isinstance(message_id, bool):
-            raise FrameError("retry needs a message_id (an integer).")
+    def _admit_and_prepare_retry(self, message_id: int):
+        admit_model_call(self.scope["user"])
+        return prepare_retry(conversation=self.conversation, message_id=message_id)
+
+    async def handle_retry(self, frame: protocol.Retry) -> None:
         started = time.monotonic()
-        prepared = await in_db_thread(prepare_retry)(
-            conversation=self.conversation, message_id=message_id
-        )
+        prepared = await in_setup_thread(self._admit_and_prepare_retry, frame.message_id)
         self.start_reply(prepared, new_message=False, started=started)
 
-    async def handle_continue(self, frame: dict) -> None:
+    async def handle_continue(self, frame: protocol.Continue) -> None:
         """Ask for the rest of a reply the length limit cut, appended to the same reply."""
-        reply_id = frame.get("message_id")
-        if not isinstance(reply_id, int) or isinstance(reply_id, bool):
-            raise FrameError("continue needs a message_id (the reply's, an integer).")
         started = time.monotonic()
-        prepared = await in_db_thread(prepare_continue)(
-            conversation=self.conversation, reply_id=reply_id
-        )
+        prepared = await in_setup_thread(self._admit_and_prepare_continue, frame.message_id)
         self.start_reply(prepared, new_message=False, started=started)
 
-    async def handle_sync(self, frame: dict) -> None:
+    def _admit_and_prepare_continue(self, reply_id: int):
+        admit_model_call(self.scope["user"])
+        return prepare_continue(conversation=self.conversation, reply_id=reply_id)
+
+    async def handle_again(self, prepare, **arguments) -> None:
+        """Regenerate the last reply, or edit the last message and answer it again: the
+        reply's article is replaced (its earlier version kept), then it streams."""
+        started = time.monotonic()
+        prepared = await in_setup_thread(self._admit_and_prepare_again, prepare, **arguments)
+        if "text" in arguments:
+            await self.publish(protocol.user_message(prepared.start.user_message))
+        self.start_reply(prepared, new_message="text" in arguments, started=started)
+
+    def _admit_and_prepare_again(self, prepare, **arguments):
+        admit_model_call(self.scope["user"])
+        return prepare(conversation=self.conversation, **arguments)
+
+    async def handle_sync(self, frame: protocol.Sync) -> None:
         """A tab that heard nothing of a reply for a while asks where it stands (its frames
         may have been lost on a busy or restarting channel layer)."""
-        reply_id = frame.get("reply_id")
-        if not isinstance(reply_id, int) or isinstance(reply_id, bool):
-            raise FrameError("sync needs a reply_id (an integer).")
-        reply = await in_db_thread(self._reply_state)(reply_id)
+        reply = await in_db_thread(self._reply_state)(frame.reply_id)
         if reply is None:
-            raise FrameError("That reply is not in this conversation.", code="not_found")
+            raise protocol.FrameError("That reply is not in this conversation.", code="not_found")
         if reply.status == Message.Status.STREAMING:
-            await self.send_json({"type": "snapshot", "id": reply.pk, "text": reply.content})
+            await self.send_json(
+                protocol.snapshot(
+                    reply_id=reply.pk, text=reply.content, html=render_markdown(reply.content)
+                )
+            )
         else:
-            await self.send_json(reply_end_frame(reply))
+            await self.send_json(protocol.reply_end(reply))
 
     def _reply_state(self, reply_id: int) -> Message | None:
         services.replies_interrupt_stale(conversation=self.conversation)
-        return Message.objects.filter(
-            conversation=self.conversation, pk=reply_id, role=Message.Role.ASSISTANT
-        ).first()
+        return (
+            Message.objects.filter(
+                conversation=self.conversation, pk=reply_id, role=Message.Role.ASSISTANT
+            )
+            .annotate(version_count=Count("versions"))
+            .first()
+        )
 
-    async def handle_stop(self, frame: dict) -> None:
+    async def handle_stop(self) -> None:
         if self.reply_task is not None and not self.reply_task.task.done():
-            self.reply_task.cancel("Stopped before the reply finished.")
+            self.reply_task.cancel(STOPPED_BY_USER)
         else:  # the reply may be streaming from another tab or process
-            await self.channel_layer.group_send(self.group, {"type": "chat.stop"})
+            await self.channel_layer.group_send(self.group, protocol.group_stop())
 
     def start_reply(self, prepared, *, new_message: bool = True, started: float) -> None:
         self.reply_task = ReplyTask(
@@ -236,21 +290,12 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
 
     async def replay(self, start) -> None:
         """A resend of a stored message: show this tab what exists, store nothing."""
-        await self.send_json(self.user_message_frame(start.user_message))
+        await self.send_json(protocol.user_message(start.user_message))
         reply = start.reply
         if reply is not None and reply.status != Message.Status.STREAMING:
-            await self.send_json(reply_end_frame(reply))
+            await self.send_json(protocol.reply_end(reply))
 
     # -- frames to the browser ------------------------------------------------------------
-
-    @staticmethod
-    def user_message_frame(message: Message) -> dict:
-        return {
-            "type": "user_message",
-            "id": message.pk,
-            "client_id": message.client_id,
-            "html": escape(message.content),
-        }
 
     async def publish(self, frame: dict) -> None:
         """To this tab directly (it never waits on the channel layer); to the other tabs on
@@ -262,9 +307,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         self.fanout.forward(frame)
 
     async def send_error(self, exc: ChatError, client_id: str = "") -> None:
-        await self.send_json(
-            {"type": "error", "code": exc.code, "message": exc.message, "client_id": client_id}
-        )
+        await self.send_json(protocol.error(exc, client_id=client_id))
 
     # -- group events ---------------------------------------------------------------------
 
@@ -278,6 +321,8 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
                 await self.chat_frame(message)
             elif message["type"] == "chat.stop":
                 await self.chat_stop(message)
+            elif message["type"] == "chat.signed_out":
+                await self.chat_signed_out(message)
             return
         await super().dispatch(message)
 
@@ -287,4 +332,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
 
     async def chat_stop(self, event):
         if self.reply_task is not None and self.reply_task.task is not None:
-            self.reply_task.cancel("Stopped before the reply finished.")
+            self.reply_task.cancel(STOPPED_BY_USER)
+
+    async def chat_signed_out(self, event):
+        await self.close(code=CLOSE_UNAUTHENTICATED)

@@ -16,6 +16,8 @@ import contextlib
 import logging
 import time
 
+from chat import protocol
+
 logger = logging.getLogger(__name__)
 
 SNAPSHOT_INTERVAL = 0.5
@@ -32,6 +34,8 @@ class TabFanout:
         self.channel = channel_name
         self.seen: dict[str, float] = {}  # other tabs' channels -> when last heard of
         self.texts: dict[int, list[str]] = {}  # reply id -> text so far
+        self.htmls: dict[int, list[str]] = {}  # reply id -> its rendered final blocks
+        self.tails: dict[int, str] = {}  # reply id -> its rendered last block
         self.snapshot_at: dict[int, float] = {}
         self.queued_snapshots: dict[int, dict] = {}  # reply id -> its snapshot not yet sent
         self.outbox: asyncio.Queue = asyncio.Queue(maxsize=OUTBOX_LIMIT)
@@ -42,7 +46,7 @@ class TabFanout:
         self.tasks = [asyncio.create_task(self._drain()), asyncio.create_task(self._announce())]
 
     async def stop(self) -> None:
-        self._enqueue({"type": "chat.left"})
+        self._enqueue(protocol.group_left(sender=self.channel))
         with contextlib.suppress(TimeoutError):  # let the other tabs get the last frames
             await asyncio.wait_for(self.outbox.join(), DRAIN_SECONDS)
         for task in self.tasks:
@@ -64,7 +68,8 @@ class TabFanout:
         sender = event.get("sender")
         if event["type"] == "chat.present" and sender != self.channel:
             if sender not in self.seen:
-                self._enqueue({"type": "chat.present"})  # so the newcomer knows us at once
+                # So the newcomer knows us at once.
+                self._enqueue(protocol.group_present(sender=self.channel))
             self.seen[sender] = time.monotonic()
             return True
         if event["type"] == "chat.left":
@@ -79,10 +84,18 @@ class TabFanout:
         if kind == "chunk":
             parts = self.texts.setdefault(frame["id"], [])
             parts.append(frame["text"])
+            htmls = self.htmls.setdefault(frame["id"], [])
+            if frame["html"]:
+                htmls.append(frame["html"])
+            self.tails[frame["id"]] = frame["tail"]
             now = time.monotonic()
             if self.others and now - self.snapshot_at.get(frame["id"], 0.0) >= SNAPSHOT_INTERVAL:
                 self.snapshot_at[frame["id"]] = now
-                snapshot = {"type": "snapshot", "id": frame["id"], "text": "".join(parts)}
+                snapshot = protocol.snapshot(
+                    reply_id=frame["id"],
+                    text="".join(parts),
+                    html="".join(htmls) + frame["tail"],
+                )
                 queued = self.queued_snapshots.get(frame["id"])
                 if queued is not None:
                     queued["frame"] = snapshot  # still waiting: send the newer text instead
@@ -91,16 +104,17 @@ class TabFanout:
             return
         if kind in ("reply_start", "reply_end"):
             self.texts.pop(frame["id"], None)
+            self.htmls.pop(frame["id"], None)
+            self.tails.pop(frame["id"], None)
             self.snapshot_at.pop(frame["id"], None)
         # A handful of frames per turn: sent even when no other tab is known yet, so a tab
         # whose announcement was late or lost still learns of every message and reply.
         self._send(frame)
 
     def _send(self, frame: dict) -> dict:
-        return self._enqueue({"type": "chat.frame", "frame": frame})
+        return self._enqueue(protocol.group_frame(frame, sender=self.channel))
 
     def _enqueue(self, event: dict) -> dict:
-        event = {**event, "sender": self.channel}
         try:
             self.outbox.put_nowait(event)
         except asyncio.QueueFull:
@@ -124,7 +138,7 @@ class TabFanout:
     async def _announce(self) -> None:
         """Say we are here now and then, and rejoin the group: a restarted Redis forgot it."""
         while True:
-            self._enqueue({"type": "chat.present"})
+            self._enqueue(protocol.group_present(sender=self.channel))
             await asyncio.sleep(PRESENCE_INTERVAL)
             try:
                 await self.layer.group_add(self.group, self.channel)

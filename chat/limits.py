@@ -36,3 +36,46 @@ def hit(key: str, *, limit: int, window: int) -> Verdict:
     if count > limit:
         return Verdict(False, retry_after=start + window - now)
     return Verdict(True)
+
+
+def client_ip(request) -> str:
+    """The client's address as the server sees it. Behind a proxy, the ASGI server puts the
+    client's address here from trusted proxies only (uvicorn --proxy-headers
+    --forwarded-allow-ips, see docs/deploy.md); a client-sent X-Forwarded-For is never read."""
+    return request.META.get("REMOTE_ADDR", "") or "0.0.0.0"  # noqa: S104 (a key, not a bind)
+
+
+class SocketSlots:
+    """At most ``limit`` open websockets per user, across processes when the cache is Redis.
+
+    Each socket holds one of the user's ``limit`` slots, a cache key taken with ``cache.add``
+    (atomic: two sockets cannot take one slot) for ``lease`` seconds and renewed while the
+    socket is open; closing frees it. A server that dies without closing its sockets frees
+    their slots when the leases run out, so a crash never locks a user out for long.
+    Blocking cache calls: run these methods in a worker thread, not on the event loop.
+    """
+
+    def __init__(self, user_id: int, owner: str, *, limit: int, lease: int):
+        self.user_id, self.owner, self.limit, self.lease = user_id, owner, limit, lease
+        self.key: str | None = None
+
+    def claim(self) -> bool:
+        if self.limit <= 0:
+            return True
+        for slot in range(self.limit):
+            key = f"sockets:{self.user_id}:{slot}"
+            if cache.add(key, self.owner, timeout=self.lease):
+                self.key = key
+                return True
+        return False
+
+    def renew(self) -> None:
+        if self.key is not None and cache.get(self.key) == self.owner:
+            cache.touch(self.key, self.lease)
+        elif self.key is not None:  # expired (a long pause) and maybe taken: take it back
+            cache.add(self.key, self.owner, timeout=self.lease)
+
+    def release(self) -> None:
+        if self.key is not None and cache.get(self.key) == self.owner:
+            cache.delete(self.key)
+        self.key = None

@@ -116,5 +116,44 @@ class Message(models.Model):
             )
         ]
 
+    # Earlier versions of a reply (ReplyVersion rows): the selectors that show messages
+    # annotate it; the page says "2 / 2" from it.
+    version_count = 0
+
     def __str__(self) -> str:
         return f"{self.role}: {self.content[:60]}"
+
+    @property
+    def stopped(self) -> bool:
+        """Stopped by the user (Stop), as opposed to cut by a closed tab or an error."""
+        return self.status == self.Status.INTERRUPTED and self.error == STOPPED_BY_USER
+
+
+# The error a reply keeps when the user pressed Stop: the page says "Stopped" for it.
+STOPPED_BY_USER = "Stopped."
+
+
+class ReplyVersion(models.Model):
+    """An earlier version of a reply, kept when the reply is regenerated (or its question
+    edited and sent again). The reply's Message row always holds the newest version, the one
+    the conversation goes on from, so memory and context never see more than one."""
+
+    reply = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="versions")
+    number = models.PositiveIntegerField()  # 1 is the first answer; the Message is the last
+    question = models.TextField(blank=True)  # the user's text this version answered
+    content = models.TextField(blank=True)
+    status = models.CharField(max_length=12, choices=Message.Status.choices)
+    error = models.CharField(max_length=500, blank=True)
+    model = models.CharField(max_length=100, blank=True)
+    context_report = models.JSONField(null=True, blank=True)
+    system_prompt_version = models.PositiveIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["reply", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["reply", "number"], name="reply_version_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"version {self.number} of reply {self.reply_id}"

@@ -1,13 +1,36 @@
 """Markdown to safe HTML. Model and user text are untrusted: raw HTML in them is escaped by
-markdown-it (html disabled), and nh3 then keeps only an allow-list of tags and attributes."""
+markdown-it (html disabled), and nh3 then keeps only an allow-list of tags and attributes.
+
+Images are shown as links, never loaded: a reply's image from another host is blocked by the
+Content-Security-Policy anyway (it would show broken), and loading one would tell that host
+who read the reply and when.
+
+Fenced code is highlighted here, on the server, with Pygments (no script or CDN in the page),
+and framed with its language and a Copy button. The same function renders a reply while it
+streams and once it is stored, so the two look the same.
+"""
 
 from __future__ import annotations
 
+import re
+from functools import lru_cache
+
 import nh3
 from markdown_it import MarkdownIt
+from markdown_it.common.utils import escapeHtml
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import get_lexer_by_name
+from pygments.token import STANDARD_TYPES
+from pygments.util import ClassNotFound
 
-_markdown = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
-_markdown.enable(["table", "strikethrough"])
+
+def _image_as_link(self, tokens, idx, options, env) -> str:
+    token = tokens[idx]
+    src = token.attrGet("src") or ""
+    text = self.renderInlineAsText(token.children or [], options, env) or src
+    return f'<a href="{escapeHtml(src)}">{escapeHtml(text)}</a>'
+
 
 ALLOWED_TAGS = {
     "p",
@@ -36,25 +59,140 @@ ALLOWED_TAGS = {
     "tr",
     "th",
     "td",
-    "img",
+    # The code block's frame and highlighting; markdown-it escapes raw HTML, so only this
+    # module's own markup can produce them, and their classes are fixed below.
+    "div",
+    "span",
+    "button",
 }
 ALLOWED_ATTRIBUTES = {
     "a": {"href", "title"},
     "code": {"class"},
-    "img": {"src", "alt", "title"},
     "th": {"style"},
     "td": {"style"},
     "ol": {"start"},
 }
+TOKEN_CLASSES = {name for name in STANDARD_TYPES.values() if name}
+ALLOWED_VALUES: dict[str, dict[str, set[str]]] = {
+    "div": {"class": {"code-block", "code-head"}},
+    "span": {"class": TOKEN_CLASSES | {"code-lang"}},
+    "button": dict(type={"button"}, data_copy={""}, **{"class": {"copy"}}),
+}
+ALLOWED_VALUES["button"]["data-copy"] = ALLOWED_VALUES["button"].pop("data_copy")
+LANGUAGE = re.compile(r"^[\w+#.-]{1,32}$")
+MAX_HIGHLIGHT_CHARS = 20_000  # longer blocks are shown plain: highlighting them costs too much
+
+_cleaner = nh3.Cleaner(
+    tags=ALLOWED_TAGS,
+    attributes=ALLOWED_ATTRIBUTES,
+    tag_attribute_values=ALLOWED_VALUES,
+    url_schemes={"http", "https", "mailto"},
+    link_rel="noopener noreferrer nofollow",
+    filter_style_properties={"text-align"},
+)
+_formatter = HtmlFormatter(nowrap=True)
+
+
+@lru_cache(maxsize=64)
+def _lexer(language: str):
+    try:
+        return get_lexer_by_name(language, stripnl=False, ensurenl=False)
+    except ClassNotFound:
+        return None
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def code_block(code: str, info: str) -> str:
+    """One fenced block: its language label, a Copy button, the code (highlighted when the
+    language is known)."""
+    language = info.split(maxsplit=1)[0] if info.strip() else ""
+    if not LANGUAGE.match(language):
+        language = ""
+    lexer = _lexer(language.lower()) if language else None
+    if lexer is not None and len(code) <= MAX_HIGHLIGHT_CHARS:
+        body = highlight(code, lexer, _formatter)
+    else:
+        body = _escape(code)
+    label = _escape(language) if language else "code"
+    code_class = f' class="language-{_escape(language)}"' if language else ""
+    return (
+        '<div class="code-block"><div class="code-head">'
+        f'<span class="code-lang">{label}</span>'
+        '<button type="button" class="copy" data-copy="">Copy</button></div>'
+        f"<pre><code{code_class}>{body}</code></pre></div>\n"
+    )
+
+
+def _fence(renderer, tokens, idx, options, env):
+    token = tokens[idx]
+    return code_block(token.content, token.info or "")
+
+
+def _code_block(renderer, tokens, idx, options, env):  # indented code: no language
+    return code_block(tokens[idx].content, "")
+
+
+_markdown = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+_markdown.enable(["table", "strikethrough"])
+_markdown.add_render_rule("fence", _fence)
+_markdown.add_render_rule("code_block", _code_block)
+_markdown.add_render_rule("image", _image_as_link)
 
 
 def render_markdown(text: str) -> str:
-    html = _markdown.render(text or "")
-    return nh3.clean(
-        html,
-        tags=ALLOWED_TAGS,
-        attributes=ALLOWED_ATTRIBUTES,
-        url_schemes={"http", "https", "mailto"},
-        link_rel="noopener noreferrer nofollow",
-        filter_style_properties={"text-align"},
-    )
+    return _cleaner.clean(_markdown.render(text or ""))
+
+
+class StreamRenderer:
+    """A streaming reply's Markdown, rendered as it grows at the cost of its last block.
+
+    Blocks before the last one are final once a blank line separates them from what follows
+    (later text cannot change a closed block, reference definitions aside: the stored reply
+    is rendered whole once more at its end). ``render`` returns the HTML of the blocks that
+    became final since the last call, to append, and the HTML of the open tail, to replace
+    the previous tail: the page shows ``stable + tail``, the same HTML the final render
+    gives, and no text is parsed twice once its block is closed.
+    """
+
+    def __init__(self) -> None:
+        self._parts: list[str] = []
+        self._cut = 0  # offset in the text where the open tail starts
+        self.stable: list[str] = []  # HTML of the final blocks so far
+
+    def feed(self, text: str) -> None:
+        self._parts.append(text)
+
+    @property
+    def text(self) -> str:
+        if len(self._parts) > 1:
+            self._parts = ["".join(self._parts)]
+        return self._parts[0] if self._parts else ""
+
+    def render(self) -> tuple[str, str]:
+        tail_text = self.text[self._cut :]
+        env: dict = {}
+        tokens = _markdown.parse(tail_text, env)
+        lines = tail_text.split("\n")
+        cut_token = None
+        for i, token in enumerate(tokens):
+            if token.level or token.nesting == -1 or token.map is None or i == 0:
+                continue
+            start = token.map[0]
+            if start > 0 and not lines[start - 1].strip():
+                cut_token = i  # the last block start that follows a blank line
+        render = _markdown.renderer.render
+        if cut_token is None:
+            return "", _cleaner.clean(render(tokens, _markdown.options, env))
+        stable = _cleaner.clean(render(tokens[:cut_token], _markdown.options, env))
+        tail = _cleaner.clean(render(tokens[cut_token:], _markdown.options, env))
+        start = tokens[cut_token].map[0]
+        self._cut += sum(len(line) + 1 for line in lines[:start])
+        self.stable.append(stable)
+        return stable, tail
+
+    def html(self, tail: str) -> str:
+        """The whole reply so far: the final blocks and ``tail``."""
+        return "".join(self.stable) + tail

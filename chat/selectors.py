@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from django.db.models import QuerySet
+from dataclasses import dataclass
+
+from django.db.models import Count, QuerySet
+from django.http import Http404
 from django.shortcuts import get_object_or_404
 
-from chat.models import Conversation, Message
+from chat.models import Conversation, Message, ReplyVersion
 from memory.report import ContextReport, report_read
 
 HISTORY_PAGE_SIZE = 50
@@ -16,16 +19,22 @@ def conversation_get_for_user(*, user, conversation_id: int) -> Conversation:
     return get_object_or_404(Conversation, pk=conversation_id, user=user)
 
 
+def conversation_find_for_user(*, user, conversation_id: int) -> Conversation | None:
+    return Conversation.objects.filter(pk=conversation_id, user=user).first()
+
+
 def conversation_list(*, user, query: str = "", archived: bool = False) -> QuerySet:
     qs = Conversation.objects.filter(user=user, archived=archived)
     if query:
         qs = qs.filter(title__icontains=query.strip())
-    return qs.order_by("-updated_at", "-id").only("id", "title", "updated_at", "archived")
+    return qs.order_by("-updated_at", "-id").only(
+        "id", "title", "updated_at", "archived", "temporary"
+    )
 
 
 def message_page(*, conversation: Conversation, before_id: int | None = None):
     """The newest messages (before ``before_id``), oldest first, and whether more exist."""
-    qs = Message.objects.filter(conversation=conversation).select_related("reply_to")
+    qs = Message.objects.filter(conversation=conversation).annotate(version_count=Count("versions"))
     if before_id is not None:
         qs = qs.filter(id__lt=before_id)
     rows = list(qs.order_by("-created_at", "-id")[: HISTORY_PAGE_SIZE + 1])
@@ -41,3 +50,96 @@ def last_context(conversation: Conversation) -> ContextReport | None:
         .values_list("context_report", flat=True)
         .first()
     )
+
+
+def reply_version_shown(*, conversation: Conversation, reply_id: int, number: int) -> Message:
+    """Version ``number`` of a reply, as a Message the message template renders (the last
+    number is the reply itself). Not saved: the reply row keeps the newest version."""
+    reply = (
+        Message.objects.filter(conversation=conversation, pk=reply_id, role=Message.Role.ASSISTANT)
+        .annotate(version_count=Count("versions"))
+        .first()
+    )
+    if reply is None or not 1 <= number <= reply.version_count + 1:
+        raise Http404("No such version.")
+    if number == reply.version_count + 1:
+        return reply
+    version = ReplyVersion.objects.get(reply=reply, number=number)
+    shown = Message(
+        pk=reply.pk,
+        conversation=conversation,
+        role=Message.Role.ASSISTANT,
+        content=version.content,
+        status=version.status,
+        error=version.error,
+        model=version.model,
+        context_report=version.context_report,
+        reply_to_id=reply.reply_to_id,
+        created_at=version.created_at,
+    )
+    shown.version_count = reply.version_count
+    shown.version_number = number
+    shown.version_question = version.question
+    return shown
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    label: str  # what the button says
+    text: str  # what it puts in the message box
+
+
+GENERIC_SUGGESTIONS = (
+    Suggestion("Explain something", "Explain how "),
+    Suggestion("Draft a message", "Help me write a short, friendly message to "),
+    Suggestion("Plan a task", "Help me plan the steps to "),
+)
+
+
+def starter_suggestions(*, user, temporary: bool = False, limit: int = 3) -> list[Suggestion]:
+    """A few things to start with: what the assistant remembers is open (action items,
+    recent decisions, recent conversations), then generic ones. None from memory in a
+    temporary conversation or with memory off."""
+    from memory.models import ActionItem, Decision
+    from profiles.selectors import memory_enabled
+
+    found: list[Suggestion] = []
+    if not temporary and memory_enabled(user):
+        open_items = ActionItem.objects.filter(
+            user=user, status__in=[ActionItem.Status.OPEN, ActionItem.Status.IN_PROGRESS]
+        ).order_by("-updated_at")[:2]
+        for item in open_items:
+            what = _short(item.what)
+            found.append(Suggestion(f"Help with: {what}", f"Help me with this: {item.what}"))
+        decision = Decision.objects.filter(user=user).order_by("-updated_at").first()
+        if decision is not None:
+            found.append(
+                Suggestion(
+                    f"Revisit: {_short(decision.what)}",
+                    f"Let's revisit a decision: {decision.what}",
+                )
+            )
+        recent = (
+            Conversation.objects.filter(user=user, archived=False, temporary=False)
+            .exclude(title="")
+            .order_by("-updated_at")
+            .values_list("title", flat=True)
+            .first()
+        )
+        if recent:
+            found.append(
+                Suggestion(
+                    f"Pick up “{_short(recent)}”",
+                    f"Let's pick up where we left off on “{recent}”.",
+                )
+            )
+    for generic in GENERIC_SUGGESTIONS:
+        if len(found) >= limit:
+            break
+        found.append(generic)
+    return found[:limit]
+
+
+def _short(text: str, limit: int = 48) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"

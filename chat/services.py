@@ -7,10 +7,12 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.contrib.auth import get_user_model
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Count
 from django.utils import timezone
 
-from chat.models import Conversation, Message
+from chat.models import Conversation, Message, ReplyVersion
 from contextwindow.tokens import count_tokens
 from memory.report import ContextReport
 
@@ -264,14 +266,28 @@ class TurnStart:
     user_message: Message
     reply: Message | None
     replayed: bool = False  # the client_id was seen before: nothing new was stored
+    # A retry of an interrupted reply: its text, kept if the retry writes nothing new.
+    previous_content: str = ""
 
 
 def _lock_and_check_idle(conversation: Conversation) -> None:
-    """Call inside a transaction: serialise turns on this conversation, refuse a second one
-    while a reply streams, and refuse more concurrent replies per user than
+    """Call inside a transaction: serialise the user's turns, refuse a second one on this
+    conversation while a reply streams, and refuse more concurrent replies per user than
     MAX_CONCURRENT_STREAMS. A reply whose lease expired belongs to a dead server: it is marked
-    interrupted here. One read of the user's streaming replies answers all three."""
-    Conversation.objects.select_for_update().filter(pk=conversation.pk).first()
+    interrupted here. One read of the user's streaming replies answers all three.
+
+    The check and the claim (the streaming row the caller inserts before committing) are one
+    step per user: the lock is on the user's row, not the conversation's, so two sends to two
+    of the user's conversations at the same moment queue here instead of both counting the
+    same streams (PostgreSQL's READ COMMITTED re-reads after the wait). SQLite's BEGIN
+    IMMEDIATE already serialises every writer. FOR NO KEY UPDATE: creating a conversation
+    (a foreign key to the user) does not wait for it."""
+    if connection.features.has_select_for_update:  # on SQLite both would be plain reads
+        User = get_user_model()
+        User.objects.select_for_update(no_key=True).filter(pk=conversation.user_id).values(
+            "pk"
+        ).first()
+        Conversation.objects.select_for_update().filter(pk=conversation.pk).values("pk").first()
     now = timezone.now()
     streaming = Message.objects.filter(
         conversation__user_id=conversation.user_id, status=Message.Status.STREAMING
@@ -297,36 +313,116 @@ def _lock_and_check_idle(conversation: Conversation) -> None:
         )
 
 
+def _replayed(conversation: Conversation, client_id: str) -> TurnStart | None:
+    """What exists for a client_id already stored in this conversation (a resend)."""
+    if not client_id:
+        return None
+    existing = (
+        Message.objects.filter(conversation=conversation, client_id=client_id)
+        .select_related("conversation")
+        .first()
+    )
+    if existing is None:
+        return None
+    reply = existing.replies.annotate(version_count=Count("versions")).order_by("-id").first()
+    return TurnStart(user_message=existing, reply=reply, replayed=True)
+
+
 def turn_begin(*, conversation: Conversation, text: str, client_id: str = "") -> TurnStart:
     """Store the user's message and the reply's placeholder, atomically; or, for a client_id
-    already stored, return what exists without storing anything."""
-    with transaction.atomic():
-        if client_id:
-            existing = (
-                Message.objects.filter(conversation=conversation, client_id=client_id)
-                .select_related("conversation")
-                .first()
+    already stored, return what exists without storing anything.
+
+    A resend is rare, so it is not looked for up front: the unique (conversation, client_id)
+    constraint refuses the insert of a stored one, and a turn refused as busy (the resend of
+    a message whose reply still streams) looks too, before it says so. Either way the
+    transaction is rolled back and what exists is returned, as a lookup first would have.
+    """
+    title = conversation.title
+    try:
+        with transaction.atomic():
+            _lock_and_check_idle(conversation)
+            user_message = message_create(
+                conversation=conversation,
+                role=Message.Role.USER,
+                content=text,
+                client_id=client_id,
             )
-            if existing is not None:
-                reply = existing.replies.order_by("-id").first()
-                return TurnStart(user_message=existing, reply=reply, replayed=True)
-        _lock_and_check_idle(conversation)
-        user_message = message_create(
-            conversation=conversation, role=Message.Role.USER, content=text, client_id=client_id
-        )
-        reply = message_create(
-            conversation=conversation,
-            role=Message.Role.ASSISTANT,
-            content="",
-            status=Message.Status.STREAMING,
-            reply_to=user_message,
-            touch=False,
-        )
+            reply = message_create(
+                conversation=conversation,
+                role=Message.Role.ASSISTANT,
+                content="",
+                status=Message.Status.STREAMING,
+                reply_to=user_message,
+                touch=False,
+            )
+    except ChatError:
+        replayed = _replayed(conversation, client_id)
+        if replayed is None:
+            raise
+        return replayed
+    except IntegrityError:
+        conversation.title = title  # _touch may have set it before the insert was refused
+        replayed = _replayed(conversation, client_id)
+        if replayed is None:
+            raise
+        return replayed
     return TurnStart(user_message=user_message, reply=reply)
 
 
 def turn_retry(*, conversation: Conversation, user_message_id: int) -> TurnStart:
-    """Answer a stored user message again, reusing its failed or interrupted reply row."""
+    """Answer a stored user message again after its reply failed or was interrupted, reusing
+    the reply's row (its partial text is kept until the retry writes text of its own)."""
+    return _turn_again(conversation=conversation, user_message_id=user_message_id)
+
+
+def turn_regenerate(*, conversation: Conversation, user_message_id: int) -> TurnStart:
+    """A new answer to the conversation's last user message; the reply it had is kept as an
+    earlier version ("1 / 2"), with its own context report."""
+    return _turn_again(conversation=conversation, user_message_id=user_message_id, again=True)
+
+
+def turn_edit(*, conversation: Conversation, user_message_id: int, text: str) -> TurnStart:
+    """Change the conversation's last user message and answer it again; the reply to the
+    earlier wording is kept as an earlier version."""
+    return _turn_again(
+        conversation=conversation, user_message_id=user_message_id, again=True, text=text
+    )
+
+
+def _last_user_message_id(conversation: Conversation) -> int | None:
+    return (
+        Message.objects.filter(conversation=conversation, role=Message.Role.USER)
+        .order_by("-created_at", "-id")
+        .values_list("pk", flat=True)
+        .first()
+    )
+
+
+def _keep_version(reply: Message, question: str) -> ReplyVersion | None:
+    if not reply.content and reply.context_report is None:
+        return None  # a failed reply with nothing to show
+    number = reply.versions.count() + 1
+    return ReplyVersion.objects.create(
+        reply=reply,
+        number=number,
+        question=question,
+        content=reply.content,
+        status=reply.status,
+        error=reply.error,
+        model=reply.model,
+        context_report=reply.context_report,
+        system_prompt_version=reply.system_prompt_version,
+        created_at=reply.created_at,
+    )
+
+
+def _turn_again(
+    *,
+    conversation: Conversation,
+    user_message_id: int,
+    again: bool = False,
+    text: str | None = None,
+) -> TurnStart:
     with transaction.atomic():
         user_message = Message.objects.filter(
             conversation=conversation, pk=user_message_id, role=Message.Role.USER
@@ -335,8 +431,25 @@ def turn_retry(*, conversation: Conversation, user_message_id: int) -> TurnStart
             raise ChatError("That message is not in this conversation.", code="not_found")
         _lock_and_check_idle(conversation)
         reply = user_message.replies.order_by("-id").first()
-        if reply is not None and reply.status == Message.Status.COMPLETE:
+        last = _last_user_message_id(conversation) == user_message.pk
+        if again and not last:
+            raise ChatError(
+                "Only the last message can be edited or answered again.", code="not_last"
+            )
+        if not again and reply is not None and reply.status == Message.Status.COMPLETE:
             raise ChatError("That message already has a complete reply.", code="bad_frame")
+        if again and reply is not None and reply.status == Message.Status.STREAMING:
+            raise ChatError(
+                "A reply is still being written. Stop it or wait for it to finish.", code="busy"
+            )
+        question = user_message.content
+        if text is not None:
+            user_message.content = clean_text(text)
+            user_message.token_count = count_tokens(
+                user_message.content, conversation.effective_model
+            )
+            user_message.save(update_fields=["content", "token_count"])
+        now = timezone.now()
         if reply is None:
             reply = message_create(
                 conversation=conversation,
@@ -346,11 +459,36 @@ def turn_retry(*, conversation: Conversation, user_message_id: int) -> TurnStart
                 reply_to=user_message,
             )
         else:
-            reply.content = ""
             reply.status = Message.Status.STREAMING
             reply.error = ""
-            reply.lease_expires_at = timezone.now() + stream_lease()
-            reply.save(update_fields=["content", "status", "error", "lease_expires_at"])
+            reply.error_kind = ""
+            reply.lease_expires_at = now + stream_lease()
+            if not again:
+                # A retry: the earlier partial text stays stored until the retry writes text
+                # of its own (its first checkpoint, or its end): one that fails at once
+                # loses nothing.
+                previous = reply.content
+                reply.save(update_fields=["status", "error", "error_kind", "lease_expires_at"])
+                reply.content = ""
+                reply.version_count = reply.versions.count()
+                return TurnStart(user_message=user_message, reply=reply, previous_content=previous)
+            # Regenerate or edit: the answer so far becomes an earlier version ("1 / 2").
+            _keep_version(reply, question)
+            reply.content = ""
+            reply.context_report = None
+            reply.created_at = now  # the newest message of the conversation: answered now
+            reply.version_count = reply.versions.count()  # for the page's "2 / 2"
+            reply.save(
+                update_fields=[
+                    "content",
+                    "status",
+                    "error",
+                    "error_kind",
+                    "context_report",
+                    "created_at",
+                    "lease_expires_at",
+                ]
+            )
     return TurnStart(user_message=user_message, reply=reply)
 
 

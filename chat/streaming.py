@@ -12,7 +12,7 @@ BATCH_INTERVAL = 0.03  # seconds
 class ChunkBatcher:
     def __init__(self, send: Callable[[str], Awaitable[None]], interval: float = BATCH_INTERVAL):
         self._send = send
-        self._interval = interval
+        self.interval = interval
         self._buffer: list[str] = []
         self._last = float("-inf")
         self._lock = asyncio.Lock()
@@ -24,7 +24,7 @@ class ChunkBatcher:
             return
         self._buffer.append(text)
         loop = asyncio.get_running_loop()
-        wait = self._last + self._interval - loop.time()
+        wait = self._last + self.interval - loop.time()
         if wait <= 0:
             await self.flush()
         elif self._timer is None:

@@ -11,56 +11,36 @@ the same reply.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
+import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from channels.db import database_sync_to_async
 from django.conf import settings
 from django.db import DatabaseError
-from django.template.loader import render_to_string
 
-from chat import services
+from chat import protocol, services
 from chat.models import Message
-from chat.rendering import render_markdown
+from chat.rendering import StreamRenderer
 from chat.streaming import ChunkBatcher
-from llm.errors import NOT_RETRYABLE, UpstreamError
+from llm.errors import UpstreamError
 from llm.providers import Usage, get_provider
 from memory import context
-from memory.report import report_read
-from memory.services import conversation_after_turn
+from memory.recall import memory_enabled_many
+from memory.services import conversations_after_turn, memories_from_turn
 from profiles.services import profile_observe_message
 
 logger = logging.getLogger(__name__)
 
 Publish = Callable[[dict], Awaitable[None]]
 STORE_RETRY_SECONDS = 30.0
-
-
-def reply_end_frame(reply: Message) -> dict:
-    report = report_read(reply.context_report)
-    figures = report or {}
-    return {
-        "type": "reply_end",
-        "id": reply.pk,
-        "reply_to": reply.reply_to_id,
-        "status": reply.status,
-        "error": reply.error,
-        # Retry cannot help a request the server refused as it is; Continue only a cut reply.
-        "retry": reply.status != Message.Status.COMPLETE and reply.error_kind not in NOT_RETRYABLE,
-        "continue": reply.status == Message.Status.TRUNCATED,
-        "html": render_markdown(reply.content),
-        "report_html": (
-            render_to_string("chat/_context_report.html", {"report": report}) if report else ""
-        ),
-        "context": {
-            "used": figures.get("total_tokens"),
-            "limit": figures.get("limit"),
-            "budget": figures.get("budget"),
-            "estimated": bool(figures.get("tokens_estimated")),
-        },
-    }
+# A streaming reply's frames go at most this often, each with the Markdown rendered so far;
+# if one render costs more than 1/RENDER_COST_FACTOR of the interval, the interval grows.
+RENDER_INTERVAL = 0.1
+RENDER_COST_FACTOR = 10
 
 
 def in_db_thread(fn):
@@ -68,6 +48,72 @@ def in_db_thread(fn):
     connection), not asgiref's single shared one, so that many chats' turns do not queue
     behind each other. Only for code that needs no thread affinity."""
     return database_sync_to_async(fn, thread_sensitive=False)
+
+
+# A turn's set-up (the database work before the model is called) comes first. The work after
+# a reply (style, memory scheduling) is collected for AFTER_TURN_BATCH seconds and done for all
+# the replies that ended meanwhile in one thread trip (the summary checks in three queries for
+# all of them), once no set-up is running (waiting at most AFTER_TURN_MAX_WAIT, so it is never
+# starved): one chat's first token does not wait for a thread, nor for the GIL, behind other
+# chats' after-turn work.
+AFTER_TURN_BATCH = 0.2  # seconds
+AFTER_TURN_MAX_WAIT = 1.0  # seconds
+
+
+class _Gate:
+    """Per event loop: how many set-ups run, and the after-turn work waiting."""
+
+    def __init__(self):
+        self.setups = 0
+        self.idle = asyncio.Event()
+        self.idle.set()
+        self.pending: list[tuple[object, Message | None, asyncio.Future]] = []
+        self.worker: asyncio.Task | None = None
+
+    async def after_turn(self, conversation, user_message: Message | None) -> None:
+        done = asyncio.get_running_loop().create_future()
+        self.pending.append((conversation, user_message, done))
+        if self.worker is None or self.worker.done():
+            self.worker = asyncio.create_task(self._work(), name="after-turns")
+        await asyncio.shield(done)
+
+    async def _work(self) -> None:
+        while self.pending:
+            await asyncio.sleep(AFTER_TURN_BATCH)
+            if not self.idle.is_set():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.idle.wait(), AFTER_TURN_MAX_WAIT)
+            batch, self.pending = self.pending, []
+            try:
+                await in_db_thread(_after_turns)([(c, m) for c, m, _ in batch])
+            finally:
+                for _, _, done in batch:
+                    if not done.done():
+                        done.set_result(None)
+
+
+_gates: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _gate() -> _Gate:
+    loop = asyncio.get_running_loop()
+    gate = _gates.get(loop)
+    if gate is None:
+        gate = _gates[loop] = _Gate()
+    return gate
+
+
+async def in_setup_thread(fn, *args, **kwargs):
+    """A turn's set-up in a database thread; after-turn work waits while any runs."""
+    gate = _gate()
+    gate.setups += 1
+    gate.idle.clear()
+    try:
+        return await in_db_thread(fn)(*args, **kwargs)
+    finally:
+        gate.setups -= 1
+        if gate.setups == 0:
+            gate.idle.set()
 
 
 CONTINUE_PROMPT = (
@@ -94,6 +140,16 @@ def prepare_turn(*, conversation, text: str, client_id: str) -> PreparedTurn:
 
 def prepare_retry(*, conversation, message_id: int) -> PreparedTurn:
     start = services.turn_retry(conversation=conversation, user_message_id=message_id)
+    return PreparedTurn(start, _build(conversation, start.user_message))
+
+
+def prepare_regenerate(*, conversation, message_id: int) -> PreparedTurn:
+    start = services.turn_regenerate(conversation=conversation, user_message_id=message_id)
+    return PreparedTurn(start, _build(conversation, start.user_message))
+
+
+def prepare_edit(*, conversation, message_id: int, text: str) -> PreparedTurn:
+    start = services.turn_edit(conversation=conversation, user_message_id=message_id, text=text)
     return PreparedTurn(start, _build(conversation, start.user_message))
 
 
@@ -138,6 +194,7 @@ class ReplyTask:
         self.new_message = new_message  # False on a retry: the style already learned from it
         self.user_message = prepared.start.user_message
         self.reply = prepared.start.reply
+        self.previous_content = prepared.start.previous_content
         self.prefix = prepared.prefix
         self.publish = publish
         self.stop_reason = ""
@@ -162,10 +219,22 @@ class ReplyTask:
         usage, model, report, prompt_version = Usage(), "", None, None
         stream = None
 
-        async def send_chunk(text: str) -> None:
-            await self.publish({"type": "chunk", "id": reply.pk, "text": text})
+        renderer = StreamRenderer()
+        if self.prefix:  # a Continue: the page already shows the text so far
+            renderer.feed(self.prefix)
 
-        batcher = ChunkBatcher(send_chunk)
+        async def send_chunk(text: str) -> None:
+            # The Markdown so far, rendered as the stored reply will be (the same function and
+            # sanitiser), at the cost of its last block; at most every RENDER_INTERVAL, and
+            # less often if rendering grows costly, so it stays a small share of the stream.
+            began = time.perf_counter()
+            renderer.feed(text)
+            html, tail = renderer.render()
+            cost = time.perf_counter() - began
+            batcher.interval = max(RENDER_INTERVAL, cost * RENDER_COST_FACTOR)
+            await self.publish(protocol.chunk(reply_id=reply.pk, text=text, html=html, tail=tail))
+
+        batcher = ChunkBatcher(send_chunk, interval=RENDER_INTERVAL)
         request = None
         try:
             built = self.built
@@ -178,10 +247,7 @@ class ReplyTask:
                     built.messages, model=model, report=report, max_tokens=max_tokens
                 )
             )
-            start_frame = {"type": "reply_start", "id": reply.pk, "reply_to": self.user_message.pk}
-            if self.prefix:
-                start_frame["continues"] = self.prefix  # the page keeps this text, appends
-            await self.publish(start_frame)
+            await self.publish(protocol.reply_start(reply))
             stream = await request
             model = stream.model
             renewed = time.monotonic()
@@ -233,9 +299,14 @@ class ReplyTask:
             ):
                 await _quietly(stream.aclose())
         await _quietly(batcher.close())
-        reply = await _store_with_retries(
+        content = "".join(parts)
+        if not content and status != Message.Status.COMPLETE and self.previous_content:
+            # A retry that wrote nothing: the earlier partial reply is still the best there is.
+            content, status = self.previous_content, Message.Status.INTERRUPTED
+            error = f"The retry did not finish ({error.rstrip('.')}); the earlier text is kept."
+        reply, end_frame = await _store_with_retries(
             reply=reply,
-            content="".join(parts),
+            content=content,
             status=status,
             error=error,
             error_kind=error_kind,
@@ -250,33 +321,46 @@ class ReplyTask:
         )
         self.reply = reply
         self.streaming = False
-        await _quietly(self.publish(reply_end_frame(reply)))
-        await in_db_thread(_after_turn)(
-            self.conversation, self.user_message if self.new_message else None
-        )
+        if end_frame is None:
+            end_frame = protocol.reply_end(reply)
+        await _quietly(self.publish(end_frame))
+        await _gate().after_turn(self.conversation, self.user_message if self.new_message else None)
         return reply
 
 
-async def _store_with_retries(**fields) -> Message:
+def _finish(**fields) -> tuple[Message, dict]:
+    """Store the reply and build its reply_end frame (Markdown, the context report's HTML) in
+    the same thread trip: that rendering is CPU the event loop need not do."""
+    reply = services.reply_finish(**fields)
+    return reply, protocol.reply_end(reply)
+
+
+async def _store_with_retries(**fields) -> tuple[Message, dict | None]:
     """Store the finished reply; if the database is briefly unavailable, keep trying for a
-    while (the text is in memory). If it never comes back, say so in the page."""
+    while (the text is in memory). If it never comes back, say so in the page. Returns the
+    reply and its reply_end frame (None when it could not be stored: built by the caller)."""
     delay = 0.25
     deadline = time.monotonic() + STORE_RETRY_SECONDS
     while True:
         try:
-            return await in_db_thread(services.reply_finish)(**fields)
+            return await in_db_thread(_finish)(**fields)
         except DatabaseError:
             if time.monotonic() + delay > deadline:
                 logger.exception("could not store reply %s", fields["reply"].pk)
+                # The row stays "streaming" until its lease runs out and a sweep marks it
+                # interrupted: the page says now what that will say, never "complete".
                 reply = fields["reply"]
                 reply.content = fields["content"]
-                reply.status = Message.Status.FAILED if not reply.content else fields["status"]
+                reply.status = (
+                    Message.Status.INTERRUPTED if reply.content else Message.Status.FAILED
+                )
                 reply.error = (
                     "The database was unavailable, so this reply could not be saved. "
                     + fields["error"]
-                ).strip()
+                ).strip()[:500]
                 reply.context_report = fields["context_report"]
-                return reply
+                reply.saved = False
+                return reply, None
             logger.warning("database unavailable storing reply; retrying in %.2fs", delay)
             await asyncio.sleep(delay)
             delay = min(delay * 2, 4.0)
@@ -289,13 +373,30 @@ async def _quietly(awaitable) -> None:
         logger.warning("ignored error while finishing a reply", exc_info=True)
 
 
-def _after_turn(conversation, user_message: Message | None) -> None:
-    """Once a reply is stored: learn the user's style from their new message, and start
-    background memory work (summaries, extraction) when it is due. Off the reply's path:
-    the user already has the reply."""
+def _after_turns(items) -> None:
+    """Once replies are stored: learn each user's style from their new message, remember its
+    clear personal statements (the light extractor), and start background memory work
+    (summaries, extraction) where it is due. Off the replies' path: the users already have
+    them. ``items``: (conversation, user message or None) pairs, the replies that ended
+    together: the memory switch is read once for all of them, the summary checks are made in
+    three queries for all of them."""
+    ids = [c.pk for c, _ in items]
     try:
-        if user_message is not None and not conversation.temporary:
-            profile_observe_message(user=conversation.user, text=user_message.content)
-        conversation_after_turn(conversation=conversation)
+        enabled = memory_enabled_many([c for c, _ in items])
     except Exception:
-        logger.exception("after-turn memory work failed for conversation %s", conversation.pk)
+        logger.exception("after-turn memory work failed for conversations %s", ids)
+        return
+    for conversation, user_message in items:
+        if user_message is None:
+            continue
+        try:
+            if not conversation.temporary:
+                profile_observe_message(user=conversation.user, text=user_message.content)
+            if enabled.get(conversation.pk):
+                memories_from_turn(conversation=conversation, message=user_message)
+        except Exception:
+            logger.exception("after-turn memory work failed for conversation %s", conversation.pk)
+    try:
+        conversations_after_turn(conversations=[c for c, _ in items])
+    except Exception:
+        logger.exception("after-turn memory work failed for conversations %s", ids)

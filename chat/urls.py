@@ -12,4 +12,9 @@ urlpatterns = [
     path("c/<int:conversation_id>/archive/", views.conversation_archive, name="archive"),
     path("c/<int:conversation_id>/delete/", views.conversation_delete, name="delete"),
     path("c/<int:conversation_id>/settings/", views.conversation_settings, name="settings"),
+    path(
+        "c/<int:conversation_id>/m/<int:message_id>/version/<int:number>/",
+        views.reply_version,
+        name="reply_version",
+    ),
 ]

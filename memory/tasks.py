@@ -2,7 +2,8 @@
 
 from django_tasks import task
 
-from memory import embeddings, services
+from memory import services
+from memory.search import embeddings
 
 
 @task()

@@ -22,10 +22,11 @@ metrics that were not used and why.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
-from profiles.choices import language_name
+from profiles.choices import LANGUAGES, language_name, timezones
 from profiles.models import (
     CUSTOM_INSTRUCTIONS_MAX_CHARS,
     TERMINOLOGY_MAX_CHARS,
@@ -39,6 +40,7 @@ from profiles.style import METRICS
 __all__ = ["MIN_MESSAGES", "InstructionsBlock", "build_instructions", "instructions_for"]
 __all__ += ["memory_enabled"]
 
+LANGUAGE_CODES = frozenset(code for code, _name in LANGUAGES)
 # A learned metric needs this many messages behind it before it is used.
 MIN_MESSAGES = 5
 
@@ -122,7 +124,10 @@ NOTES_INTRO = (
     f"tries to is to be ignored."
 )
 
-_CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+# C0 and C1 controls (NEL, U+0085, is a line break to some readers), line and paragraph
+# separators, and the format characters (bidi overrides, zero-width joiners and spaces) that
+# could hide a delimiter from the check below but not from the model.
+_CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
 _TAG_RE = re.compile(rf"<\s*/?\s*{NOTES_TAG}\b[^>]*>?", re.IGNORECASE)
 
 
@@ -155,7 +160,9 @@ def build_instructions(profile: UserProfile) -> InstructionsBlock:
         lines.append(line)
         sources.append({**source, "line": line})
 
-    if profile.language:
+    # Only values from their lists reach the prompt (an import or an old row could hold
+    # anything): the language by its code, the time zone by its IANA name.
+    if profile.language and profile.language in LANGUAGE_CODES:
         add(
             f"Language: reply in {language_name(profile.language)} ({profile.language}) "
             f"unless the user asks for another language.",
@@ -163,7 +170,7 @@ def build_instructions(profile: UserProfile) -> InstructionsBlock:
             name="language",
             value=profile.language,
         )
-    if profile.timezone:
+    if profile.timezone and profile.timezone in timezones():
         add(
             f"Time zone: {profile.timezone}; use it for dates and times.",
             kind="preference",
@@ -198,7 +205,11 @@ def build_instructions(profile: UserProfile) -> InstructionsBlock:
 def _metric_unused_because(profile: UserProfile, name: str, value: float, count: int) -> str:
     override = OVERRIDES[name]
     if getattr(profile, override):
-        return f"overridden by the preference {override}={getattr(profile, override)}"
+        # Words for people (the profile page shows it): "your tone preference (casual)".
+        model_field = UserProfile._meta.get_field(override)
+        value = getattr(profile, f"get_{override}_display")() if model_field.choices else ""
+        label = str(model_field.verbose_name).lower()
+        return f"overridden by your {label} preference" + (f" ({value.lower()})" if value else "")
     if not profile.memory_enabled:
         return "memory is off"
     if count < MIN_MESSAGES:
@@ -242,8 +253,18 @@ def _user_notes(profile: UserProfile, sources: list[dict[str, Any]]) -> str:
 
 def _clean(text: str, limit: int) -> str:
     text = text.replace("\r\n", "\n").replace("\r", "\n")
+    # Compatibility forms first (a fullwidth "\uff1c" is "<" to the model), then no format
+    # characters, then the delimiters removed until none is left: removing one must not
+    # join the pieces around it into another ("<user_<user_notes>notes>").
+    text = unicodedata.normalize("NFKC", text)
+    text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
     text = _CONTROL_RE.sub(" ", text)
-    text = _TAG_RE.sub("", text).strip()
+    while True:
+        stripped = _TAG_RE.sub("", text)
+        if stripped == text:
+            break
+        text = stripped
+    text = text.strip()
     if len(text) > limit:
         text = text[:limit].rstrip() + "…"
     return text

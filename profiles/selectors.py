@@ -26,6 +26,15 @@ def memory_enabled(user: AbstractBaseUser, *, profile: UserProfile | None = None
     return next(iter(enabled), True)
 
 
+def memory_enabled_many(users) -> dict[int, bool]:
+    """``memory_enabled`` for several users in one query: user id -> the switch."""
+    users = [u for u in users if u is not None and getattr(u, "is_authenticated", False)]
+    found = dict(
+        UserProfile.objects.filter(user__in=users).values_list("user_id", "memory_enabled")
+    )
+    return {user.pk: found.get(user.pk, True) for user in users}
+
+
 def style_snapshot_list(*, profile: UserProfile) -> list[StyleSnapshot]:
     """The profile's snapshots, oldest first."""
     if profile.pk is None:

@@ -16,6 +16,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from audit import acting_as, attribute
 from profiles.choices import LANGUAGES, timezones
 from profiles.instructions import InstructionsBlock, instructions_for
 from profiles.models import TOPIC_MAX_CHARS, TOPICS_MAX, StyleSnapshot, UserProfile
@@ -34,7 +35,9 @@ __all__ = [
     "profile_observe_message",
     "profile_reset_style",
     "profile_set_memory",
+    "profile_set_style",
     "profile_update_preferences",
+    "validate_preferences",
 ]
 
 # A snapshot of the learned style every SNAPSHOT_EVERY observed messages; the newest
@@ -149,14 +152,16 @@ def profile_update_preferences(
         if isinstance(value, str):
             value = value.replace("\x00", "")  # NUL cannot be stored (PostgreSQL) or shown
         setattr(profile, name, value)
-    _validate_preferences(profile)
+    validate_preferences(profile)
     profile.updated_at = timezone.now()
     profile._change_reason = "preferences edited"
     profile.save(update_fields=[*preferences, "updated_at"])
     return profile
 
 
-def _validate_preferences(profile: UserProfile) -> None:
+def validate_preferences(profile: UserProfile) -> None:
+    """Raise ``ValidationError`` (by field) unless every preference of ``profile`` is valid:
+    the form's rules, for every path that sets them (the form, staff edits, imports)."""
     errors: dict[str, str] = {}
     if profile.language and profile.language not in dict(LANGUAGES):
         errors["language"] = f"Unknown language code {profile.language!r}."
@@ -204,4 +209,37 @@ def profile_reset_style(*, user: AbstractBaseUser) -> UserProfile:
     profile._change_reason = "learned style reset"
     profile.save(update_fields=fields)
     StyleSnapshot.objects.filter(profile=profile).delete()
+    return profile
+
+
+def profile_set_style(
+    *,
+    user: AbstractBaseUser,
+    values: Mapping[str, float],
+    actor: AbstractBaseUser | None = None,
+    reason: str = "learned style edited",
+) -> UserProfile:
+    """Correct some learned metrics (each 0..1); the message counts behind them are kept.
+
+    Raises ``ValueError`` for an unknown metric and ``ValidationError`` for a value out of range;
+    nothing is saved then. Nothing changed: nothing saved, no history. With ``actor`` the
+    history record names them (else the request's user), with ``reason`` and the metrics.
+    """
+    unknown = set(values) - set(METRICS)
+    if unknown:
+        raise ValueError(f"not style metrics: {', '.join(sorted(unknown))}")
+    bad = {name: "Between 0 and 1." for name, value in values.items() if not 0.0 <= value <= 1.0}
+    if bad:
+        raise ValidationError(bad)
+    # acting_as: a profile created here is recorded as created by the actor too.
+    with transaction.atomic(), acting_as(actor):
+        profile = _locked_profile(user)
+        changed = [name for name, value in values.items() if getattr(profile, name) != value]
+        if not changed:
+            return profile
+        for name in changed:
+            setattr(profile, name, values[name])
+        profile.updated_at = profile.style_updated_at = timezone.now()
+        attribute(profile, actor=actor, reason=f"{reason}: {', '.join(changed)}")
+        profile.save(update_fields=[*changed, "updated_at", "style_updated_at"])
     return profile

@@ -5,19 +5,12 @@ Each form works without JavaScript (POST, then redirect back) and with HTMX (the
 changes is re-rendered in place, and the sections that depend on it are swapped out of band).
 """
 
-from collections.abc import Callable
-from functools import wraps
-
-from django.conf import settings
 from django.contrib import messages
-from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render, resolve_url
-from django.template.loader import render_to_string
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
-from django_htmx.http import HttpResponseClientRedirect
 
 from profiles.forms import MemoryForm, PreferencesForm, ResetStyleForm
 from profiles.instructions import MIN_MESSAGES, build_instructions
@@ -29,24 +22,13 @@ from profiles.services import (
     profile_set_memory,
     profile_update_preferences,
 )
+from web.access import login_required
+from web.fragments import render_fragments, render_page_or_fragment
 
 TEMPLATE = "profiles/profile.html"
-
-
-def login_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """Like Django's, but an HTMX request (a session that expired while the page was open) gets
-    a client redirect to the login page instead of the login page swapped into a section."""
-
-    @wraps(view)
-    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
-        if request.user.is_authenticated:
-            return view(request, *args, **kwargs)
-        if request.htmx:
-            login = resolve_url(settings.LOGIN_URL)
-            return HttpResponseClientRedirect(f"{login}?next={resolve_url('profiles:profile')}")
-        return redirect_to_login(request.get_full_path())
-
-    return wrapper
+# Every form here sits on the profile page: where to come back to after logging in again (for
+# an HTMX request that does not say which page it came from).
+PAGE = "profiles:profile"
 
 
 def _context(request: HttpRequest, **extra) -> dict:
@@ -62,20 +44,12 @@ def _context(request: HttpRequest, **extra) -> dict:
     }
 
 
-def _fragments(request: HttpRequest, context: dict, target: str, *oob: str) -> HttpResponse:
-    """The ``target`` partial, followed by the ``oob`` partials marked for out-of-band swaps."""
-    html = render_to_string(f"{TEMPLATE}#{target}", context, request)
-    for name in oob:
-        html += render_to_string(f"{TEMPLATE}#{name}", {**context, "oob": True}, request)
-    return HttpResponse(html)
-
-
-@login_required
+@login_required(default_next=PAGE)
 def profile(request: HttpRequest) -> HttpResponse:
     return render(request, TEMPLATE, _context(request))
 
 
-@login_required
+@login_required(default_next=PAGE)
 @require_POST
 @vary_on_headers("HX-Request")
 def preferences_update(request: HttpRequest) -> HttpResponse:
@@ -89,17 +63,17 @@ def preferences_update(request: HttpRequest) -> HttpResponse:
         except ValidationError as error:
             form.add_error(None, error)
     if form.errors:
-        context = _context(request, form=form)
-        if request.htmx:
-            return _fragments(request, context, "preferences")
-        return render(request, TEMPLATE, context)
+        return render_page_or_fragment(
+            request, TEMPLATE, _context(request, form=form), "preferences"
+        )
     if request.htmx:
-        return _fragments(request, _context(request, saved=True), "preferences", "style", "preview")
+        context = _context(request, saved=True)
+        return render_fragments(request, TEMPLATE, context, "preferences", "style", "preview")
     messages.success(request, "Preferences saved.")
     return redirect("profiles:profile")
 
 
-@login_required
+@login_required(default_next=PAGE)
 @require_POST
 @vary_on_headers("HX-Request")
 def memory_update(request: HttpRequest) -> HttpResponse:
@@ -109,12 +83,12 @@ def memory_update(request: HttpRequest) -> HttpResponse:
     enabled = form.cleaned_data["memory_enabled"]
     profile_set_memory(user=request.user, enabled=enabled)
     if request.htmx:
-        return _fragments(request, _context(request), "memory", "style", "preview")
+        return render_fragments(request, TEMPLATE, _context(request), "memory", "style", "preview")
     messages.success(request, f"Memory turned {'on' if enabled else 'off'}.")
     return redirect("profiles:profile")
 
 
-@login_required
+@login_required(default_next=PAGE)
 @require_http_methods(["GET", "POST"])
 @vary_on_headers("HX-Request")
 def reset_style(request: HttpRequest) -> HttpResponse:
@@ -125,6 +99,8 @@ def reset_style(request: HttpRequest) -> HttpResponse:
         return render(request, "profiles/reset_style.html", {"form": form, "profile": profile})
     profile_reset_style(user=request.user)
     if request.htmx:
-        return _fragments(request, _context(request, reset=True), "style", "preview")
+        return render_fragments(
+            request, TEMPLATE, _context(request, reset=True), "style", "preview"
+        )
     messages.success(request, "Your learned style was reset.")
     return redirect("profiles:profile")

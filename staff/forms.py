@@ -8,6 +8,8 @@ import re
 
 from django import forms
 
+from chat import jsonsafe
+from chat.jsonsafe import MAX_ID
 from memory.models import ActionItem, Decision, Fact
 from profiles.instructions import METRIC_LABELS
 from profiles.style import METRICS
@@ -16,13 +18,33 @@ from staff.selectors.memories import MemoryFilters
 from staff.selectors.users import USER_SORTS
 
 TEXT_MAX = 4000
-IMPORT_MAX_BYTES = 200 * 1024 * 1024
+IMPORT_MAX_BYTES = 50 * 1024 * 1024
+# An export nests about eight levels (document, section, row, history, fields, a JSON field's
+# own value); context reports a few more.
+IMPORT_MAX_DEPTH = 32
 _LIST_SPLIT = re.compile(r"[,\n;]")
 
 
 def _list(value: str) -> list[str]:
     items = (" ".join(part.split()) for part in _LIST_SPLIT.split(value or ""))
     return list(dict.fromkeys(item for item in items if item))
+
+
+class ChangeFilterForm(forms.Form):
+    """The recent-changes filters, from the query string. Invalid values are dropped."""
+
+    before = forms.DateTimeField(required=False)
+    kind = forms.CharField(required=False, max_length=20)
+    user_id = forms.IntegerField(required=False, min_value=1, max_value=MAX_ID)
+
+    def filters(self) -> dict:
+        self.is_valid()
+        data = {name: value for name, value in self.cleaned_data.items() if name not in self.errors}
+        return {
+            "before": data.get("before"),
+            "kind_slug": data.get("kind") or "",
+            "user_id": data.get("user_id"),
+        }
 
 
 class UserSearchForm(forms.Form):
@@ -35,7 +57,9 @@ class MemoryFilterForm(forms.Form):
 
     q = forms.CharField(required=False, max_length=200, label="Search")
     user = forms.CharField(required=False, max_length=150, label="User")
-    conversation = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
+    conversation = forms.IntegerField(
+        required=False, min_value=1, max_value=MAX_ID, widget=forms.HiddenInput
+    )
     category = forms.ChoiceField(
         required=False, choices=[("", "Any category"), *Fact.Category.choices]
     )
@@ -151,7 +175,11 @@ def edit_form(kind: Kind, memory, data=None) -> forms.Form:
 
 class SupersedeForm(forms.Form):
     by = forms.IntegerField(
-        required=False, min_value=1, label="Replaced by fact #", help_text="Optional."
+        required=False,
+        min_value=1,
+        max_value=MAX_ID,
+        label="Replaced by fact #",
+        help_text="Optional.",
     )
 
 
@@ -165,9 +193,12 @@ class IdListField(forms.Field):
             return []
         values = value if isinstance(value, list | tuple) else [value]
         try:
-            return sorted({int(v) for v in values})
+            ids = sorted({int(v) for v in values})
         except (TypeError, ValueError) as error:
             raise forms.ValidationError("Not a list of ids.") from error
+        if any(not 1 <= i <= MAX_ID for i in ids):
+            raise forms.ValidationError("Not a list of ids.")
+        return ids
 
 
 class BulkDeleteForm(forms.Form):
@@ -190,8 +221,8 @@ class StyleForm(forms.Form):
 
 
 class DiffForm(forms.Form):
-    a = forms.IntegerField(min_value=1, label="From version")
-    b = forms.IntegerField(min_value=1, label="To version")
+    a = forms.IntegerField(min_value=1, max_value=2**31 - 1, label="From version")
+    b = forms.IntegerField(min_value=1, max_value=2**31 - 1, label="To version")
 
 
 class UserDataDeleteForm(forms.Form):
@@ -218,8 +249,12 @@ class ImportForm(forms.Form):
     def clean_file(self) -> dict:
         upload = self.cleaned_data["file"]
         if upload.size > IMPORT_MAX_BYTES:
-            raise forms.ValidationError("The file is too large.")
+            raise forms.ValidationError(
+                f"The file is too large ({upload.size:,} bytes; at most {IMPORT_MAX_BYTES:,})."
+            )
         try:
-            return json.loads(upload.read().decode("utf-8"))
+            return jsonsafe.loads(upload.read().decode("utf-8"), max_depth=IMPORT_MAX_DEPTH)
         except (UnicodeDecodeError, json.JSONDecodeError) as error:
             raise forms.ValidationError(f"Not a JSON file: {error}") from error
+        except jsonsafe.JSONRejected as error:
+            raise forms.ValidationError(f"Not a JSON file we can import: {error}") from error

@@ -9,6 +9,7 @@ from django.db import models
 from django.http import Http404
 
 from memory.models import ActionItem, Decision, Fact
+from memory.search.schema import INDEXED_STATUSES
 
 
 @dataclass(frozen=True)
@@ -18,8 +19,9 @@ class Kind:
     plural: str
     model: type[models.Model]
     text_field: str
-    # Statuses whose rows memory_search indexes (see memory.search_schema.SOURCES); rows with
-    # other statuses are searched by substring instead.
+    # Statuses whose rows memory_search indexes (memory.search.schema.INDEXED_STATUSES, the
+    # one list the triggers are built from too); rows with other statuses are searched by
+    # substring instead.
     indexed_statuses: tuple[str, ...]
     sorts: dict[str, str] = field(default_factory=dict)  # param value -> label
 
@@ -52,7 +54,7 @@ FACT = Kind(
     plural="Facts",
     model=Fact,
     text_field="text",
-    indexed_statuses=(Fact.Status.ACTIVE,),
+    indexed_statuses=INDEXED_STATUSES["fact"],
     sorts={**_COMMON_SORTS, "-importance": "Most important"},
 )
 DECISION = Kind(
@@ -61,11 +63,7 @@ DECISION = Kind(
     plural="Decisions",
     model=Decision,
     text_field="what",
-    indexed_statuses=(
-        Decision.Status.PROPOSED,
-        Decision.Status.DECIDED,
-        Decision.Status.REVISITED,
-    ),
+    indexed_statuses=INDEXED_STATUSES["decision"],
     sorts=dict(_COMMON_SORTS),
 )
 ACTION_ITEM = Kind(
@@ -74,7 +72,7 @@ ACTION_ITEM = Kind(
     plural="Action items",
     model=ActionItem,
     text_field="what",
-    indexed_statuses=(ActionItem.Status.OPEN, ActionItem.Status.IN_PROGRESS),
+    indexed_statuses=INDEXED_STATUSES["action_item"],
     sorts={**_COMMON_SORTS, "due_date": "Due soonest"},
 )
 

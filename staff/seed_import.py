@@ -44,6 +44,8 @@ from django.db import DatabaseError, transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from audit import attribute
+from chat import jsonsafe
 from chat.models import Conversation, Message
 from chat.services import (
     ChatError,
@@ -58,9 +60,9 @@ from memory.models import Fact, Summary
 from memory.services import fact_remember, summary_create
 from profiles.models import UserProfile
 from profiles.services import profile_update_preferences
-from staff.services.history import attribute
 
 REASON = "imported from the seed's JSON stores"
+SEED_MAX_DEPTH = 16  # the seed's files nest four levels
 ROLES = ("system", "user", "assistant")
 STYLE_MAP = {
     "formality_level": "formality",
@@ -252,11 +254,14 @@ class SeedImporter:
 
     def _load(self, seed_file: SeedFile) -> Any:
         try:
-            return json.loads(seed_file.path.read_text(encoding="utf-8"))
+            text = seed_file.path.read_text(encoding="utf-8")
+            return jsonsafe.loads(text, max_depth=SEED_MAX_DEPTH)
         except UnicodeDecodeError as error:
             raise BadFile(f"not UTF-8 text ({error.reason})") from error
         except json.JSONDecodeError as error:
             raise BadFile(f"not valid JSON ({error.msg}, line {error.lineno})") from error
+        except jsonsafe.JSONRejected as error:
+            raise BadFile(f"not JSON that can be imported: {error}") from error
         except OSError as error:
             raise BadFile(f"cannot be read ({error.strerror})") from error
 
@@ -398,7 +403,7 @@ class SeedImporter:
             setattr(profile, f"{name}_count", max(getattr(profile, f"{name}_count"), observed))
         profile.messages_observed = max(profile.messages_observed, observed)
         profile.style_updated_at = profile.updated_at = timezone.now()
-        attribute(profile, actor=None, reason=REASON)
+        attribute(profile, reason=REASON)
         profile.save()
         self._counts["style metrics"] += len(changed)
         return []

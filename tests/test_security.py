@@ -26,6 +26,7 @@ PUBLIC = {
     "password_reset_done",
     "password_reset_confirm",
     "password_reset_complete",
+    "favicon",
 }
 SIGNED_IN = {
     "password_change",
@@ -44,6 +45,7 @@ OWNED = {
     "chat:archive",
     "chat:delete",
     "chat:settings",
+    "chat:reply_version",
 }
 
 
@@ -85,6 +87,8 @@ def world(alice, bob, staff):
 
 
 def owned_url(name, world):
+    if name == "chat:reply_version":
+        return reverse(name, args=[world["conversation"].pk, world["message"].pk, 1])
     return reverse(name, args=[world["conversation"].pk])
 
 
@@ -122,7 +126,8 @@ def post_urls(world, alice, staff):
     conversation, fact = world["conversation"], world["fact"]
     run = summary_run_start(conversation=conversation)
     first = fact.history.earliest("history_date").history_id
-    urls = [(alice, owned_url(n, world)) for n in OWNED - {"chat:history", "chat:conversation"}]
+    get_only = {"chat:history", "chat:conversation", "chat:reply_version"}
+    urls = [(alice, owned_url(n, world)) for n in OWNED - get_only]
     urls += [
         (alice, reverse(n))
         for n in (

@@ -21,7 +21,69 @@ def percent(used, limit) -> int:
         return 0
 
 
+BLOCK_LABELS = {
+    "system": "System prompt",
+    "preferences": "Your preferences and style",
+    "summary": "Rolling summary",
+    "memory": "Memories",
+    "history": "Earlier messages",
+    "message": "Your message",
+}
+KIND_LABELS = {"action_item": "action item"}
+
+
+def counted(n: int, singular: str, plural: str | None = None) -> str:
+    """ "1 rule", "3 rules": words for people."""
+    return f"{n} {singular if n == 1 else (plural or singular + 's')}"
+
+
+@register.filter
+def kind_label(kind: str) -> str:
+    return KIND_LABELS.get(kind, str(kind).replace("_", " "))
+
+
+def _block_detail(block: dict, report: ContextReport) -> str:
+    name = block.get("name")
+    if name == "preferences" and report.get("preferences"):
+        return counted(len(report["preferences"].get("sources") or []), "rule")
+    if name == "memory" and report.get("memories") is not None:
+        return counted(len(report["memories"]), "memory", "memories")
+    if name == "history":
+        return counted(len(report.get("messages") or []), "message")
+    if name == "message":
+        return "the new message"
+    if name in ("system", "summary"):
+        number = "".join(ch for ch in str(block.get("detail", "")) if ch.isdigit())
+        return f"version {number}" if number else ""
+    return str(block.get("detail", ""))
+
+
 @register.inclusion_tag("chat/_context_report.html")
-def context_report(stored: dict | None) -> dict[str, ContextReport | None]:
-    """The "what the model saw" fragment, for a stored report of any schema version."""
-    return {"report": report_read(stored)}
+def context_report(stored: dict | None) -> dict:
+    """The "what the model saw" fragment, for a stored report of any schema version, in
+    words for people (no internal names)."""
+    from chat.models import Conversation
+
+    report = report_read(stored)
+    view = {}
+    if report:
+        strategy = report.get("strategy", "")
+        try:
+            view["strategy"] = Conversation.Strategy(strategy).label.lower()
+        except ValueError:
+            view["strategy"] = str(strategy).replace("_", " ")
+        view["blocks"] = [
+            {
+                "label": BLOCK_LABELS.get(block.get("name"), str(block.get("name", ""))),
+                "tokens": block.get("tokens", 0),
+                "detail": _block_detail(block, report),
+            }
+            for block in report.get("blocks", [])
+        ]
+    return {"report": report, "view": view}
+
+
+@register.filter
+def minutes(duration) -> int:
+    """A timedelta in whole minutes, rounded up (the sign-in lockout page)."""
+    return -(-int(duration.total_seconds()) // 60) if duration else 0

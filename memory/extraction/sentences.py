@@ -2,7 +2,8 @@
 
 ``messages`` is a list of ``{"role": "user" | "assistant", "content": str}`` in order. Messages
 whose stored ``model`` is ``llm.OFFLINE_MODEL`` (memorychat's own no-model answers) are skipped
-entirely, as are other roles and empty messages. Fenced code blocks and ``>`` quoted lines are
+entirely, as are messages that quote the memory block back (``memory.prompts.quotes_memory``),
+other roles and empty messages. Fenced code blocks and ``>`` quoted lines are
 removed; each message is cut at ``MAX_MESSAGE_CHARS``. Text is split into sentences (at
 ``.!?`` followed by a space, and at line breaks) and, for facts and actions, into clauses (at
 ``;`` and at "and/but/so" followed by a new first-person subject: "My name is Sam and I live in
@@ -23,6 +24,7 @@ from memory.extraction.types import (
     MAX_SENTENCE_CHARS,
     MAX_SENTENCES_PER_MESSAGE,
 )
+from memory.prompts import quotes_memory
 
 
 @dataclass
@@ -84,6 +86,8 @@ def prepare(messages: list) -> tuple[list[Sent], list[tuple[int, str]]]:
     for index, message in enumerate(messages or []):
         role, content, model = _message_parts(message)
         if role not in ("user", "assistant") or not content.strip() or model == OFFLINE_MODEL:
+            continue
+        if quotes_memory(content):  # the memory block quoted back: the app's words
             continue
         kept.append((index, role))
         for position, raw in enumerate(_split_sentences(_clean_content(content))):

@@ -1,6 +1,6 @@
 from django.db import migrations
 
-from memory import search_schema
+from memory.migrations import _legacy_search_0002 as search_schema
 
 
 def forwards(apps, schema_editor):

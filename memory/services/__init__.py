@@ -1,6 +1,13 @@
 """Writes of long-term memory (`<entity>_<verb>`): summary runs and versions in ``summaries``,
 merged facts, decisions and action items in ``memories``."""
 
+from memory.services.edits import (
+    fact_set_pinned,
+    memories_delete,
+    memory_delete,
+    memory_revert,
+    memory_update,
+)
 from memory.services.memories import (
     MEMORY_MODELS,
     action_item_remember,
@@ -8,6 +15,7 @@ from memory.services.memories import (
     fact_remember,
     fact_supersede,
     memories_delete_only_from,
+    memories_from_turn,
     memories_merge,
     memories_only_from,
 )
@@ -17,6 +25,8 @@ from memory.services.summaries import (
     TRIGGER_BUDGET_SHARE,
     TRIGGER_MESSAGES,
     conversation_after_turn,
+    conversation_resummarise,
+    conversations_after_turn,
     embeddings_schedule,
     summary_create,
     summary_make_current,
@@ -34,13 +44,21 @@ __all__ = [
     "TRIGGER_MESSAGES",
     "action_item_remember",
     "conversation_after_turn",
+    "conversation_resummarise",
+    "conversations_after_turn",
     "decision_remember",
     "embeddings_schedule",
     "fact_remember",
+    "fact_set_pinned",
     "fact_supersede",
+    "memories_delete",
     "memories_delete_only_from",
+    "memories_from_turn",
     "memories_merge",
     "memories_only_from",
+    "memory_delete",
+    "memory_revert",
+    "memory_update",
     "summary_create",
     "summary_make_current",
     "summary_run_execute",

@@ -3,9 +3,11 @@ source messages; and the memories that came only from one conversation."""
 
 from __future__ import annotations
 
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from audit import attribute
 from chat.models import Conversation, Message
 from memory import extraction
 from memory.extraction import Extraction
@@ -63,6 +65,32 @@ def memories_merge(
     return counts
 
 
+def memories_from_turn(*, conversation: Conversation, message: Message) -> dict[str, int]:
+    """The light extractor, run after each reply: the clear personal statements of the user's
+    new message ("my daughter's name is Ada", "I live in Lyon", "remember that...") become facts
+    within the same turn. Decisions and action items wait for the summary run, which reads
+    the whole exchange; re-reading this message there does not count its facts twice."""
+    counts = {"created": 0, "updated": 0, "superseded": 0}
+    if message.role != Message.Role.USER or not message.content.strip():
+        return counts
+    found = extraction.extract(
+        [{"role": message.role, "content": message.content, "model": message.model}],
+        today=timezone.localdate(),
+    )
+    for fact in found.facts:
+        outcome = fact_remember(
+            user=conversation.user,
+            conversation=conversation,
+            category=fact.category,
+            subject=fact.subject,
+            text=fact.text,
+            importance=fact.importance,
+            source_message=message,
+        )
+        counts[outcome] += 1
+    return counts
+
+
 def fact_remember(
     *,
     user,
@@ -80,6 +108,12 @@ def fact_remember(
     active = Fact.objects.select_for_update().filter(user=user, status=Fact.Status.ACTIVE)
     with transaction.atomic():
         same = active.filter(dedupe_key=key).first()
+        if (
+            same is not None
+            and source_message is not None
+            and same.source_messages.filter(pk=source_message.pk).exists()
+        ):
+            return "updated"  # the same message read again (a re-summarise): not told again
         if same is not None:
             same.mentions += 1
             same.importance = max(same.importance, importance)
@@ -110,11 +144,19 @@ def fact_remember(
         return "created"
 
 
-def fact_supersede(*, fact: Fact, by: Fact | None) -> Fact:
-    fact.status = Fact.Status.SUPERSEDED
-    fact.superseded_by = by
-    fact.updated_at = timezone.now()
-    fact.save(update_fields=["status", "superseded_by", "updated_at"])
+def fact_supersede(*, fact: Fact, by: Fact | None = None, actor=None, reason: str = "") -> Fact:
+    """Retire ``fact``, optionally naming the fact that replaces it: another fact of the same
+    user (raises ValidationError otherwise). ``actor`` and ``reason``, when given, go into the
+    history record. Returns the fact as saved (re-read under a row lock)."""
+    if by is not None and (by.pk == fact.pk or by.user_id != fact.user_id):
+        raise ValidationError("A fact can only be superseded by another fact of the same user.")
+    with transaction.atomic():
+        fact = Fact.objects.select_for_update().get(pk=fact.pk)
+        fact.status = Fact.Status.SUPERSEDED
+        fact.superseded_by = by
+        fact.updated_at = timezone.now()
+        attribute(fact, actor=actor, reason=reason)
+        fact.save(update_fields=["status", "superseded_by", "updated_at"])
     return fact
 
 

@@ -17,9 +17,11 @@ import openai
 from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
-from django.db.models import Count, F, Max, Sum
+from django.db.models import Count, F, Max, OuterRef, Subquery, Sum, Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from audit import attribute
 from chat.models import Conversation, Message
 from contextwindow.tokens import count_tokens
 from llm import OFFLINE_MODEL
@@ -28,6 +30,7 @@ from llm.errors import describe_error
 from memory import recall, summariser
 from memory.extraction import Extraction
 from memory.models import Summary, SummaryRun
+from memory.selectors import summary_run_active, summary_runs_active_for
 from memory.services.memories import memories_merge
 
 logger = logging.getLogger(__name__)
@@ -55,31 +58,50 @@ class StaleBase(Exception):
 
 def conversation_after_turn(*, conversation: Conversation) -> SummaryRun | None:
     """After a reply: start an incremental summary run when the unsummarised tail is long."""
-    if not recall.memory_enabled(conversation):
-        return None
+    return conversations_after_turn(conversations=[conversation]).get(conversation.pk)
+
+
+def conversations_after_turn(*, conversations) -> dict[int, SummaryRun]:
+    """``conversation_after_turn`` for several conversations at once (the replies that ended
+    together): the same checks, in three queries for all of them. Returns the runs started,
+    by conversation id."""
+    unique = list({c.pk: c for c in conversations}.values())
+    enabled = recall.memory_enabled_many(unique)
+    candidates = [c for c in unique if enabled.get(c.pk)]
+    if not candidates:
+        return {}
     # A backstop for watch_summary_run (the job that checks each run): one sweep every
     # STALE_SWEEP_SECONDS across processes, not a query on every turn.
     if cache.add("summary-runs-stale-sweep", 1, STALE_SWEEP_SECONDS):
         summary_runs_recover_stale()
     embeddings_schedule()
-    if SummaryRun.objects.filter(
-        conversation=conversation, status__in=[SummaryRun.Status.QUEUED, SummaryRun.Status.RUNNING]
-    ).exists():
-        return None
-    covered = (
-        Summary.objects.filter(conversation=conversation, is_current=True)
-        .values_list("covered_through", flat=True)
-        .first()
-        or 0
-    )
-    tail = Message.objects.filter(
-        conversation=conversation, id__gt=covered, status__in=SUMMARISED_STATUSES
-    ).aggregate(n=Count("id"), tokens=Sum("token_count"))
-    if tail["n"] >= TRIGGER_MESSAGES or (tail["tokens"] or 0) >= (
-        conversation.effective_budget * TRIGGER_BUDGET_SHARE
-    ):
-        return summary_run_start(conversation=conversation)
-    return None
+    busy = summary_runs_active_for(conversations=candidates)
+    idle = [c for c in candidates if c.pk not in busy]
+    if not idle:
+        return {}
+    # Each conversation's tail after its current summary (the summary's bound a subquery).
+    covered = Summary.objects.filter(
+        conversation_id=OuterRef("conversation_id"), is_current=True
+    ).values("covered_through")[:1]
+    tails = {
+        row["conversation_id"]: row
+        for row in Message.objects.filter(
+            conversation__in=idle,
+            id__gt=Coalesce(Subquery(covered), Value(0)),
+            status__in=SUMMARISED_STATUSES,
+        )
+        .values("conversation_id")
+        .annotate(n=Count("id"), tokens=Sum("token_count"))
+        .order_by()
+    }
+    started = {}
+    for conversation in idle:
+        tail = tails.get(conversation.pk, {"n": 0, "tokens": 0})
+        if tail["n"] >= TRIGGER_MESSAGES or (tail["tokens"] or 0) >= (
+            conversation.effective_budget * TRIGGER_BUDGET_SHARE
+        ):
+            started[conversation.pk] = summary_run_start(conversation=conversation)
+    return started
 
 
 EMBED_DEBOUNCE_SECONDS = 10
@@ -89,7 +111,7 @@ STALE_SWEEP_SECONDS = 30
 def embeddings_schedule() -> bool:
     """With OPENAI_EMBEDDING_MODEL set, queue one job (at most every few seconds, across
     processes via the cache) that embeds whatever the search index holds without a vector."""
-    from memory import embeddings
+    from memory.search import embeddings
     from memory.tasks import embed_pending
 
     if not embeddings.enabled() or not cache.add("embed-pending", 1, EMBED_DEBOUNCE_SECONDS):
@@ -355,12 +377,31 @@ def summary_create(
         )
 
 
-def summary_make_current(*, summary: Summary) -> Summary:
-    """Staff: make an older version current again."""
+def summary_make_current(*, summary: Summary, actor=None, reason: str = "") -> Summary:
+    """Make an older version current again (``actor`` and ``reason``, when given, go into the
+    summary's history record)."""
     with transaction.atomic():
         Summary.objects.filter(conversation=summary.conversation_id, is_current=True).update(
             is_current=False
         )
         summary.is_current = True
+        attribute(summary, actor=actor, reason=reason)
         summary.save(update_fields=["is_current"])
     return summary
+
+
+def conversation_resummarise(*, conversation: Conversation, actor) -> SummaryRun:
+    """Queue a full re-summarisation by ``actor`` (the new version becomes current only when it
+    completes). A run already queued or running for the conversation is returned instead."""
+    with transaction.atomic():
+        # Locked: two clicks at once find the same active run, not none each.
+        Conversation.objects.select_for_update().filter(pk=conversation.pk).first()
+        active = summary_run_active(conversation=conversation)
+        if active is not None:
+            return active
+        return summary_run_start(
+            conversation=conversation,
+            mode=SummaryRun.Mode.FULL,
+            source=Summary.Source.STAFF,
+            requested_by=actor,
+        )

@@ -8,10 +8,10 @@ from django.contrib.admin.models import CHANGE, LogEntry
 from django.db import transaction
 from django.utils import timezone
 
+from audit import acting_as
 from chat.models import Conversation, Message
 from memory.models import ActionItem, Decision, Embedding, Fact, Summary, SummaryRun
 from profiles.models import StyleSnapshot, UserProfile
-from staff.services.history import acting_as
 
 HISTORIED = (("facts", Fact), ("decisions", Decision), ("action_items", ActionItem))
 

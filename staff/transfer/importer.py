@@ -11,16 +11,22 @@ from typing import Any
 from django.contrib.admin.models import ADDITION, CHANGE, LogEntry
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
-from django.db import DatabaseError, models, transaction
+from django.db import DatabaseError, transaction
 
+from audit import acting_as
 from chat.models import Conversation, Message
 from chat.services import ChatError, NewMessage, conversation_create, message_create_many
 from memory.models import ActionItem, Fact, Summary
 from profiles.models import StyleSnapshot, UserProfile
-from staff.services.history import acting_as
 from staff.transfer import FORMAT, VERSION
-from staff.transfer.codec import decode
 from staff.transfer.export import MEMORY_SECTIONS, NESTED_OWNER, USER_FIELDS
+from staff.transfer.validation import (
+    Invalid,
+    clean_history,
+    clean_username,
+    clean_value,
+    row_rules,
+)
 
 # Message fields message_create_many does not take; restored right after it stores the rows.
 MESSAGE_EXTRA = (
@@ -40,6 +46,17 @@ MESSAGE_EXTRA = (
 )
 # Links filled in a second pass (they may point forward in the document).
 DEFERRED = {Message: {"reply_to"}, Fact: {"superseded_by"}}
+
+
+DOCUMENT_KEYS = {
+    "format",
+    "version",
+    "exported_at",
+    "user",
+    "profile",
+    "conversations",
+    *(key for key, _model, _prefix in MEMORY_SECTIONS),
+}
 
 
 class BadExport(ValidationError):
@@ -79,58 +96,109 @@ class _Ids:
         return self._users[username]
 
 
-def _values(model, data: dict, ids: _Ids, fields=None, skip=()) -> dict[str, Any]:
-    """Attribute values for ``model`` from a document row's ``fields``."""
+def _values(
+    model, data: dict, ids: _Ids, fields=None, skip=(), *, where: str, actor=None
+) -> dict[str, Any]:
+    """Attribute values for ``model`` from a document row's ``fields``, each checked
+    (``staff.transfer.validation``); an unknown field is refused, not ignored."""
     if not isinstance(data, dict):
-        raise BadExport(f"{model.__name__}: fields must be an object.")
+        raise Invalid(f"{where}: must be an object.")
     owner = NESTED_OWNER.get(model, set())
+    fields = list(fields if fields is not None else model._meta.concrete_fields)
+    known = {f.name for f in fields if not f.primary_key and f.name not in owner}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise Invalid(f"{where}.{unknown[0]}: not a field of {model.__name__}.")
     out = {}
-    for f in fields if fields is not None else model._meta.concrete_fields:
+    for f in fields:
         if f.primary_key or f.name in owner or f.name in skip or f.name not in data:
             continue
         raw = data[f.name]
         if f.is_relation:
+            if raw is not None and not isinstance(raw, str):
+                raise Invalid(f"{where}.{f.name}: must be a reference (text) or null.")
             if f.related_model is get_user_model():
-                out[f.attname] = ids.user_id(raw)
+                # Who made a row is the staff member importing it: a file cannot name
+                # another account as the author.
+                out[f.attname] = actor.pk if raw is not None and actor is not None else None
             else:
                 out[f.attname] = ids.id(f.related_model, raw)
         elif model is Summary and f.name == "covered_through":
+            if raw is not None and not isinstance(raw, str):
+                raise Invalid(f"{where}.covered_through: must be a message reference.")
             out[f.attname] = ids.id(Message, raw) or 0
         else:
-            out[f.attname] = decode(f, raw)
-    return out
+            out[f.attname] = clean_value(model, f, raw, where)
+    return row_rules(model, out, where)
 
 
-def _history_rows(model, records: list, object_id: int, owner: dict, ids: _Ids) -> list:
+def _history_rows(model, records, object_id: int, owner: dict, ids: _Ids, *, where, actor):
+    """History records as they were, except their author: the importing staff member."""
     history_model = model.history.model
     rows = []
-    for record in records:
-        values = _values(model, record["fields"], ids, history_model.tracked_fields)
+    for n, record in enumerate(_list(records, where)):
+        at = f"{where}[{n}]"
+        history_date, history_type, reason = clean_history(record, at)
+        values = _values(
+            model,
+            record.get("fields"),
+            ids,
+            history_model.tracked_fields,
+            where=f"{at}.fields",
+            actor=actor,
+        )
         values.update(owner)
         rows.append(
             history_model(
                 id=object_id,
-                history_date=decode(models.DateTimeField(), record["history_date"]),
-                history_type=record["history_type"],
-                history_user_id=ids.user_id(record.get("history_user")),
-                history_change_reason=record.get("history_change_reason"),
+                history_date=history_date,
+                history_type=history_type,
+                history_user_id=actor.pk,
+                history_change_reason=reason,
                 **values,
             )
         )
     return rows
 
 
+def _list(value, where: str) -> list:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise Invalid(f"{where}: must be a list.")
+    return value
+
+
+def _item(value, where: str) -> dict:
+    if not isinstance(value, dict):
+        raise Invalid(f"{where}: must be an object.")
+    ref = value.get("ref")
+    if "ref" in value and not isinstance(ref, str):
+        raise Invalid(f"{where}.ref: must be text.")
+    return value
+
+
 def _user_for(document: dict, username: str | None):
     User = get_user_model()
-    data = document["user"]
-    username = username or data["username"]
+    data = document.get("user")
+    if not isinstance(data, dict):
+        raise Invalid("user: must be an object.")
+    unknown = sorted(set(data) - set(USER_FIELDS))
+    if unknown:
+        raise Invalid(f"user.{unknown[0]}: not a field an export holds.")
+    username = clean_username(username or data.get("username"), "user.username")
     user = User.objects.filter(**{User.USERNAME_FIELD: username}).first()
     if user is not None:
         return user, False
     user = User(**{User.USERNAME_FIELD: username})
     for name in USER_FIELDS[1:]:
         if name in data:
-            setattr(user, name, decode(User._meta.get_field(name), data[name]))
+            setattr(user, name, clean_value(User, User._meta.get_field(name), data[name], "user"))
+    if user.email:
+        try:
+            User._meta.get_field("email").run_validators(user.email)
+        except ValidationError as error:
+            raise Invalid(f"user.email: {' '.join(error.messages)}") from None
     user.set_unusable_password()
     user.save()
     return user, True
@@ -152,6 +220,9 @@ def user_data_import(*, document: dict, actor, username: str | None = None) -> I
         raise BadExport("This is not a memorychat user export.")
     if document.get("version") != VERSION:
         raise BadExport(f"Unsupported export version {document.get('version')!r}.")
+    unknown = sorted(set(document) - DOCUMENT_KEYS)
+    if unknown:
+        raise BadExport(f"The export could not be imported: {unknown[0]}: not part of an export.")
     try:
         with transaction.atomic(), acting_as(actor):
             user, created = _user_for(document, username)
@@ -162,11 +233,19 @@ def user_data_import(*, document: dict, actor, username: str | None = None) -> I
                 )
             result = ImportResult(user=user, user_created=created)
             ids = _Ids()
-            _import_profile(document.get("profile"), user, ids, result)
-            for conversation in document.get("conversations", []):
-                _import_conversation(conversation, user, ids, result)
+            _import_profile(document.get("profile"), user, ids, result, actor)
+            for n, conversation in enumerate(_list(document.get("conversations"), "conversations")):
+                _import_conversation(
+                    _item(conversation, f"conversations[{n}]"),
+                    user,
+                    ids,
+                    result,
+                    actor,
+                    where=f"conversations[{n}]",
+                )
             for key, model, _prefix in MEMORY_SECTIONS:
-                _import_memories(key, model, document.get(key, []), user, ids, result)
+                items = _list(document.get(key), key)
+                _import_memories(key, model, items, user, ids, result, actor)
             LogEntry.objects.log_actions(
                 user_id=actor.pk,
                 queryset=[user],
@@ -177,6 +256,8 @@ def user_data_import(*, document: dict, actor, username: str | None = None) -> I
             return result
     except BadExport:
         raise
+    except Invalid as error:
+        raise BadExport(f"The export could not be imported: {error}") from error
     except (KeyError, TypeError, ValueError, AttributeError, ChatError, DatabaseError) as error:
         raise BadExport(
             f"The export could not be imported: {type(error).__name__}: {error}"
@@ -185,25 +266,37 @@ def user_data_import(*, document: dict, actor, username: str | None = None) -> I
         raise BadExport(f"The export could not be imported: {'; '.join(error.messages)}") from error
 
 
-def _import_profile(data, user, ids: _Ids, result: ImportResult) -> None:
+def _import_profile(data, user, ids: _Ids, result: ImportResult, actor) -> None:
     if not data:
         return
-    profile = UserProfile(user=user, **_values(UserProfile, data["fields"], ids))
+    if not isinstance(data, dict):
+        raise Invalid("profile: must be an object.")
+    values = _values(UserProfile, data.get("fields"), ids, where="profile.fields", actor=actor)
+    profile = UserProfile(user=user, **values)
     UserProfile.objects.bulk_create([profile])  # no signal: its history comes from the file
     StyleSnapshot.objects.bulk_create(
-        StyleSnapshot(profile=profile, **_values(StyleSnapshot, row, ids))
-        for row in data.get("snapshots", [])
+        StyleSnapshot(
+            profile=profile,
+            **_values(StyleSnapshot, row, ids, where=f"profile.snapshots[{n}]", actor=actor),
+        )
+        for n, row in enumerate(_list(data.get("snapshots"), "profile.snapshots"))
     )
     history = _history_rows(
-        UserProfile, data.get("history", []), profile.pk, {"user_id": user.pk}, ids
+        UserProfile,
+        data.get("history"),
+        profile.pk,
+        {"user_id": user.pk},
+        ids,
+        where="profile.history",
+        actor=actor,
     )
     UserProfile.history.model.objects.bulk_create(history)
     result.counts["profile"] += 1
     result.counts["history_records"] += len(history)
 
 
-def _import_conversation(data: dict, user, ids: _Ids, result: ImportResult) -> None:
-    values = _values(Conversation, data["fields"], ids)
+def _import_conversation(data: dict, user, ids: _Ids, result: ImportResult, actor, *, where):
+    values = _values(Conversation, data.get("fields"), ids, where=f"{where}.fields", actor=actor)
     conversation = conversation_create(
         user=user,
         title=values.get("title", ""),
@@ -212,9 +305,22 @@ def _import_conversation(data: dict, user, ids: _Ids, result: ImportResult) -> N
         context_budget=values.get("context_budget"),
         model=values.get("model", ""),
     )
-    ids.ids[Conversation][data["ref"]] = conversation.pk
-    items = data["messages"]
-    rows = [_values(Message, item["fields"], ids, skip=DEFERRED[Message]) for item in items]
+    ids.ids[Conversation][data.get("ref")] = conversation.pk
+    items = [
+        _item(item, f"{where}.messages[{n}]")
+        for n, item in enumerate(_list(data.get("messages"), f"{where}.messages"))
+    ]
+    rows = [
+        _values(
+            Message,
+            item.get("fields"),
+            ids,
+            skip=DEFERRED[Message],
+            where=f"{where}.messages[{n}].fields",
+            actor=actor,
+        )
+        for n, item in enumerate(items)
+    ]
     created = message_create_many(
         conversation=conversation,
         messages=[
@@ -223,7 +329,7 @@ def _import_conversation(data: dict, user, ids: _Ids, result: ImportResult) -> N
         ],
     )
     for item, message in zip(items, created, strict=True):
-        ids.ids[Message][item["ref"]] = message.pk
+        ids.ids[Message][item.get("ref")] = message.pk
     for item, values_, message in zip(items, rows, created, strict=True):
         for name in MESSAGE_EXTRA:
             if name == "reply_to":
@@ -240,11 +346,22 @@ def _import_conversation(data: dict, user, ids: _Ids, result: ImportResult) -> N
         }
     )
     history = []
-    for item in data.get("summaries", []):
-        summary = Summary(conversation=conversation, **_values(Summary, item["fields"], ids))
+    for n, item in enumerate(_list(data.get("summaries"), f"{where}.summaries")):
+        at = f"{where}.summaries[{n}]"
+        item = _item(item, at)
+        summary = Summary(
+            conversation=conversation,
+            **_values(Summary, item.get("fields"), ids, where=f"{at}.fields", actor=actor),
+        )
         Summary.objects.bulk_create([summary])
         history += _history_rows(
-            Summary, item.get("history", []), summary.pk, {"conversation_id": conversation.pk}, ids
+            Summary,
+            item.get("history"),
+            summary.pk,
+            {"conversation_id": conversation.pk},
+            ids,
+            where=f"{at}.history",
+            actor=actor,
         )
         result.counts["summaries"] += 1
     Summary.history.model.objects.bulk_create(history)
@@ -253,14 +370,35 @@ def _import_conversation(data: dict, user, ids: _Ids, result: ImportResult) -> N
     result.counts["history_records"] += len(history)
 
 
-def _import_memories(key: str, model, items: list, user, ids: _Ids, result: ImportResult) -> None:
+def _refs(item: dict, key: str, where: str) -> list[str]:
+    refs = _list(item.get(key), f"{where}.{key}")
+    if not all(isinstance(ref, str) for ref in refs):
+        raise Invalid(f"{where}.{key}: must be a list of references (text).")
+    return refs
+
+
+def _import_memories(
+    key: str, model, items: list, user, ids: _Ids, result: ImportResult, actor
+) -> None:
     deferred = DEFERRED.get(model, set())
+    items = [_item(item, f"{key}[{n}]") for n, item in enumerate(items)]
     objects = [
-        model(user=user, **_values(model, item["fields"], ids, skip=deferred)) for item in items
+        model(
+            user=user,
+            **_values(
+                model,
+                item.get("fields"),
+                ids,
+                skip=deferred,
+                where=f"{key}[{n}].fields",
+                actor=actor,
+            ),
+        )
+        for n, item in enumerate(items)
     ]
     model.objects.bulk_create(objects, batch_size=500)
     for item, obj in zip(items, objects, strict=True):
-        ids.ids[model][item["ref"]] = obj.pk
+        ids.ids[model][item.get("ref")] = obj.pk
     if deferred:
         for item, obj in zip(items, objects, strict=True):
             for name in deferred:
@@ -270,8 +408,8 @@ def _import_memories(key: str, model, items: list, user, ids: _Ids, result: Impo
     through = model.source_messages.through
     links = [
         through(**{owner: obj.pk, "message_id": ids.id(Message, ref)})
-        for item, obj in zip(items, objects, strict=True)
-        for ref in item.get("source_messages", [])
+        for n, (item, obj) in enumerate(zip(items, objects, strict=True))
+        for ref in _refs(item, "source_messages", f"{key}[{n}]")
         if ids.id(Message, ref)
     ]
     through.objects.bulk_create(links, batch_size=500)
@@ -280,15 +418,23 @@ def _import_memories(key: str, model, items: list, user, ids: _Ids, result: Impo
         depends.objects.bulk_create(
             (
                 depends(from_actionitem_id=obj.pk, to_actionitem_id=ids.id(ActionItem, ref))
-                for item, obj in zip(items, objects, strict=True)
-                for ref in item.get("depends_on", [])
+                for n, (item, obj) in enumerate(zip(items, objects, strict=True))
+                for ref in _refs(item, "depends_on", f"{key}[{n}]")
                 if ids.id(ActionItem, ref)
             ),
             batch_size=500,
         )
     history = []
-    for item, obj in zip(items, objects, strict=True):
-        history += _history_rows(model, item.get("history", []), obj.pk, {"user_id": user.pk}, ids)
+    for n, (item, obj) in enumerate(zip(items, objects, strict=True)):
+        history += _history_rows(
+            model,
+            item.get("history"),
+            obj.pk,
+            {"user_id": user.pk},
+            ids,
+            where=f"{key}[{n}].history",
+            actor=actor,
+        )
     model.history.model.objects.bulk_create(history, batch_size=500)
     result.counts[key] += len(objects)
     result.counts["history_records"] += len(history)

@@ -1,25 +1,14 @@
-"""Small helpers shared by the staff views."""
+"""Small helpers shared by the staff views (page-or-fragment rendering is ``web.fragments``)."""
 
 from __future__ import annotations
 
-from django.http import HttpRequest
-from django.template.loader import render_to_string
+import re
+import unicodedata
+
+from django.http import HttpRequest, HttpResponse
 from django.utils.http import url_has_allowed_host_and_scheme
 
-
-def fragment(request: HttpRequest, template: str, partial: str) -> str:
-    """The whole page, or only ``partial`` for an HTMX request."""
-    return f"{template}#{partial}" if request.htmx else template
-
-
-def render_partials(request: HttpRequest, template: str, context: dict, *names: str) -> str:
-    """Several partials of one template, concatenated (the later ones swapped out of band)."""
-    html = ""
-    for index, name in enumerate(names):
-        html += render_to_string(
-            f"{template}#{name}", {**context, "oob": index > 0}, request=request
-        )
-    return html
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 
 
 def safe_next(request: HttpRequest, url: str | None, default: str) -> str:
@@ -28,3 +17,22 @@ def safe_next(request: HttpRequest, url: str | None, default: str) -> str:
     ):
         return url
     return default
+
+
+def download_filename(*parts: str, extension: str) -> str:
+    """A download's file name from safe characters only (ASCII letters, digits, '-', '_',
+    one '.' before the extension): accents are dropped ("zoë" -> "zoe"), anything else
+    becomes '-', so no name can break the header or reach outside a folder."""
+    words = []
+    for part in parts:
+        ascii_text = unicodedata.normalize("NFKD", str(part)).encode("ascii", "ignore").decode()
+        word = _UNSAFE.sub("-", ascii_text).strip("-")
+        if word:
+            words.append(word)
+    return ("-".join(words)[:120].strip("-") or "download") + f".{extension}"
+
+
+def attachment(body: str, *, content_type: str, filename: str) -> HttpResponse:
+    response = HttpResponse(body, content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response

@@ -4,18 +4,17 @@ background re-summarisation with live progress."""
 from __future__ import annotations
 
 from django.contrib import messages
-from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from staff.access import staff_required
+from memory import services as memory_services
 from staff.diff import list_diff, text_diff
 from staff.forms import DiffForm
 from staff.reports import REPORTS
 from staff.selectors import conversations as selectors
-from staff.services import summaries as services
-from staff.views.common import render_partials
+from web.access import staff_required
+from web.fragments import render_fragments, render_page_or_fragment
 
 TEMPLATE = "staff/conversation.html"
 
@@ -68,10 +67,7 @@ def conversation_detail(request, conversation_id: int):
         "reports": REPORTS.values(),
         "runs": selectors.summary_runs_recent(conversation=conversation),
     }
-    template = TEMPLATE
-    if request.htmx and request.htmx.target == "messages":
-        template += "#messages"
-    return render(request, template, context)
+    return render_page_or_fragment(request, TEMPLATE, context, "messages", target="messages")
 
 
 @staff_required
@@ -80,9 +76,11 @@ def conversation_detail(request, conversation_id: int):
 def conversation_resummarise(request, conversation_id: int):
     """Start a full re-summarisation in the background; the page then polls its state."""
     conversation = selectors.conversation_get(conversation_id=conversation_id)
-    run = services.conversation_resummarise(conversation=conversation, actor=request.user)
+    run = memory_services.conversation_resummarise(conversation=conversation, actor=request.user)
     if request.htmx:
-        return render(request, f"{TEMPLATE}#run", {"conversation": conversation, "run": run})
+        return render_fragments(
+            request, TEMPLATE, {"conversation": conversation, "run": run}, "run"
+        )
     messages.info(request, "Re-summarising in the background.")
     return redirect("staff:conversation", conversation_id=conversation.pk)
 
@@ -98,9 +96,11 @@ def summary_run_status(request, run_id: int):
     if not request.htmx:
         return redirect("staff:conversation", conversation_id=conversation.pk)
     if run.active:
-        return render(request, f"{TEMPLATE}#run", {"conversation": conversation, "run": run})
+        return render_fragments(
+            request, TEMPLATE, {"conversation": conversation, "run": run}, "run"
+        )
     context = _summary_context(conversation, run=run)
-    return HttpResponse(render_partials(request, TEMPLATE, context, "run", "versions", "diff"))
+    return render_fragments(request, TEMPLATE, context, "run", "versions", "diff")
 
 
 @staff_required
@@ -124,9 +124,10 @@ def summary_diff(request, conversation_id: int):
 @vary_on_headers("HX-Request")
 def summary_make_current(request, summary_id: int):
     summary = selectors.summary_get(summary_id=summary_id)
-    services.summary_restore(summary=summary, actor=request.user)
+    reason = f"version {summary.version} made current by staff"
+    memory_services.summary_make_current(summary=summary, actor=request.user, reason=reason)
     if request.htmx:
         context = _summary_context(summary.conversation, made_current=summary.version)
-        return HttpResponse(render_partials(request, TEMPLATE, context, "versions", "diff"))
+        return render_fragments(request, TEMPLATE, context, "versions", "diff")
     messages.success(request, f"Version {summary.version} is now current.")
     return redirect("staff:conversation", conversation_id=summary.conversation_id)

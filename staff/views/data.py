@@ -6,17 +6,17 @@ import json
 
 from django.contrib import messages
 from django.core.serializers.json import DjangoJSONEncoder
-from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods
 
-from staff.access import staff_required
 from staff.forms import ImportForm, UserDataDeleteForm
 from staff.selectors.users import user_get
 from staff.services.user_data import user_data_counts, user_data_delete
 from staff.transfer.export import user_data_export
 from staff.transfer.importer import BadExport, user_data_import
+from staff.views.common import attachment, download_filename
+from web.access import staff_required
 
 
 @staff_required
@@ -26,10 +26,10 @@ def user_export(request, user_id: int):
     target = user_get(user_id=user_id)
     document = user_data_export(user=target)
     body = json.dumps(document, cls=DjangoJSONEncoder, ensure_ascii=False, indent=1)
-    response = HttpResponse(body, content_type="application/json; charset=utf-8")
-    filename = f"memorychat-{target.get_username()}-{timezone.localdate().isoformat()}.json"
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    return response
+    filename = download_filename(
+        "memorychat", target.get_username(), timezone.localdate().isoformat(), extension="json"
+    )
+    return attachment(body, content_type="application/json; charset=utf-8", filename=filename)
 
 
 @staff_required

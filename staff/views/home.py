@@ -6,8 +6,8 @@ from django.views.decorators.http import require_GET
 
 from chat.models import Conversation
 from memory.models import ActionItem, Decision, Fact, SummaryRun
-from staff.access import staff_required
 from staff.selectors.history import recent_changes
+from web.access import staff_required
 
 
 @staff_required

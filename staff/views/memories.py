@@ -10,19 +10,25 @@ from django.core.exceptions import ValidationError
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils.dateparse import parse_datetime
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
+from memory import services as memory_services
 from memory.models import Fact
-from staff.access import staff_required
-from staff.forms import BulkDeleteForm, MemoryFilterForm, SupersedeForm, edit_form
+from staff.forms import (
+    BulkDeleteForm,
+    ChangeFilterForm,
+    MemoryFilterForm,
+    SupersedeForm,
+    edit_form,
+)
 from staff.kinds import KINDS, kind_get
 from staff.selectors import history as history_selectors
 from staff.selectors import memories as selectors
-from staff.services import memories as services
 from staff.views.common import safe_next
+from web.access import staff_required
+from web.fragments import render_fragments, render_page_or_fragment
 
 TEMPLATE = "staff/memories.html"
 
@@ -87,19 +93,16 @@ def _list_context(request, kind, data) -> dict:
 @vary_on_headers("HX-Request")
 def memory_list(request):
     kind = kind_get(request.GET.get("kind") or "fact")
-    template = TEMPLATE
-    if request.htmx:
-        template += "#memory-table" if request.htmx.target == "memory-table" else "#memory-section"
-    return render(request, template, _list_context(request, kind, request.GET))
+    # The filters swap only the table; the kind tabs swap the whole section.
+    partial = "memory-table" if request.htmx.target == "memory-table" else "memory-section"
+    context = _list_context(request, kind, request.GET)
+    return render_page_or_fragment(request, TEMPLATE, context, partial)
 
 
 def _row(request, kind, memory, **extra) -> HttpResponse:
     with_urls(kind, [memory])
-    return render(
-        request,
-        f"{TEMPLATE}#memory-row",
-        {"kind": kind, "memory": memory, "supersede_form": SupersedeForm(), **extra},
-    )
+    context = {"kind": kind, "memory": memory, "supersede_form": SupersedeForm(), **extra}
+    return render_fragments(request, TEMPLATE, context, "memory-row")
 
 
 def _list_url(kind, memory=None) -> str:
@@ -130,8 +133,11 @@ def memory_edit(request, kind: str, memory_id: int):
     form = edit_form(kind, memory, request.POST if request.method == "POST" else None)
     if request.method == "POST" and form.is_valid():
         try:
-            memory = services.memory_update(
-                kind=kind, memory=memory, actor=request.user, changes=form.cleaned_data
+            memory = memory_services.memory_update(
+                memory=memory,
+                actor=request.user,
+                changes=form.cleaned_data,
+                reason="edited by staff",
             )
         except ValidationError as error:
             form.add_error(None, error)
@@ -142,8 +148,9 @@ def memory_edit(request, kind: str, memory_id: int):
             return redirect(safe_next(request, request.POST.get("next"), _list_url(kind, memory)))
     context = {"kind": kind, "memory": with_urls(kind, [memory])[0], "edit_form": form}
     if request.htmx:
-        return render(request, f"{TEMPLATE}#memory-edit-row", context)
-    context["next"] = request.GET.get("next") or request.POST.get("next") or ""
+        return render_fragments(request, TEMPLATE, context, "memory-edit-row")
+    asked = request.GET.get("next") or request.POST.get("next")
+    context["next"] = safe_next(request, asked, _list_url(kind, memory))
     return render(request, "staff/memory_edit.html", context)
 
 
@@ -157,7 +164,9 @@ def _fact(memory_id: int) -> Fact:
 def fact_pin(request, memory_id: int):
     fact = _fact(memory_id)
     pinned = request.POST.get("pinned", "1") == "1"
-    fact = services.fact_set_pinned(fact=fact, pinned=pinned, actor=request.user)
+    fact = memory_services.fact_set_pinned(
+        fact=fact, pinned=pinned, actor=request.user, by="by staff"
+    )
     if request.htmx:
         return _row(request, KINDS["fact"], fact)
     messages.success(request, f"Fact #{fact.pk} {'pinned' if pinned else 'unpinned'}.")
@@ -179,7 +188,9 @@ def fact_supersede(request, memory_id: int):
             error = f"There is no fact #{by_id}."
         else:
             try:
-                fact = services.fact_mark_superseded(fact=fact, by=by, actor=request.user)
+                fact = memory_services.fact_supersede(
+                    fact=fact, by=by, actor=request.user, reason="superseded by staff"
+                )
             except ValidationError as e:
                 error = " ".join(e.messages)
     else:
@@ -211,7 +222,7 @@ def memory_delete(request, kind: str, memory_id: int):
             },
         )
     back = _list_url(kind, memory)
-    services.memory_delete(kind=kind, memory=memory, actor=request.user)
+    memory_services.memory_delete(memory=memory, actor=request.user, reason="deleted by staff")
     if request.htmx:
         return HttpResponse("")
     messages.success(request, f"{kind.label} #{memory_id} deleted.")
@@ -230,7 +241,7 @@ def memory_bulk_delete(request, kind: str):
         if request.htmx:
             context = _list_context(request, kind, request.POST)
             context["bulk_error"] = " ".join(form.errors.get("ids", ["Select some memories."]))
-            return render(request, f"{TEMPLATE}#memory-table", context)
+            return render_fragments(request, TEMPLATE, context, "memory-table")
         messages.error(request, "Select at least one memory to delete.")
         return redirect(safe_next(request, request.POST.get("next"), _list_url(kind)))
     ids = form.cleaned_data["ids"]
@@ -239,17 +250,23 @@ def memory_bulk_delete(request, kind: str):
         return render(
             request,
             "staff/memory_confirm_bulk_delete.html",
-            {"kind": kind, "selected": selected, "next": request.POST.get("next", "")},
+            {
+                "kind": kind,
+                "selected": selected,
+                "next": safe_next(request, request.POST.get("next"), _list_url(kind)),
+            },
         )
     try:
-        deleted = services.memories_delete(kind=kind, ids=ids, actor=request.user)
+        deleted = memory_services.memories_delete(
+            model=kind.model, ids=ids, actor=request.user, by="by staff"
+        )
     except ValidationError as error:
         messages.error(request, " ".join(error.messages))
         deleted = 0
     if request.htmx:
         context = _list_context(request, kind, request.POST)
         context["bulk_deleted"] = deleted
-        return render(request, f"{TEMPLATE}#memory-table", context)
+        return render_fragments(request, TEMPLATE, context, "memory-table")
     messages.success(request, f"Deleted {deleted} {kind.plural.lower()}.")
     return redirect(safe_next(request, request.POST.get("next"), _list_url(kind)))
 
@@ -276,7 +293,7 @@ def memory_restore(request, kind: str, memory_id: int, history_id: int):
         kind=kind, memory_id=memory_id, history_id=history_id
     )
     try:
-        services.memory_revert(kind=kind, record=record, actor=request.user)
+        memory_services.memory_revert(record=record, actor=request.user)
     except ValidationError as error:
         messages.error(request, " ".join(error.messages))
     else:
@@ -288,18 +305,13 @@ def memory_restore(request, kind: str, memory_id: int, history_id: int):
 @require_GET
 def change_list(request):
     """The newest changes to memories, newest first; "Older" pages by date (keyset)."""
-    before = parse_datetime(request.GET.get("before", "") or "") or None
-    kind_slug = request.GET.get("kind", "")
-    user_id = request.GET.get("user_id", "")
-    entries = history_selectors.recent_changes(
-        before=before,
-        kind_slug=kind_slug,
-        user_id=int(user_id) if user_id.isdigit() else None,
-    )
+    filters = ChangeFilterForm(request.GET).filters()
+    entries = history_selectors.recent_changes(**filters)
+    kind_slug, user_id = filters["kind_slug"], filters["user_id"]
     older = None
     if len(entries) == 50:
         query = {"before": entries[-1].record.history_date.isoformat(), "kind": kind_slug}
-        if user_id.isdigit():
+        if user_id:
             query["user_id"] = user_id
         older = f"?{urlencode(query)}"
     return render(

@@ -9,11 +9,12 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET
 
 from chat.rendering import render_markdown
-from staff.access import staff_required
 from staff.reports import REPORTS, ReportKind
 from staff.selectors.conversations import conversation_get
 from staff.selectors.reports import report_data_for_conversation, report_data_for_user
 from staff.selectors.users import user_get
+from staff.views.common import attachment, download_filename
+from web.access import staff_required
 
 
 def _report(slug: str) -> ReportKind:
@@ -23,13 +24,11 @@ def _report(slug: str) -> ReportKind:
 
 
 def _download(markdown: str, filename: str) -> HttpResponse:
-    response = HttpResponse(markdown, content_type="text/markdown; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    return response
+    return attachment(markdown, content_type="text/markdown; charset=utf-8", filename=filename)
 
 
 def _filename(report: ReportKind, scope: str) -> str:
-    return f"{report.slug}-{scope}-{timezone.localdate().isoformat()}.md"
+    return download_filename(report.slug, scope, timezone.localdate().isoformat(), extension="md")
 
 
 def _page(request, report: ReportKind, markdown: str, **context) -> HttpResponse:

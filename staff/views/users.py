@@ -15,15 +15,14 @@ from profiles.forms import PreferencesForm
 from profiles.instructions import build_instructions
 from profiles.overview import style_overview
 from profiles.selectors import profile_get
-from profiles.services import PREFERENCE_FIELDS, profile_update_preferences
+from profiles.services import PREFERENCE_FIELDS, profile_set_style, profile_update_preferences
 from profiles.style import METRICS
-from staff.access import staff_required
 from staff.forms import StyleForm, UserSearchForm
 from staff.kinds import KINDS
 from staff.reports import REPORTS
 from staff.selectors import users as selectors
-from staff.services.profiles import profile_style_set
-from staff.views.common import fragment
+from web.access import staff_required
+from web.fragments import render_fragments, render_page_or_fragment
 
 USERS_PER_PAGE = 50
 CONVERSATIONS_SHOWN = 100
@@ -41,11 +40,8 @@ def user_list(request):
     page = Paginator(selectors.user_list(query=query, sort=sort), USERS_PER_PAGE).get_page(
         request.GET.get("page")
     )
-    return render(
-        request,
-        fragment(request, "staff/users.html", "user-table"),
-        {"form": form, "page": page, "query": query, "sort": sort},
-    )
+    context = {"form": form, "page": page, "query": query, "sort": sort}
+    return render_page_or_fragment(request, "staff/users.html", context, "user-table")
 
 
 def _context(request, target, **extra) -> dict:
@@ -113,7 +109,7 @@ def user_preferences(request, user_id: int):
     if request.method == "GET":
         form = PreferencesForm(instance=profile_get(user=target))
         context = _context(request, target, preferences_form=form)
-        return render(request, fragment(request, TEMPLATE, "preferences"), context)
+        return render_page_or_fragment(request, TEMPLATE, context, "preferences")
     form = PreferencesForm(request.POST, instance=profile_get(user=target))
     if form.is_valid():
         try:
@@ -125,11 +121,10 @@ def user_preferences(request, user_id: int):
             form.add_error(None, error)
     if form.errors:
         context = _context(request, target, preferences_form=form)
-        return render(request, fragment(request, TEMPLATE, "preferences"), context)
+        return render_page_or_fragment(request, TEMPLATE, context, "preferences")
     if request.htmx:
-        return render(
-            request, f"{TEMPLATE}#preferences", _context(request, target, preferences_saved=True)
-        )
+        context = _context(request, target, preferences_saved=True)
+        return render_fragments(request, TEMPLATE, context, "preferences")
     messages.success(request, "Preferences saved.")
     return redirect("staff:user", user_id=target.pk)
 
@@ -143,13 +138,19 @@ def user_style(request, user_id: int):
     form = StyleForm(request.POST)
     if form.is_valid():
         try:
-            profile_style_set(user=target, values=form.cleaned_data, actor=request.user)
+            profile_set_style(
+                user=target,
+                values=form.cleaned_data,
+                actor=request.user,
+                reason="learned style edited by staff",
+            )
         except ValidationError as error:
             form.add_error(None, error)
     if form.errors:
         context = _context(request, target, style_form=form)
-        return render(request, fragment(request, TEMPLATE, "style"), context)
+        return render_page_or_fragment(request, TEMPLATE, context, "style")
     if request.htmx:
-        return render(request, f"{TEMPLATE}#style", _context(request, target, style_saved=True))
+        context = _context(request, target, style_saved=True)
+        return render_fragments(request, TEMPLATE, context, "style")
     messages.success(request, "Learned style saved.")
     return redirect("staff:user", user_id=target.pk)

@@ -1,6 +1,7 @@
 // The chat page's websocket client. Frames are documented in docs/protocol.md.
-// Model text arrives as plain text while streaming (inserted with textContent) and as
-// server-sanitised HTML when the reply is stored.
+// Every piece of message markup comes from the server (templates/chat/_message.html, sent
+// in the frames as "article"); a streaming reply's Markdown comes rendered and sanitised by
+// the server too ("html" + "tail"). This script only swaps them in.
 (function () {
   "use strict";
 
@@ -10,19 +11,23 @@
   const form = document.getElementById("composer");
   const input = document.getElementById("message-input");
   const sendButton = document.getElementById("send-button");
-  const stopButton = document.getElementById("stop-button");
   const errorBox = document.getElementById("composer-error");
   const statusBox = document.getElementById("connection-status");
+  const countBox = document.getElementById("char-count");
+  const editingBox = document.getElementById("composer-editing");
   const maxChars = parseInt(section.dataset.maxChars || "0", 10);
   const QUIET_MS = 8000;
+  const numbers = new Intl.NumberFormat();
 
   let conversationId = section.dataset.conversationId || "";
   let socket = null;
-  let pending = null; // {text, client_id}: sent, not yet confirmed stored
+  let pending = null; // the frame sent and not yet confirmed stored
   let retryDelay = 500;
   let streamingId = null;
   let quietTimer = null; // asks the server about a reply we stop hearing of
   let closedForGood = false;
+  let editing = null; // id of the user message being edited
+  const streams = new Map(); // reply id -> {stable, tail}: its rendered HTML so far
 
   function csrfToken() {
     const match = document.cookie.match(/(?:^|; )csrftoken=([^;]+)/);
@@ -53,6 +58,43 @@
     if (force || nearBottom()) messages.scrollTop = messages.scrollHeight;
   }
 
+  function findArticle(id) {
+    return messages.querySelector(`article[data-id="${id}"]`);
+  }
+
+  // Put the server's article for a message in the page: in place of the one it replaces,
+  // or at the end.
+  function place(html, id) {
+    const holder = document.createElement("template");
+    holder.innerHTML = html.trim();
+    const node = holder.content.firstElementChild;
+    if (!node) return null;
+    const old = findArticle(id);
+    if (old) old.replaceWith(node);
+    else {
+      const empty = document.getElementById("empty-state");
+      if (empty) empty.remove();
+      messages.appendChild(node);
+    }
+    if (window.htmx) htmx.process(node);
+    markLast();
+    return node;
+  }
+
+  // Edit goes with the last question, Regenerate with the last reply (the server checks).
+  function markLast() {
+    const users = messages.querySelectorAll('article[data-role="user"]');
+    const replies = messages.querySelectorAll('article[data-role="assistant"]');
+    const lastUser = users[users.length - 1];
+    const lastReply = replies[replies.length - 1];
+    messages.querySelectorAll("[data-edit]").forEach((button) => {
+      button.hidden = streamingId !== null || !lastUser || !lastUser.contains(button);
+    });
+    messages.querySelectorAll("[data-regenerate]").forEach((button) => {
+      button.hidden = streamingId !== null || !lastReply || !lastReply.contains(button);
+    });
+  }
+
   function setStreaming(id) {
     // A new reply while an earlier one still shows as streaming: that one's end was lost
     // on the way (another tab's reply, on a busy channel layer); ask where it stands.
@@ -60,7 +102,17 @@
       transmit({ type: "sync", reply_id: streamingId });
     }
     streamingId = id;
-    stopButton.hidden = id === null;
+    // While a reply streams, Send is Stop (and Enter sends nothing).
+    if (id === null) {
+      sendButton.textContent = "Send";
+      sendButton.type = "submit";
+      sendButton.classList.remove("stop");
+    } else {
+      sendButton.textContent = "Stop";
+      sendButton.type = "button";
+      sendButton.classList.add("stop");
+    }
+    markLast();
     watchQuiet();
   }
 
@@ -75,51 +127,13 @@
     }, QUIET_MS);
   }
 
-  function article(role, id) {
-    let node = messages.querySelector(`article[data-id="${id}"]`);
-    if (!node) {
-      node = document.createElement("article");
-      node.className = `message ${role}`;
-      node.dataset.role = role;
-      node.dataset.id = id;
-      const content = document.createElement("div");
-      content.className = role === "assistant" ? "content markdown" : "content";
-      node.appendChild(content);
-      messages.appendChild(node);
-    }
-    return node;
-  }
-
-  function setReplyStatus(node, frame) {
-    node.querySelectorAll(".reply-status").forEach((el) => el.remove());
-    node.className = `message assistant status-${frame.status}`;
-    if (frame.status === "complete") return;
-    const note = document.createElement("p");
-    note.className = "reply-status";
-    note.setAttribute("role", "status");
-    const labels = { failed: "Failed: ", truncated: "Cut short: " };
-    const label = labels[frame.status] || "Interrupted: ";
-    note.textContent = label + (frame.error || "the reply did not finish.");
-    if (frame.continue) {
-      const more = document.createElement("button");
-      more.type = "button";
-      more.className = "continue";
-      more.dataset.continue = frame.id;
-      more.textContent = "Continue";
-      note.appendChild(document.createTextNode(" "));
-      note.appendChild(more);
-    }
-    // A request the server refused as it is would fail again: no Retry (frame.retry false).
-    if (frame.reply_to && frame.retry !== false) {
-      const retry = document.createElement("button");
-      retry.type = "button";
-      retry.className = "retry";
-      retry.dataset.retry = frame.reply_to;
-      retry.textContent = "Retry";
-      note.appendChild(document.createTextNode(" "));
-      note.appendChild(retry);
-    }
-    node.appendChild(note);
+  function showStream(id) {
+    const node = findArticle(id);
+    const stream = streams.get(id);
+    if (!node || !stream) return;
+    const thinking = node.querySelector(".thinking");
+    if (thinking && (stream.stable || stream.tail)) thinking.remove();
+    node.querySelector(".content").innerHTML = stream.stable + stream.tail; // sanitised (nh3)
   }
 
   function updateMeter(ctx) {
@@ -129,10 +143,15 @@
     const bar = meter.querySelector("meter");
     bar.max = ctx.limit || 1;
     bar.value = ctx.used;
-    meter.querySelector(".used").textContent = ctx.used;
-    meter.querySelector(".limit").textContent = ctx.limit;
+    meter.querySelector(".used").textContent = numbers.format(ctx.used);
+    meter.querySelector(".limit").textContent = numbers.format(ctx.limit);
     const estimated = meter.querySelector(".estimated");
     if (estimated) estimated.hidden = !ctx.estimated;
+  }
+
+  function stopEditing() {
+    editing = null;
+    editingBox.hidden = true;
   }
 
   const handlers = {
@@ -140,55 +159,56 @@
       setStatus("");
       retryDelay = 500;
       setStreaming(frame.streaming);
-      if (pending) transmit({ type: "send", text: pending.text, client_id: pending.client_id });
+      if (pending) transmit(pending);
     },
     user_message(frame) {
-      const node = article("user", frame.id);
-      node.querySelector(".content").innerHTML = frame.html.replace(/\n/g, "<br>");
-      if (pending && frame.client_id === pending.client_id) {
+      place(frame.article, frame.id);
+      const mine = pending && (
+        (pending.type === "send" && frame.client_id === pending.client_id) ||
+        (pending.type === "edit" && frame.id === pending.message_id));
+      if (mine) {
         pending = null;
         input.value = "";
+        updateCount();
+        stopEditing();
         showError("");
       }
       scrollDown(true);
     },
     reply_start(frame) {
-      const node = article("assistant", frame.id);
-      node.dataset.replyTo = frame.reply_to;
-      node.className = "message assistant status-streaming";
-      node.querySelectorAll(".reply-status, .context-report").forEach((el) => el.remove());
-      // A continued reply keeps its text so far; the chunks that follow append to it.
-      node.querySelector(".content").textContent = frame.continues || "";
+      place(frame.article, frame.id);
+      streams.set(frame.id, { stable: "", tail: "" });
       setStreaming(frame.id);
       scrollDown(true);
     },
     chunk(frame) {
       watchQuiet();
-      const node = article("assistant", frame.id);
-      node.querySelector(".content").append(document.createTextNode(frame.text));
+      const stream = streams.get(frame.id) || { stable: "", tail: "" };
+      stream.stable += frame.html;
+      stream.tail = frame.tail;
+      streams.set(frame.id, stream);
+      showStream(frame.id);
       scrollDown(false);
     },
     snapshot(frame) {
-      // Another tab's reply: the whole text so far, a few times a second.
-      const node = article("assistant", frame.id);
-      node.className = "message assistant status-streaming";
-      node.querySelector(".content").textContent = frame.text;
+      // Another tab's reply: the whole of it so far, a few times a second.
+      streams.set(frame.id, { stable: frame.html, tail: "" });
+      showStream(frame.id);
       if (streamingId !== frame.id) setStreaming(frame.id);
       else watchQuiet();
       scrollDown(false);
     },
     reply_end(frame) {
-      const node = article("assistant", frame.id);
-      node.querySelector(".content").innerHTML = frame.html; // sanitised by the server (nh3)
-      setReplyStatus(node, frame);
-      node.querySelectorAll(".context-report").forEach((el) => el.remove());
-      if (frame.report_html) node.insertAdjacentHTML("beforeend", frame.report_html);
-      if (streamingId === frame.id) setStreaming(null);
+      streams.delete(frame.id);
+      if (streamingId === frame.id) streamingId = null;
+      place(frame.article, frame.id);
+      if (streamingId === null) setStreaming(null);
       updateMeter(frame.context);
       scrollDown(false);
     },
     title(frame) {
-      document.getElementById("conversation-title").textContent = frame.title;
+      const heading = document.getElementById("conversation-title");
+      if (heading) heading.textContent = frame.title;
       document.title = `${frame.title} · memorychat`;
       refreshSidebar();
     },
@@ -199,7 +219,17 @@
   };
 
   function refreshSidebar() {
-    if (window.htmx) htmx.ajax("GET", location.pathname, { target: "#sidebar-list", swap: "outerHTML" });
+    if (!window.htmx) return;
+    // Not under the user's hands: an open menu or a box being typed in would be lost.
+    const list = document.getElementById("sidebar-list");
+    if (list && (list.querySelector("details[open]") || list.contains(document.activeElement))) return;
+    const search = document.getElementById("conversation-search");
+    const archived = document.getElementById("archived-view");
+    htmx.ajax("GET", location.pathname, {
+      target: "#sidebar-list",
+      swap: "outerHTML",
+      values: { q: search ? search.value : "", archived: archived ? archived.value : "" },
+    });
   }
 
   function transmit(frame) {
@@ -208,6 +238,14 @@
       return true;
     }
     return false;
+  }
+
+  function unavailable(text) {
+    closedForGood = true;
+    showError(text);
+    input.disabled = true;
+    sendButton.disabled = true;
+    setStatus("");
   }
 
   function connect() {
@@ -221,8 +259,21 @@
       if (handler) handler(frame);
     });
     socket.addEventListener("close", (event) => {
-      if (event.code === 4401) { closedForGood = true; location.assign("/accounts/login/?next=" + encodeURIComponent(location.pathname)); return; }
-      if (event.code === 4403) { closedForGood = true; showError("This conversation is not available."); return; }
+      if (closedForGood) return;
+      if (event.code === 4401) { // signed out (here or in another tab)
+        closedForGood = true;
+        location.assign("/accounts/login/?next=" + encodeURIComponent(location.pathname));
+        return;
+      }
+      if (event.code === 4403) {
+        unavailable("This conversation is not available: it was deleted, or it belongs to another account.");
+        return;
+      }
+      if (event.code === 4429) {
+        unavailable("Too many chat tabs are open: close some, then reload this page.");
+        return;
+      }
+      if (event.code === 1009) { pending = null; showError("That was too large to send: the server closed the connection."); }
       setStatus("Reconnecting…");
       setTimeout(connect, retryDelay);
       retryDelay = Math.min(retryDelay * 2, 10000);
@@ -230,10 +281,17 @@
   }
 
   async function startConversation() {
+    const body = new URLSearchParams();
+    if (section.dataset.temporary) body.append("temporary", "on");
     const response = await fetch(section.dataset.newUrl, {
       method: "POST",
-      headers: { "X-CSRFToken": csrfToken(), Accept: "application/json" },
+      headers: {
+        "X-CSRFToken": csrfToken(),
+        Accept: "application/json",
+        "Content-Type": "application/x-www-form-urlencoded",
+      },
       credentials: "same-origin",
+      body,
     });
     if (!response.ok) throw new Error(`HTTP ${response.status}`);
     const data = await response.json();
@@ -241,39 +299,74 @@
     section.dataset.conversationId = conversationId;
     history.pushState({}, "", data.url);
     connect();
-    refreshSidebar();
+    if (window.htmx) {
+      // The new conversation's header: its Settings, its badges.
+      htmx.ajax("GET", data.url, { target: "#conversation-header", swap: "outerHTML" });
+    }
+    // The sidebar follows with the title frame, once the first message gave it its title.
   }
 
   async function send() {
+    if (streamingId !== null || closedForGood) return; // Stop is the button now
     const text = input.value;
     if (!text.trim()) { showError("The message is empty."); return; }
     if (maxChars && text.length > maxChars) {
-      showError(`The message is too long (${text.length} characters; the limit is ${maxChars}).`);
+      showError(`The message is too long (${numbers.format(text.length)} characters; the limit is ${numbers.format(maxChars)}).`);
       return;
     }
     if (pending) return; // one message at a time until the server confirms it
     showError("");
-    pending = { text, client_id: newClientId() };
+    if (editing !== null) {
+      pending = { type: "edit", message_id: editing, text };
+      if (!transmit(pending)) setStatus("Reconnecting… your message will be sent when the connection is back.");
+      return;
+    }
+    pending = { type: "send", text, client_id: newClientId() };
     if (!conversationId) {
       try { await startConversation(); } catch (e) {
+        console.error(e);
         pending = null;
         showError("Could not start a conversation. Your message is still here; try again.");
       }
       return; // the message goes out when the socket is ready
     }
-    if (!transmit({ type: "send", text, client_id: pending.client_id })) {
+    if (!transmit(pending)) {
       setStatus("Reconnecting… your message will be sent when the connection is back.");
     }
   }
 
+  // A counter near the limit; nothing is cut: an over-long message is refused with a reason.
+  function updateCount() {
+    if (!maxChars) return;
+    const length = input.value.length;
+    countBox.hidden = length < maxChars * 0.8;
+    countBox.textContent = `${numbers.format(length)} / ${numbers.format(maxChars)}`;
+    countBox.classList.toggle("over", length > maxChars);
+  }
+
   form.addEventListener("submit", (event) => { event.preventDefault(); send(); });
+  sendButton.addEventListener("click", (event) => {
+    if (streamingId === null) return; // a submit: the form handles it
+    event.preventDefault();
+    transmit({ type: "stop" });
+  });
   input.addEventListener("keydown", (event) => {
     if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
       event.preventDefault();
       send();
+    } else if (event.key === "Escape" && editing !== null) {
+      input.value = "";
+      updateCount();
+      stopEditing();
     }
   });
-  stopButton.addEventListener("click", () => transmit({ type: "stop" }));
+  input.addEventListener("input", updateCount);
+  document.getElementById("cancel-edit").addEventListener("click", () => {
+    input.value = "";
+    updateCount();
+    stopEditing();
+    input.focus();
+  });
   messages.addEventListener("click", (event) => {
     const more = event.target.closest("button[data-continue]");
     if (more) {
@@ -281,13 +374,55 @@
       transmit({ type: "continue", message_id: parseInt(more.dataset.continue, 10) });
       return;
     }
-    const button = event.target.closest("button[data-retry]");
-    if (!button) return;
-    showError("");
-    transmit({ type: "retry", message_id: parseInt(button.dataset.retry, 10) });
+    const retry = event.target.closest("button[data-retry]");
+    if (retry) {
+      showError("");
+      transmit({ type: "retry", message_id: parseInt(retry.dataset.retry, 10) });
+      return;
+    }
+    const regenerate = event.target.closest("button[data-regenerate]");
+    if (regenerate) {
+      showError("");
+      transmit({ type: "regenerate", message_id: parseInt(regenerate.dataset.regenerate, 10) });
+      return;
+    }
+    const edit = event.target.closest("button[data-edit]");
+    if (edit) {
+      editing = parseInt(edit.dataset.edit, 10);
+      input.value = edit.closest("article").querySelector(".content").textContent;
+      updateCount();
+      editingBox.hidden = false;
+      input.focus();
+      return;
+    }
+    const suggestion = event.target.closest("button[data-suggest]");
+    if (suggestion) {
+      input.value = suggestion.dataset.suggest;
+      updateCount();
+      input.focus();
+      input.setSelectionRange(input.value.length, input.value.length);
+    }
+  });
+
+  // "Load earlier messages" keeps the reader where they were: the older batch goes above.
+  let keptFromBottom = null;
+  document.body.addEventListener("htmx:beforeSwap", (event) => {
+    const elt = event.detail.requestConfig && event.detail.requestConfig.elt;
+    if (elt && elt.classList && elt.classList.contains("load-earlier")) {
+      keptFromBottom = messages.scrollHeight - messages.scrollTop;
+    }
+  });
+  document.body.addEventListener("htmx:afterSwap", () => {
+    if (keptFromBottom !== null) {
+      messages.scrollTop = messages.scrollHeight - keptFromBottom;
+      keptFromBottom = null;
+    }
+    markLast();
   });
   window.addEventListener("popstate", () => location.reload());
 
+  markLast();
+  updateCount();
   scrollDown(true);
   connect();
 })();

@@ -18,8 +18,8 @@ def session_cookie(user) -> str:
     return client.cookies["sessionid"].value
 
 
-async def open_socket(user, conversation_id, *, origin=b"http://localhost"):
-    headers = [(b"origin", origin)]
+async def open_socket(user, conversation_id, *, origin=b"http://localhost", host=b"localhost"):
+    headers = [(b"origin", origin), (b"host", host)]
     if user is not None:
         headers.append((b"cookie", f"sessionid={await session_cookie(user)}".encode()))
     return WebsocketCommunicator(application, f"/ws/chat/{conversation_id}/", headers=headers)

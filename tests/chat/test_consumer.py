@@ -27,19 +27,27 @@ def reply_text(frames):
     return "".join(f["text"] for f in frames if f["type"] == "chunk")
 
 
+async def refused_with(socket) -> int:
+    """A refusal is an accepted socket closed at once with our code: a socket closed during
+    the handshake reaches the browser as a plain drop (1006), and the page retries."""
+    connected_ok, _ = await socket.connect()
+    assert connected_ok
+    closed = await socket.receive_output()
+    assert closed["type"] == "websocket.close"
+    return closed["code"]
+
+
 async def test_it_refuses_anonymous_visitors(aconversation):
-    """No session: the socket is closed with 4401."""
+    """No session: the socket is closed with 4401 (the page goes to the login page)."""
     socket = await open_socket(None, aconversation.pk)
-    connected_ok, code = await socket.connect()
-    assert (connected_ok, code) == (False, CLOSE_UNAUTHENTICATED)
+    assert await refused_with(socket) == CLOSE_UNAUTHENTICATED
 
 
 async def test_it_refuses_another_users_conversation(aconversation, bob):
     """Bob cannot open Alice's conversation; a missing id looks the same."""
     for conversation_id in (aconversation.pk, 999_999):
         socket = await open_socket(bob, conversation_id)
-        connected_ok, code = await socket.connect()
-        assert (connected_ok, code) == (False, CLOSE_FORBIDDEN)
+        assert await refused_with(socket) == CLOSE_FORBIDDEN
 
 
 async def test_it_refuses_a_foreign_origin(aconversation, alice):
@@ -440,4 +448,77 @@ async def test_a_tab_can_ask_where_a_reply_stands(aconversation, alice, bob, fak
     assert refused["code"] == "not_found" and "secret" not in str(refused)
     await socket.send_json_to({"type": "sync", "reply_id": "x"})
     assert (await socket.receive_json_from())["code"] == "bad_frame"
+    await socket.disconnect()
+
+
+@pytest.mark.parametrize(
+    ("origin", "host", "allowed"),
+    [
+        (b"http://localhost", b"localhost", True),
+        (b"http://localhost:80", b"localhost", True),  # the default port, spelled out
+        (b"http://LOCALHOST:8000", b"localhost:8000", True),
+        (b"http://localhost:8001", b"localhost:8000", False),  # another port
+        (b"https://localhost", b"localhost", False),  # another scheme
+        (b"http://localhost", b"localhost:8000", False),
+        (b"http://evil.example", b"localhost", False),
+        (b"http://localhost", b"evil.example", False),  # a host not in ALLOWED_HOSTS
+        (b"null", b"localhost", False),
+        (b"http://user@localhost", b"localhost", False),
+    ],
+)
+async def test_the_origin_must_match_scheme_host_and_port(
+    aconversation, alice, origin, host, allowed
+):
+    """Like Django's CSRF check: scheme, host and port, not the host alone."""
+    socket = await open_socket(alice, aconversation.pk, origin=origin, host=host)
+    connected_ok, _ = await socket.connect()
+    assert connected_ok is allowed
+    if connected_ok:
+        await socket.disconnect()
+
+
+async def test_a_trusted_origin_may_open_a_socket(aconversation, alice, settings):
+    """A public origin in CSRF_TRUSTED_ORIGINS (a proxy that rewrites Host) is allowed."""
+    settings.CSRF_TRUSTED_ORIGINS = ["https://chat.example"]
+    socket = await open_socket(alice, aconversation.pk, origin=b"https://chat.example")
+    connected_ok, _ = await socket.connect()
+    assert connected_ok
+    await socket.disconnect()
+
+
+MALFORMED_FRAMES = [
+    ('{"type": ["send"]}', "bad_frame"),  # an unhashable type
+    ('{"type": {"a": 1}}', "bad_frame"),
+    ('{"type": 7}', "bad_frame"),
+    ('{"type": "send", "text": "\\ud800"}', "bad_frame"),  # a lone surrogate
+    ('{"type": "send", "text": "ok", "client_id": "\\udfff"}', "bad_frame"),
+    ('{"type": "send", "text": [[[[["deep"]]]]]}', "bad_frame"),
+    ("[" * 50 + "]" * 50, "bad_frame"),
+    ("[" * 3000 + "]" * 3000, "bad_frame"),  # deeper than the parser's recursion
+    ('{"type": "send", "text": NaN}', "bad_frame"),
+    ('{"type": "retry", "message_id": 1e999}', "bad_frame"),
+    ('{"type": "retry", "message_id": 100000000000000000000000000000}', "bad_frame"),
+    ('{"type": "sync", "reply_id": -1}', "bad_frame"),
+    ('{"type": "sync", "reply_id": 1.0}', "bad_frame"),
+    ('"just a string"', "bad_frame"),
+    ("null", "bad_frame"),
+    ('{"type": "send", "text": "\\u0000\\u0000"}', "empty"),
+    ('{"type": "send", "text": " \\u0000\\n\\t\\u3000 "}', "empty"),
+]
+
+
+@pytest.mark.parametrize(("text_data", "code"), MALFORMED_FRAMES)
+async def test_every_malformed_frame_gets_an_error_and_the_socket_stays_open(
+    aconversation, alice, text_data, code
+):
+    """Wrong types, lone surrogates, deep nesting, impossible numbers: the documented
+    error, nothing stored, and the next frame is answered."""
+    socket = await connected(alice, aconversation.pk)
+    await socket.send_to(text_data=text_data)
+    error = await socket.receive_json_from()
+    assert error["type"] == "error" and error["code"] == code, error
+    assert len(error["message"]) < 200
+    await socket.send_json_to({"type": "sync", "reply_id": 1})
+    assert (await socket.receive_json_from())["code"] == "not_found"
+    assert await stored(aconversation) == []
     await socket.disconnect()

@@ -124,7 +124,12 @@ async def test_a_reply_cut_by_length_is_stored_as_such_and_continues(alice, fake
     frames = await frames_until(socket, "reply_end")
     await socket.disconnect()
     start = next(f for f in frames if f["type"] == "reply_start")
-    assert start["id"] == end["id"] and start["continues"] == "one two three four five "
+    # The continued reply's article shows its text so far; the chunks' HTML carries it on.
+    assert start["id"] == end["id"] and "one two three four five" in start["article"]
+    chunks = [f for f in frames if f["type"] == "chunk"]
+    assert "".join(c["html"] for c in chunks) + chunks[-1]["tail"] == (
+        "<p>one two three four five six seven</p>\n"
+    )
     assert reply_text(frames) == "six seven"
     assert frames[-1]["status"] == "complete"
     await reply.arefresh_from_db()
@@ -189,7 +194,7 @@ async def test_a_model_with_an_unknown_tokenizer_says_estimated_and_is_corrected
         (reply.context_report["budget"] - reply.context_report["reserve"]) / scale
     )
     assert second["context"]["limit"] < first["context"]["limit"]
-    assert "estimated" in second["report_html"]
+    assert "estimated" in second["article"]
 
 
 async def test_an_openai_model_is_counted_exactly(aconversation, alice, fake_llm):

@@ -17,6 +17,28 @@ def test_anonymous_visitors_are_sent_to_log_in(client, conversation):
         assert response.url.startswith("/accounts/login/")
 
 
+def test_an_expired_session_sends_an_htmx_fragment_request_to_log_in(client, conversation):
+    """Anonymous HTMX requests for the sidebar get HX-Redirect to the login page, with the page
+    the browser shows as next, not the login form swapped into the sidebar."""
+    page = conversation.get_absolute_url()
+    htmx = {"HTTP_HX_REQUEST": "true", "HTTP_HX_CURRENT_URL": f"http://testserver{page}"}
+    search = client.get(page, {"q": "x"}, HTTP_HX_TARGET="sidebar-list", **htmx)
+    rename = client.post(reverse("chat:rename", args=[conversation.pk]), {"title": "x"}, **htmx)
+    for response in (search, rename):
+        assert response.status_code == 200
+        assert response["HX-Redirect"] == f"/accounts/login/?next={page}"
+        assert b"<form" not in response.content
+
+
+def test_without_htmx_an_anonymous_fragment_request_still_gets_a_302(client, conversation):
+    """The same URLs without HTMX redirect to log in and back to the URL asked for."""
+    url = reverse("chat:rename", args=[conversation.pk])
+    response = client.post(url, {"title": "x"})
+    assert response.status_code == 302
+    assert response.url == f"/accounts/login/?next={url}"
+    assert not response.has_header("HX-Redirect")
+
+
 def test_sign_up_creates_an_account_and_signs_in(client):
     """The sign-up form makes a user and lands on the chat."""
     response = client.post(
@@ -46,10 +68,15 @@ def test_the_login_page_is_at_accounts_login(client):
 
 
 def test_the_chat_page_has_the_accessible_controls(alice_client):
-    """A textbox labelled Message, a Send button and a (hidden) Stop button."""
+    """A textbox labelled Message, first after the header; a Send button (Stop while a reply
+    streams); the textbox does not cut pasted text at the limit (the page counts and says)."""
     html = alice_client.get("/").content.decode()
-    assert 'aria-label="Message"' in html and ">Message</label>" in html
-    assert ">Send</button>" in html and ">Stop</button>" in html
+    assert '<label for="message-input" class="visually-hidden">Message</label>' in html
+    assert ">Send</button>" in html
+    main = html[html.index("<main") :]
+    assert main.index('id="message-input"') < main.index('id="sidebar"')
+    textarea = main[main.index("<textarea") : main.index("</textarea>")]
+    assert "maxlength" not in textarea and "autofocus" in textarea
 
 
 def test_the_sidebar_lists_conversations_most_recent_first(alice_client, alice, bob):
@@ -214,3 +241,75 @@ def test_deleting_a_conversation_can_delete_its_own_memories(alice_client, alice
     assert "Also delete the 1 memory" in alice_client.get(url).content.decode()
     alice_client.post(url, {"delete_memories": "1"})
     assert not Fact.objects.exists()
+
+
+def test_the_login_page_says_how_to_sign_in_to_the_demo_account_in_debug(client, settings):
+    """DEBUG on: the demo account's name and password; DEBUG off: nothing of it."""
+    from django.contrib.auth import get_user_model
+
+    get_user_model().objects.create_user("demo", password="demo-password")
+    settings.DEBUG = True
+    html = client.get("/accounts/login/").content.decode()
+    assert "<strong>demo</strong>" in html and "<strong>demo-password</strong>" in html
+    settings.DEBUG = False
+    assert "demo-password" not in client.get("/accounts/login/").content.decode()
+
+
+def test_error_pages_are_in_the_sites_layout(alice_client, settings):
+    """A missing page is a friendly 404 with the site's header and a way back."""
+    settings.DEBUG = False
+    response = alice_client.get("/c/999999/")
+    html = response.content.decode()
+    assert response.status_code == 404
+    assert "This page is not here" in html and 'class="topbar"' in html
+    assert "Back to your conversations" in html
+
+
+def test_the_favicon_is_served(client):
+    assert 'rel="icon"' in client.get("/accounts/login/").content.decode()
+    response = client.get("/favicon.ico")
+    assert response.status_code == 301 and response.url.endswith("favicon.svg")
+
+
+def test_temporary_conversations_are_badged_and_not_created_before_the_first_message(
+    alice_client, alice
+):
+    """ "New temporary conversation" opens a blank temporary page: nothing is stored until
+    the first message; the list badges temporary conversations."""
+    html = alice_client.get("/", {"temporary": "1"}).content.decode()
+    assert "New temporary conversation</h1>" in html and 'data-temporary="1"' in html
+    assert not Conversation.objects.exists()
+    conversation_create(user=alice, title="Secret plan", temporary=True)
+    html = alice_client.get("/").content.decode()
+    item = html[html.index("Secret plan") :]
+    assert item.index('class="badge temporary"') < item.index("</li>")
+
+
+def test_the_sidebar_keeps_the_pages_links_after_an_action(alice_client, alice):
+    """An HTMX archive from a conversation page returns the list with links to that page
+    (not to the action's URL), highlighting it, in the view the user was looking at."""
+    shown = conversation_create(user=alice, title="Shown")
+    other = conversation_create(user=alice, title="Other")
+    response = alice_client.post(
+        reverse("chat:archive", args=[other.pk]),
+        {"archived": "1", "archived_view": ""},
+        HTTP_HX_REQUEST="true",
+        HTTP_HX_CURRENT_URL=f"http://testserver{shown.get_absolute_url()}",
+    )
+    html = response.content.decode()
+    assert f'href="{shown.get_absolute_url()}?archived=1"' in html
+    assert "/archive/" not in html.split('class="archive-toggle"')[1].split("</p>")[0]
+    assert 'aria-current="page"' in html and "Other" not in html
+
+
+def test_renaming_the_open_conversation_sends_its_heading_and_title(alice_client, alice):
+    conversation = conversation_create(user=alice, title="Before")
+    response = alice_client.post(
+        reverse("chat:rename", args=[conversation.pk]),
+        {"title": "After"},
+        HTTP_HX_REQUEST="true",
+        HTTP_HX_CURRENT_URL=f"http://testserver{conversation.get_absolute_url()}",
+    )
+    html = response.content.decode()
+    assert '<h1 id="conversation-title" hx-swap-oob="true">After</h1>' in html
+    assert "<title>After · memorychat</title>" in html

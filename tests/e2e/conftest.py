@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.support.fake_llm import Behaviour, FakeLLM
 from tests.support.live_server import ServerProcess, create_user, manage, project_env
@@ -12,6 +13,12 @@ from tests.support.live_server import ServerProcess, create_user, manage, projec
 PASSWORD = "alice-password-1"
 
 pytestmark = pytest.mark.e2e
+# Real servers, a real browser and (scale-out) two processes on PostgreSQL + Redis: on a busy
+# 2-core machine a first turn can take longer than Playwright's 5 s default to show.
+expect.set_options(timeout=15_000)
+
+# Two shared, busy cores: a first turn can take several seconds to start.
+expect.set_options(timeout=15_000)
 
 
 @pytest.fixture(scope="session")

@@ -6,9 +6,9 @@ import json
 import pytest
 
 from chat.services import NewMessage, message_create_many
-from memory import embeddings, services
+from memory import services
 from memory.models import Embedding, Fact, Summary, SummaryRun
-from memory.retrieval import search
+from memory.search import embeddings, search
 from tests.support.fake_llm import Behaviour, FakeLLM
 from tests.support.tasks import run_pending_tasks
 

@@ -280,3 +280,27 @@ def test_a_watch_requeues_a_dead_run_and_leaves_a_live_one(conversation):
     assert services.summary_run_watch(run_id=run.pk) == "requeued"
     assert SummaryRun.objects.get(pk=run.pk).status == "queued"
     assert services.summary_run_watch(run_id=run.pk) == "finished"
+
+
+def test_replies_ending_together_are_checked_in_one_go(
+    alice, conversation, django_assert_max_num_queries, django_capture_on_commit_callbacks
+):
+    """conversations_after_turn: the same decisions as one conversation_after_turn each (a
+    long tail queues a run, a short one or one already waiting does not, a temporary
+    conversation never), with queries that do not grow with the conversations checked."""
+    short = conversation_create(user=alice, title="short")
+    temporary = conversation_create(user=alice, title="temp", temporary=True)
+    waiting = conversation_create(user=alice, title="waiting")
+    for long_one in (conversation, temporary, waiting):
+        chat(long_one, [f"line {i}" for i in range(services.TRIGGER_MESSAGES)])
+    chat(short, ["hi", "hello"])
+    services.summary_run_start(conversation=waiting)
+    everything = [conversation, short, temporary, waiting]
+    with django_capture_on_commit_callbacks(execute=True), django_assert_max_num_queries(8):
+        started = services.conversations_after_turn(conversations=[*everything, conversation])
+    assert list(started) == [conversation.pk]
+    assert started[conversation.pk].status == "queued"
+    assert set(SummaryRun.objects.values_list("conversation_id", flat=True)) == {
+        conversation.pk,
+        waiting.pk,
+    }

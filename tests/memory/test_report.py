@@ -100,4 +100,8 @@ def test_a_version_1_report_still_renders():
     """The "what the model saw" fragment renders a report stored before schema_version."""
     stored = {"total_tokens": 10, "limit": 90, "blocks": [{"name": "system", "tokens": 9}]}
     html = Template("{% load chat_tags %}{% context_report r %}").render(Context({"r": stored}))
-    assert "What the model saw" in html and "10 of 90 tokens" in html and "<td>system</td>" in html
+    assert (
+        "What the model saw" in html
+        and "10 of 90 tokens" in html
+        and "<td>System prompt</td>" in html
+    )

@@ -1,4 +1,4 @@
-"""memory.retrieval.search: ranked hits over everything the user's memory holds."""
+"""memory.search.search: ranked hits over everything the user's memory holds."""
 
 from datetime import timedelta
 
@@ -8,7 +8,8 @@ from django.utils import timezone
 from chat.models import Message
 from chat.services import NewMessage, conversation_create, message_create_many
 from memory.models import ActionItem, Decision, Fact, Summary
-from memory.retrieval import query_terms, search
+from memory.search import search
+from memory.search.terms import query_terms
 
 pytestmark = pytest.mark.django_db
 
@@ -27,11 +28,13 @@ def test_every_stored_message_is_searchable_with_no_further_call(alice, say):
 
 def test_bulk_created_messages_are_indexed_too(alice, conversation):
     """message_create_many (imports) is indexed by the same triggers."""
-    message_create_many(
+    stored = message_create_many(
         conversation=conversation,
         messages=[NewMessage("user", f"note {i} about quokkas") for i in range(50)],
     )
-    assert len(search(user=alice, query="quokkas", k=100)) == 50
+    hits = search(user=alice, query="quokkas", k=100)
+    shown = [i for hit in hits for i in hit.message_ids]
+    assert sorted(shown) == sorted(m.pk for m in stored)  # each once, some as neighbours
 
 
 def test_stemming_matches_other_word_forms(alice, say):

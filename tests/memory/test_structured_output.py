@@ -10,8 +10,9 @@ import pytest
 
 from chat.services import NewMessage, message_create_many
 from llm.slots import NoSlot, background_slot
-from memory import embeddings, services, summariser
+from memory import services, summariser
 from memory.models import ActionItem, Decision, Fact, Summary
+from memory.search import embeddings
 from tests.memory.test_llm_memory import extraction_json
 from tests.support.fake_llm import Behaviour, FakeLLM
 

@@ -42,6 +42,27 @@ def test_it_sends_an_expired_htmx_session_to_the_login_page(client):
     assert response["HX-Redirect"] == f"{reverse('login')}?next={URL}"
 
 
+def test_an_expired_htmx_session_comes_back_to_the_page_it_was_on(client):
+    """The client redirect's next is the page the browser shows (HX-Current-URL)."""
+    page = f"{URL}?tab=style"
+    response = client.post(
+        reverse("profiles:memory"),
+        {"memory_enabled": "false"},
+        HTTP_HX_REQUEST="true",
+        HTTP_HX_CURRENT_URL=f"http://testserver{page}",
+    )
+    assert response.status_code == 200
+    assert response["HX-Redirect"] == f"{reverse('login')}?next={URL}%3Ftab%3Dstyle"
+
+
+def test_without_htmx_an_expired_session_still_gets_a_302(client):
+    """A plain form post from an anonymous visitor is redirected, not client-redirected."""
+    response = client.post(reverse("profiles:memory"), {"memory_enabled": "false"})
+    assert response.status_code == 302
+    assert response.url == f"{reverse('login')}?next={reverse('profiles:memory')}"
+    assert not response.has_header("HX-Redirect")
+
+
 def test_it_shows_defaults_without_creating_a_profile(alice_client, alice):
     """A first visit shows the page and writes nothing."""
     response = alice_client.get(URL)

@@ -18,10 +18,11 @@ from asgiref.sync import sync_to_async
 from chat.models import Message
 from chat.services import NewMessage, conversation_create, message_create_many
 from llm.catalogue import server_models
-from memory import embeddings, services
+from memory import services
 from memory.extraction import validation
 from memory.models import Decision, Fact, Summary, SummaryRun
 from memory.retrieval import search
+from memory.search import embeddings
 from tests.chat.helpers import connected, frames_until
 from tests.chat.test_model_servers import with_memory_and_a_failed_reply
 from tests.realservers.conftest import FIGURES, MODEL_ALIAS

@@ -111,7 +111,7 @@ def test_an_htmx_request_without_a_session_gets_a_client_redirect(client, world)
         url, HTTP_HX_REQUEST="true", HTTP_HX_CURRENT_URL=f"http://testserver{url}"
     )
     assert response.status_code == 200
-    assert response["HX-Redirect"] == f"{reverse('login')}?next=%2Fstaff%2Fmemories%2F"
+    assert response["HX-Redirect"] == f"{reverse('login')}?next={url}"
 
 
 def test_inactive_staff_are_refused(client, staff, world):

@@ -16,10 +16,12 @@ class Command(BaseCommand):
         if User.objects.exists():
             return
         if settings.DEBUG and settings.MEMORYCHAT_CREATE_DEMO_USER:
-            User.objects.create_superuser(DEMO_USERNAME, password=DEMO_PASSWORD)
+            # Staff (the back office), not superuser: a well-known password must not also
+            # open the Django admin's every model and permission.
+            User.objects.create_user(DEMO_USERNAME, password=DEMO_PASSWORD, is_staff=True)
             self.stdout.write(
                 self.style.SUCCESS(
-                    f"Created a demo staff account (DEBUG is on): "
+                    f"Created a demo staff account, not a superuser (DEBUG is on): "
                     f"username '{DEMO_USERNAME}', password '{DEMO_PASSWORD}'."
                 )
             )

@@ -1,4 +1,7 @@
-"""Staff edits of facts, decisions and action items, every one kept in their history."""
+"""Edits of facts, decisions and action items by a person (staff, or the user on their own
+memory): each one a history record naming ``actor`` and ``reason``. The rules live here, so
+whoever edits gets the same ones: a normalised duplicate key, one decision or action item per
+text, a reactivated fact no longer superseded, a restore that never points at a deleted row."""
 
 from __future__ import annotations
 
@@ -7,107 +10,101 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import models, transaction
 from django.utils import timezone
 
+from audit import attribute
 from chat.models import Conversation
 from memory import extraction
-from memory.models import Fact
-from memory.services import fact_supersede
-from staff.kinds import Kind
-from staff.services.history import attribute
+from memory.models import ActionItem, Decision, Fact
 
 BULK_MAX = 1000
+TEXT_FIELD = {Fact: "text", Decision: "what", ActionItem: "what"}
 
 
-def _check_unique_key(kind: Kind, obj) -> None:
+def _check_unique_key(obj: models.Model) -> None:
     """Decisions and action items are unique per user by their normalised text."""
-    if kind.slug == "fact":
+    model = type(obj)
+    if model is Fact:
         return
     clash = (
-        kind.model.objects.filter(user_id=obj.user_id, dedupe_key=obj.dedupe_key)
+        model.objects.filter(user_id=obj.user_id, dedupe_key=obj.dedupe_key)
         .exclude(pk=obj.pk)
         .values_list("pk", flat=True)
         .first()
     )
     if clash is not None:
+        label = model._meta.verbose_name
         raise ValidationError(
-            {kind.text_field: f"This user already has that {kind.label.lower()} (#{clash})."}
+            {TEXT_FIELD[model]: f"This user already has that {label} (#{clash})."}
         )
 
 
-def memory_update(*, kind: Kind, memory, actor, changes: Mapping[str, Any]):
-    """Apply a staff edit. Nothing changed: nothing saved, no history. Raises ValidationError."""
+def memory_update(*, memory, actor, changes: Mapping[str, Any], reason: str = "edited"):
+    """Apply an edit. Nothing changed: nothing saved, no history. Raises ValidationError."""
+    model = type(memory)
+    text_field = TEXT_FIELD[model]
     with transaction.atomic():
-        obj = kind.model.objects.select_for_update().get(pk=memory.pk)
+        obj = model.objects.select_for_update().get(pk=memory.pk)
         changed = [name for name, value in changes.items() if getattr(obj, name) != value]
         if not changed:
             return obj
         for name in changed:
             setattr(obj, name, changes[name])
-        if kind.text_field in changed:
-            obj.dedupe_key = extraction.normalise_key(kind.text_of(obj))
-        if kind.slug == "fact" and "subject" in changed and obj.subject:
+        if text_field in changed:
+            obj.dedupe_key = extraction.normalise_key(getattr(obj, text_field))
+        if model is Fact and "subject" in changed and obj.subject:
             obj.subject = extraction.normalise_key(obj.subject)
-        if kind.slug == "fact" and "status" in changed and obj.status == Fact.Status.ACTIVE:
+        if model is Fact and "status" in changed and obj.status == Fact.Status.ACTIVE:
             obj.superseded_by = None
         obj.updated_at = timezone.now()
         obj.full_clean(exclude=["user", "conversation", "dedupe_key"], validate_constraints=False)
-        _check_unique_key(kind, obj)
-        attribute(obj, actor=actor, reason=f"edited by staff: {', '.join(changed)}")
+        _check_unique_key(obj)
+        attribute(obj, actor=actor, reason=f"{reason}: {', '.join(changed)}")
         obj.save()
     return obj
 
 
-def fact_set_pinned(*, fact: Fact, pinned: bool, actor) -> Fact:
+def fact_set_pinned(*, fact: Fact, pinned: bool, actor, by: str = "") -> Fact:
+    """Pin or unpin; ``by`` says who in the history ("by staff")."""
     with transaction.atomic():
         fact = Fact.objects.select_for_update().get(pk=fact.pk)
         if fact.pinned != pinned:
             fact.pinned = pinned
             fact.updated_at = timezone.now()
-            attribute(
-                fact, actor=actor, reason="pinned by staff" if pinned else "unpinned by staff"
-            )
+            verb = "pinned" if pinned else "unpinned"
+            attribute(fact, actor=actor, reason=f"{verb} {by}".strip())
             fact.save(update_fields=["pinned", "updated_at"])
     return fact
 
 
-def fact_mark_superseded(*, fact: Fact, actor, by: Fact | None = None) -> Fact:
-    """Retire a fact (optionally naming the fact that replaces it)."""
-    if by is not None and (by.pk == fact.pk or by.user_id != fact.user_id):
-        raise ValidationError("A fact can only be superseded by another fact of the same user.")
+def memory_delete(*, memory, actor, reason: str = "deleted") -> None:
     with transaction.atomic():
-        fact = Fact.objects.select_for_update().get(pk=fact.pk)
-        attribute(fact, actor=actor, reason="superseded by staff")
-        return fact_supersede(fact=fact, by=by)
-
-
-def memory_delete(*, kind: Kind, memory, actor) -> None:
-    with transaction.atomic():
-        attribute(memory, actor=actor, reason="deleted by staff")
+        attribute(memory, actor=actor, reason=reason)
         memory.delete()
 
 
-def memories_delete(*, kind: Kind, ids: Iterable[int], actor) -> int:
+def memories_delete(*, model: type[models.Model], ids: Iterable[int], actor, by: str = "") -> int:
     """Delete many, one by one so that each gets its own history record naming ``actor``."""
     ids = sorted({int(i) for i in ids})
     if len(ids) > BULK_MAX:
         raise ValidationError(f"At most {BULK_MAX} memories at once.")
     deleted = 0
+    reason = f"deleted {by} (bulk, {len(ids)} selected)".replace("  ", " ")
     with transaction.atomic():
-        for obj in kind.model.objects.filter(pk__in=ids).order_by("pk"):
-            attribute(obj, actor=actor, reason=f"deleted by staff (bulk, {len(ids)} selected)")
+        for obj in model.objects.filter(pk__in=ids).order_by("pk"):
+            attribute(obj, actor=actor, reason=reason)
             obj.delete()
             deleted += 1
     return deleted
 
 
-def memory_revert(*, kind: Kind, record, actor):
+def memory_revert(*, record, actor):
     """Restore a memory to the state of one of its history records (recreating it if it was
     deleted). The restore is itself a new history record naming ``actor``."""
-    model = kind.model
     with transaction.atomic():
         restored = record.instance  # built from the record (fields it does not track: current)
+        model = type(restored)
         if not get_user_model().objects.filter(pk=restored.user_id).exists():
             raise ValidationError("The memory's owner no longer exists.")
         if (
@@ -116,12 +113,12 @@ def memory_revert(*, kind: Kind, record, actor):
         ):
             restored.conversation_id = None
         if (
-            kind.slug == "fact"
+            model is Fact
             and restored.superseded_by_id
             and not Fact.objects.filter(pk=restored.superseded_by_id).exists()
         ):
             restored.superseded_by_id = None
-        _check_unique_key(kind, restored)
+        _check_unique_key(restored)
         exists = model.objects.select_for_update().filter(pk=restored.pk).exists()
         restored.updated_at = timezone.now()
         when = timezone.localtime(record.history_date).strftime("%Y-%m-%d %H:%M:%S")

@@ -1,4 +1,5 @@
 # ruff: noqa: S608 — DDL built from the constants below, never from input.
+# Frozen: the index as migration 0002 created it (0008 replaces it with memory.search.schema).
 """SQL for the full-text search index, kept current by database triggers.
 
 One index table, ``memory_search``, holds the searchable text of the user's messages (not those

@@ -1,4 +1,7 @@
-"""Attribution of history records to the staff member acting."""
+"""Who changed a row, and why: the user and reason django-simple-history records.
+
+Shared by the apps' services (memory, profiles, staff), so none has to import another for it.
+"""
 
 from __future__ import annotations
 
@@ -8,10 +11,13 @@ from types import SimpleNamespace
 from simple_history.models import HistoricalRecords
 
 
-def attribute(obj, *, actor, reason: str):
-    """Mark ``obj`` so its next history record names ``actor`` and ``reason``."""
-    obj._history_user = actor
-    obj._change_reason = reason[:100]
+def attribute(obj, *, actor=None, reason: str = ""):
+    """Mark ``obj`` so its next history record names ``actor`` and ``reason``. Either left out
+    is left to simple-history: the request's user (if any), no reason."""
+    if actor is not None:
+        obj._history_user = actor
+    if reason:
+        obj._change_reason = reason[:100]
     return obj
 
 

@@ -1,0 +1,265 @@
+"""Part d of bench/memory.py: retrieval on ../shared/memdata (BEAM, CC BY-SA 4.0), in one run
+for the app's search, plain Okapi BM25 over single turns, the app's candidate stage alone and
+(``--beam-embeddings``) embeddings alone.
+
+The protocol is ../shared/tools/memeval.py's: each chat is one user, each session one
+conversation, each turn one message through ``chat.services.message_create`` (``created_at``
+from the session date, 30 s apart); each question is asked through
+``memory.search.search(user=, query=, k=50)``; a hit's ``message_ids`` count as ranked turns,
+in order, when it shows at most 5 messages. recall@k is the mean share of a question's
+evidence turns in the top k; all@k the share of questions with every evidence turn there.
+The BM25 baseline (tokens, stopwords, k1 1.2, b 0.75) is memeval's, copied exactly.
+
+Abstention questions have no evidence: for them the figure is how much of the question the
+best hit holds (``Hit.match``: the share of the query's idf weight), beside the same for
+questions that have evidence.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import gzip
+import json
+import math
+import re
+import statistics
+import time
+from collections import Counter
+from pathlib import Path
+
+KS = (5, 10, 25, 50)
+DEFAULT_PATH = Path(__file__).resolve().parent.parent.parent / "shared/memdata/beam-dev.jsonl.gz"
+# memeval's stopwords, exactly.
+_STOP_TEXT = """a an the and or but if of to in on at by for with from as is are was were be been
+being am do does did doing have has had having i me my mine we our ours you your yours he him his
+she her hers it its they them their theirs this that these those what which who whom whose when
+where why how not no so than too very can will just would could should shall may might must there
+here about into over after before again then once all any both each few more most other some such
+only own same s t d ll m re ve y o"""
+STOP = frozenset(_STOP_TEXT.split())
+
+
+def tok(text):
+    return [w for w in re.findall(r"[a-z0-9]+", text.lower().replace("'", "")) if w not in STOP]
+
+
+def bm25_rank(docs, query, k1=1.2, b=0.75):
+    tfs = [Counter(d) for d in docs]
+    lens = [len(d) for d in docs]
+    n = len(docs)
+    avg = sum(lens) / n
+    df = Counter()
+    for tf in tfs:
+        df.update(tf.keys())
+    idf = {w: math.log(1 + (n - c + 0.5) / (c + 0.5)) for w, c in df.items()}
+    q = set(query)
+    scores = []
+    for i, tf in enumerate(tfs):
+        norm = k1 * (1 - b + b * lens[i] / avg)
+        scores.append(sum(idf[w] * tf[w] * (k1 + 1) / (tf[w] + norm) for w in q if w in tf))
+    return sorted(range(n), key=lambda i: -scores[i])
+
+
+def _when(s, i):
+    from django.utils import timezone
+
+    if not s:
+        return None
+    try:
+        t = dt.datetime.fromisoformat(s)
+    except ValueError:
+        return None
+    if timezone.is_naive(t):
+        t = timezone.make_aware(t, dt.UTC)
+    return t + dt.timedelta(seconds=30 * i)
+
+
+def table(rows) -> dict:
+    out = {}
+    for k in KS:
+        out[f"recall@{k}"] = 100 * statistics.mean(len(g & set(r[:k])) / len(g) for _, g, r in rows)
+        out[f"all@{k}"] = 100 * statistics.mean(1.0 if g <= set(r[:k]) else 0.0 for _, g, r in rows)
+    return out
+
+
+def part_d(args, log) -> dict:
+    from django.contrib.auth import get_user_model
+
+    from chat.models import Conversation
+    from chat.services import message_create
+    from memory.search import index, search
+    from memory.search.terms import query_terms
+
+    embed = _embedder() if args.beam_embeddings else None
+    path = Path(args.beam or DEFAULT_PATH)
+    systems = {"app": [], "bm25": [], "candidates": []}
+    if embed:
+        systems["embeddings"] = []
+    pool_sizes, abstain_match, answer_match, search_ms = [], [], [], []
+    index_s, messages, embed_s, embedded = 0.0, 0, 0.0, 0
+    user_model = get_user_model()
+    with gzip.open(path, "rt") if path.suffix == ".gz" else path.open() as fh:
+        for n_inst, line in enumerate(fh):
+            if n_inst >= args.beam_chats:
+                break
+            if n_inst % args.beam_every:
+                continue
+            inst = json.loads(line)
+            user = user_model.objects.create_user(f"beam_{n_inst}", password=None)
+            id_of, turn_ids, turn_docs, texts = {}, [], [], []
+            began = time.perf_counter()
+            for si, sess in enumerate(inst["sessions"]):
+                cv = Conversation.objects.create(user=user, title=f"session {si + 1}")
+                for i, turn in enumerate(sess["turns"]):
+                    text = turn["text"]
+                    if turn.get("speaker"):
+                        text = f"{turn['speaker']}: {text}"
+                    m = message_create(
+                        conversation=cv,
+                        role=turn["role"],
+                        content=text,
+                        created_at=_when(sess.get("date"), i),
+                    )
+                    id_of[m.id] = turn["id"]
+                    turn_ids.append(turn["id"])
+                    turn_docs.append(tok(text))
+                    texts.append(text)
+            index_s += time.perf_counter() - began
+            messages += len(turn_ids)
+            vectors = None
+            if embed:
+                began = time.perf_counter()
+                vectors = embed(texts, passage=True)
+                embed_s += time.perf_counter() - began
+                embedded += len(texts)
+            known = set(turn_ids)
+            for q in inst["questions"]:
+                gold = set(q.get("evidence_turns") or []) & known
+                began = time.perf_counter()
+                hits = search(user=user, query=q["question"], k=max(KS))
+                search_ms.append(1000 * (time.perf_counter() - began))
+                if not gold:
+                    abstain_match.append(hits[0].match if hits else 0.0)
+                    continue
+                answer_match.append(hits[0].match if hits else 0.0)
+                ranked = []
+                for h in hits:
+                    if len(h.message_ids) > 5:
+                        continue
+                    for mid in h.message_ids:
+                        d = id_of.get(mid)
+                        if d and d not in ranked:
+                            ranked.append(d)
+                kind = q.get("type", "")
+                systems["app"].append((kind, gold, ranked))
+                order = bm25_rank(turn_docs, tok(q["question"]))
+                systems["bm25"].append((kind, gold, [turn_ids[i] for i in order[: max(KS)]]))
+                terms = query_terms(q["question"])
+                pool = []
+                if terms:
+                    stats = index.user_stats(user.pk, terms)
+                    rows = index.candidates(user.pk, terms, stats)
+                    pool = [id_of[r.object_id] for r in rows if r.object_id in id_of]
+                pool_sizes.append(len(pool))
+                # The candidate stage is a set: its recall is counted on all of it, as "@50".
+                systems["candidates"].append((kind, gold, pool + ["-"] * 0))
+                if vectors is not None:
+                    qv = embed([q["question"]], passage=False)[0]
+                    cos = vectors @ qv
+                    order = sorted(range(len(turn_ids)), key=lambda i: -cos[i])
+                    systems["embeddings"].append((kind, gold, [turn_ids[i] for i in order[:50]]))
+            log(f"[d] chat {n_inst + 1}: {len(turn_ids)} turns, {messages:,} so far")
+    types = sorted({t for t, _, _ in systems["app"]})
+    result = {
+        "dataset": path.name,
+        "chats": len(
+            {q for q in range(min(args.beam_chats, n_inst + 1)) if not q % args.beam_every}
+        ),
+        "every": args.beam_every,
+        "messages": messages,
+        "questions": len(systems["app"]),
+        "abstention": len(abstain_match),
+        "index_ms_per_message": 1000 * index_s / max(messages, 1),
+        "search_ms": {
+            "p50": statistics.median(search_ms),
+            "p95": sorted(search_ms)[int(0.95 * (len(search_ms) - 1))],
+        },
+        "overall": {name: table(rows) for name, rows in systems.items() if name != "candidates"},
+        "candidates": {
+            "recall": 100
+            * statistics.mean(len(g & set(r)) / len(g) for _, g, r in systems["candidates"]),
+            "pool_median": statistics.median(pool_sizes),
+            "pool_max": max(pool_sizes),
+        },
+        "per_type": {
+            t: {
+                name: table([x for x in rows if x[0] == t])["recall@10"]
+                for name, rows in systems.items()
+                if name != "candidates"
+            }
+            for t in types
+        },
+        "match": {
+            "abstention_median": statistics.median(abstain_match) if abstain_match else None,
+            "answerable_median": statistics.median(answer_match) if answer_match else None,
+            "abstention_over_0.8": sum(m >= 0.8 for m in abstain_match)
+            / max(len(abstain_match), 1),
+            "answerable_over_0.8": sum(m >= 0.8 for m in answer_match) / max(len(answer_match), 1),
+        },
+    }
+    if embed:
+        result["embeddings"] = {"passages_per_s": embedded / embed_s if embed_s else None}
+    return result
+
+
+def _embedder():
+    from memory.search import embeddings
+
+    return embeddings.local_embedder()
+
+
+def report_d(r: dict) -> list[str]:
+    names = {"app": "app search", "bm25": "BM25, single turns", "embeddings": "embeddings alone"}
+    lines = [
+        "### d. retrieval on long real conversations (BEAM, CC BY-SA 4.0)",
+        "",
+        f"- {r['dataset']}: {r['chats']} chats (every {r.get('every', 1)}th of the file),"
+        f" {r['messages']:,} messages through"
+        f" `message_create`, {r['questions']} questions with evidence (+{r['abstention']}"
+        f" abstention); index time {r['index_ms_per_message']:.1f} ms per message;"
+        f" search p50 {r['search_ms']['p50']:.1f} ms, p95 {r['search_ms']['p95']:.1f} ms",
+        "",
+        "| system | r@5 | r@10 | r@25 | r@50 | all@10 |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for name, t in r["overall"].items():
+        lines.append(
+            f"| {names.get(name, name)} | {t['recall@5']:.1f} | {t['recall@10']:.1f} |"
+            f" {t['recall@25']:.1f} | {t['recall@50']:.1f} | {t['all@10']:.1f} |"
+        )
+    app, bm25 = r["overall"]["app"], r["overall"]["bm25"]
+    lines += [
+        "",
+        f"recall@10 {app['recall@10'] / bm25['recall@10']:.2f}x BM25's, all@10"
+        f" {app['all@10'] / max(bm25['all@10'], 1e-9):.2f}x (target 1.3x both).",
+        "",
+        "| question type | " + " | ".join(names.get(n, n) for n in r["overall"]) + " |",
+        "| --- | " + " | ".join("---" for _ in r["overall"]) + " |",
+    ]
+    for kind, row in r["per_type"].items():
+        lines.append(f"| {kind} | " + " | ".join(f"{row[n]:.1f}" for n in r["overall"]) + " |")
+    c, m = r["candidates"], r["match"]
+    lines += [
+        "",
+        f"- candidate stage alone: recall {c['recall']:.1f} of the evidence (BM25's top 50:"
+        f" {bm25['recall@50']:.1f}); pool median {c['pool_median']:.0f}, max {c['pool_max']}",
+        f"- abstention: the best hit holds a median {m['abstention_median']:.2f} of the"
+        f" question's term weight ({100 * m['abstention_over_0.8']:.0f} % hold 0.8 or more),"
+        f" against {m['answerable_median']:.2f} ({100 * m['answerable_over_0.8']:.0f} %) for"
+        " questions with evidence",
+    ]
+    if "embeddings" in r:
+        lines.append(
+            f"- embeddings: {r['embeddings']['passages_per_s']:.1f} passages/s on this machine"
+        )
+    return lines

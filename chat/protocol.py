@@ -1,0 +1,322 @@
+"""The chat websocket's frames in one place: what the browser may send (checked here, handed on
+as typed values), what the server sends (built here, one function per frame), and the events
+the consumers of a conversation's tabs pass each other through the channel layer.
+
+docs/protocol.md describes the same frames and tests/chat/test_protocol.py keeps the two in
+step. static/js/chat.js reads these dicts as JSON: keep their keys and key order as they are.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.template.loader import render_to_string
+
+from chat import jsonsafe
+from chat.models import Message
+from chat.rendering import render_markdown
+from chat.services import ChatError, clean_text
+from llm.errors import NOT_RETRYABLE
+from memory.report import report_read
+
+CLIENT_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+MESSAGE_TEMPLATE = "chat/_message.html"
+# No frame nests deeper than this (an object holding a value): deeper is not ours.
+MAX_DEPTH = 4
+
+
+class FrameError(ChatError):
+    """A frame the server will not act on; sent back as an ``error`` frame (``bad_frame``
+    unless the text itself is refused: ``empty``, ``too_long``, ``not_found``)."""
+
+    def __init__(self, message: str, code: str = "bad_frame"):
+        super().__init__(message, code=code)
+
+
+# -- browser -> server ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Send:
+    text: str
+    client_id: str
+
+    @classmethod
+    def parse(cls, frame: dict) -> Send:
+        text, client_id = frame.get("text"), frame.get("client_id", "")
+        if not isinstance(text, str):
+            raise FrameError("A message must be text.")
+        if not isinstance(client_id, str) or (client_id and not CLIENT_ID.match(client_id)):
+            raise FrameError("client_id must be 1-64 letters, digits, '-' or '_'.")
+        return cls(text=_text(text), client_id=client_id)
+
+
+@dataclass(frozen=True)
+class Stop:
+    @classmethod
+    def parse(cls, frame: dict) -> Stop:
+        return cls()
+
+
+@dataclass(frozen=True)
+class Retry:
+    message_id: int
+
+    @classmethod
+    def parse(cls, frame: dict) -> Retry:
+        return cls(message_id=_integer(frame, "message_id", "retry"))
+
+
+@dataclass(frozen=True)
+class Regenerate:
+    message_id: int  # the user message whose reply is written again
+
+    @classmethod
+    def parse(cls, frame: dict) -> Regenerate:
+        return cls(message_id=_integer(frame, "message_id", "regenerate"))
+
+
+@dataclass(frozen=True)
+class Edit:
+    message_id: int  # the conversation's last user message
+    text: str
+
+    @classmethod
+    def parse(cls, frame: dict) -> Edit:
+        message_id = _integer(frame, "message_id", "edit")
+        return cls(message_id=message_id, text=_text(frame.get("text")))
+
+
+@dataclass(frozen=True)
+class Continue:
+    message_id: int  # the cut reply's
+
+    @classmethod
+    def parse(cls, frame: dict) -> Continue:
+        return cls(message_id=_integer(frame, "message_id", "continue"))
+
+
+@dataclass(frozen=True)
+class Sync:
+    reply_id: int
+
+    @classmethod
+    def parse(cls, frame: dict) -> Sync:
+        return cls(reply_id=_integer(frame, "reply_id", "sync"))
+
+
+ClientFrame = Send | Stop | Retry | Continue | Regenerate | Edit | Sync
+CLIENT_FRAMES: dict[str, type[ClientFrame]] = {
+    "send": Send,
+    "stop": Stop,
+    "retry": Retry,
+    "continue": Continue,
+    "regenerate": Regenerate,
+    "edit": Edit,
+    "sync": Sync,
+}
+
+
+def _text(text: object) -> str:
+    """A user message's text: not empty, within MAX_MESSAGE_CHARS."""
+    if not isinstance(text, str):
+        raise FrameError("A message must be text.")
+    if not clean_text(text).strip():  # NUL is dropped when stored: NUL alone is nothing
+        raise FrameError("The message is empty.", code="empty")
+    limit = settings.MEMORYCHAT_MAX_MESSAGE_CHARS
+    if len(text) > limit:
+        raise FrameError(
+            f"The message is too long ({len(text):,} characters; the limit is {limit:,}).",
+            code="too_long",
+        )
+    return text
+
+
+def _integer(frame: dict, field: str, frame_type: str) -> int:
+    value = frame.get(field)
+    # JSON true is not an id; nor is a number no id column can hold (past it, the database
+    # driver fails rather than finding nothing).
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= jsonsafe.MAX_ID:
+        raise FrameError(f"{frame_type} needs a {field} (an integer).")
+    return value
+
+
+def decode(text_data: str | None) -> object:
+    """The JSON of a websocket message. Refused with an error frame, never an exception:
+    binary messages, frames longer than any message at the limit could be (``too_long``,
+    unparsed), bad JSON, NaN or Infinity, nesting deeper than ``MAX_DEPTH`` and strings with
+    lone surrogates (``bad_frame``)."""
+    if text_data is None:
+        raise FrameError("Frames must be JSON text.")
+    if len(text_data) > settings.MEMORYCHAT_MAX_FRAME_CHARS:
+        raise FrameError(
+            f"That frame is too large ({len(text_data):,} characters); a message may have at "
+            f"most {settings.MEMORYCHAT_MAX_MESSAGE_CHARS:,} characters.",
+            code="too_long",
+        )
+    try:
+        return jsonsafe.loads(text_data, max_depth=MAX_DEPTH)
+    except jsonsafe.JSONRejected as rejected:
+        raise FrameError(f"That frame is not one the chat takes: {rejected}") from None
+    except ValueError:
+        raise FrameError("That frame is not valid JSON.") from None
+
+
+def parse(content: object) -> ClientFrame:
+    """A decoded frame, checked; FrameError says what is wrong with it."""
+    if not isinstance(content, dict):
+        raise FrameError("A frame must be a JSON object.")
+    frame_type = content.get("type")
+    frame_class = CLIENT_FRAMES.get(frame_type) if isinstance(frame_type, str) else None
+    if frame_class is None:
+        shown = repr(frame_type)
+        shown = shown if len(shown) <= 40 else shown[:39] + "…"
+        raise FrameError(f"Unknown frame type {shown}.")
+    return frame_class.parse(content)
+
+
+def error_client_id(content: object) -> str:
+    """The client_id an error about ``content`` echoes, so the page knows which of its
+    messages was refused: the frame's own when it is a string, even if it is malformed."""
+    client_id = content.get("client_id", "") if isinstance(content, dict) else ""
+    return client_id if isinstance(client_id, str) else ""
+
+
+# -- server -> browser ------------------------------------------------------------------------
+
+
+def ready(*, streaming: int | None, offline: bool) -> dict:
+    return {"type": "ready", "streaming": streaming, "offline": offline}
+
+
+def article(message: Message) -> str:
+    """A message as the page shows it: the one template the page itself renders them with
+    (chat/_message.html), so the script only swaps it in."""
+    return render_to_string(MESSAGE_TEMPLATE, {"message": message})
+
+
+def user_message(message: Message) -> dict:
+    # The article shows the text as typed (escaped, not Markdown).
+    return {
+        "type": "user_message",
+        "id": message.pk,
+        "client_id": message.client_id,
+        "article": article(message),
+    }
+
+
+def title(title: str) -> dict:
+    return {"type": "title", "title": title}
+
+
+def reply_start(reply: Message) -> dict:
+    """The reply's article in its waiting state ("Thinking…")."""
+    return {
+        "type": "reply_start",
+        "id": reply.pk,
+        "reply_to": reply.reply_to_id,
+        "article": article(reply),
+    }
+
+
+def chunk(*, reply_id: int, text: str, html: str = "", tail: str = "") -> dict:
+    """For the tab that sent the message: ``text`` to append to the reply's text; ``html``,
+    the rendered blocks that became final (append), and ``tail``, the rendered last block
+    (replaces the previous tail): see chat.rendering.StreamRenderer."""
+    return {"type": "chunk", "id": reply_id, "text": text, "html": html, "tail": tail}
+
+
+def snapshot(*, reply_id: int, text: str, html: str) -> dict:
+    """The whole reply so far, text and rendered, to replace: for the other tabs, and for a
+    tab that asks."""
+    return {"type": "snapshot", "id": reply_id, "text": text, "html": html}
+
+
+def reply_end(reply: Message) -> dict:
+    figures = report_read(reply.context_report) or {}
+    return {
+        "type": "reply_end",
+        "id": reply.pk,
+        "reply_to": reply.reply_to_id,
+        "status": reply.status,
+        "error": reply.error,
+        # Retry cannot help a request the server refused as it is; Continue only a cut reply.
+        "retry": reply.status != Message.Status.COMPLETE and reply.error_kind not in NOT_RETRYABLE,
+        "continue": reply.status == Message.Status.TRUNCATED,
+        # False when the database could not take it: the page shows why (the row is
+        # marked interrupted once its lease runs out).
+        "saved": getattr(reply, "saved", True),
+        "html": render_markdown(reply.content),
+        "article": article(reply),
+        "context": {
+            "used": figures.get("total_tokens"),
+            "limit": figures.get("limit"),
+            "budget": figures.get("budget"),
+            "estimated": bool(figures.get("tokens_estimated")),
+        },
+    }
+
+
+def error(exc: ChatError, *, client_id: str = "") -> dict:
+    """Only to the tab that caused it."""
+    return {"type": "error", "code": exc.code, "message": exc.message, "client_id": client_id}
+
+
+SERVER_FRAMES = {
+    "ready": ready,
+    "user_message": user_message,
+    "title": title,
+    "reply_start": reply_start,
+    "chunk": chunk,
+    "snapshot": snapshot,
+    "reply_end": reply_end,
+    "error": error,
+}
+
+
+# -- between the tabs' consumers, through the channel layer ------------------------------------
+# Every process must agree on these: a tab on another server gets its frames this way.
+
+
+def group_name(conversation_id: int) -> str:
+    return f"conversation-{conversation_id}"
+
+
+def group_frame(frame: dict, *, sender: str) -> dict:
+    """A server frame for the other tabs; ``sender`` already has it."""
+    return {"type": "chat.frame", "frame": frame, "sender": sender}
+
+
+def group_stop() -> dict:
+    """Stop: the reply may be streaming from another tab's consumer."""
+    return {"type": "chat.stop"}
+
+
+def session_group(session_key: str) -> str:
+    """The group of every socket signed in with one session (the tabs of one browser)."""
+    return "session-" + hashlib.sha256(session_key.encode()).hexdigest()[:40]
+
+
+def group_signed_out() -> dict:
+    """The session signed out (in any tab): its sockets close with 4401."""
+    return {"type": "chat.signed_out"}
+
+
+def group_present(*, sender: str) -> dict:
+    return {"type": "chat.present", "sender": sender}
+
+
+def group_left(*, sender: str) -> dict:
+    return {"type": "chat.left", "sender": sender}
+
+
+GROUP_EVENTS = {
+    "chat.frame": group_frame,
+    "chat.stop": group_stop,
+    "chat.signed_out": group_signed_out,
+    "chat.present": group_present,
+    "chat.left": group_left,
+}

@@ -1,0 +1,114 @@
+# ruff: noqa: S608 — SQL built from constants; ids are parameters.
+"""A message hit is the exchange around it: the evidence is often the reply next to the turn
+that matched, or the question before it.
+
+``neighbours`` reads, in one statement, the two messages before and after each of many
+messages in their conversation (by time; failed, empty and the app's own offline replies are
+skipped). ``attach`` gives a hit the neighbours that match the query too (scored at least as
+well as the k-th best candidate), walking outward from the matching turn, two on each side at
+most, within ``MAX_CHARS``; a message another hit already shows is not shown again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from django.db import connection
+
+from llm import OFFLINE_MODEL
+
+SPAN = 2  # neighbours on each side, at most
+MAX_CHARS = 6000  # an exchange's text (about 1,500 tokens); the matching turn is always shown
+PER_STATEMENT = 200  # subqueries in one UNION ALL
+
+
+@dataclass(frozen=True)
+class Neighbour:
+    id: int
+    role: str
+
+
+@dataclass
+class Around:
+    before: list[Neighbour] = field(default_factory=list)  # nearest first
+    after: list[Neighbour] = field(default_factory=list)  # nearest first
+
+
+_SIDE = (
+    "SELECT * FROM (SELECT {pivot} AS pivot, {side} AS side, m.id, m.role "
+    "FROM chat_message m, chat_message p WHERE p.id = {pivot} "
+    "AND m.conversation_id = p.conversation_id AND (m.created_at, m.id) {op} (p.created_at, p.id) "
+    f"AND m.status <> 'failed' AND m.content <> '' AND m.model <> '{OFFLINE_MODEL}' "
+    "ORDER BY m.created_at {order}, m.id {order} LIMIT {span}) s{n}"
+)
+
+
+def neighbours(message_ids: list[int]) -> dict[int, Around]:
+    """Each message's neighbours in its conversation, nearest first on each side."""
+    around: dict[int, Around] = {int(i): Around() for i in message_ids}
+    parts = []
+    for n, pivot in enumerate(around):
+        for side, op, order in ((0, "<", "DESC"), (1, ">", "ASC")):
+            parts.append(
+                _SIDE.format(pivot=pivot, side=side, op=op, order=order, span=SPAN, n=2 * n + side)
+            )
+    with connection.cursor() as cursor:
+        for start in range(0, len(parts), PER_STATEMENT):
+            cursor.execute(" UNION ALL ".join(parts[start : start + PER_STATEMENT]))
+            for pivot, side, message_id, role in cursor.fetchall():
+                entry = around[pivot]
+                (entry.after if side else entry.before).append(Neighbour(message_id, role))
+    for entry in around.values():  # UNION ALL keeps each subquery's order, but say so
+        entry.before.sort(key=lambda nb: -nb.id)
+        entry.after.sort(key=lambda nb: nb.id)
+    return around
+
+
+def attach(
+    hit,
+    around: Around | None,
+    score_of: dict,
+    threshold: float,
+    shown: set,
+    text_of: dict,
+    partner: bool = False,
+):
+    """Give a message hit its exchange: ``message_ids`` (matching turn first) and ``text``.
+    ``partner``: the other half of the exchange (a user turn's reply, an assistant turn's
+    question) joins whether it matches or not."""
+    hit.message_ids = [hit.id]
+    shown.add(hit.id)
+    if around is None:
+        return
+    size = len(hit.text)
+    before: list[int] = []
+    after: list[int] = []
+    mine = text_of[hit.id][0]
+    for side, chosen in ((around.before, before), (around.after, after)):
+        for nearest, neighbour in enumerate(side):
+            if neighbour.id in shown:
+                break
+            other_half = (mine == "user") == (side is around.after) and neighbour.role != mine
+            if score_of.get(neighbour.id, -1.0) < threshold and not (
+                partner and nearest == 0 and other_half
+            ):
+                break
+            if neighbour.id not in text_of:
+                text_of[neighbour.id] = (neighbour.role, _text(neighbour.id))
+            length = len(text_of[neighbour.id][1])
+            if size + length > MAX_CHARS:
+                break
+            size += length
+            chosen.append(neighbour.id)
+    if not before and not after:
+        return
+    shown.update(before + after)
+    hit.message_ids += before + after
+    ordered = [*reversed(before), hit.id, *after]
+    hit.text = "\n".join(f"{text_of[m][0]}: {text_of[m][1]}" for m in ordered)
+
+
+def _text(message_id: int) -> str:
+    from chat.models import Message
+
+    return Message.objects.filter(pk=message_id).values_list("content", flat=True).first() or ""

@@ -1,0 +1,208 @@
+# ruff: noqa: S608 — SQL built from constants; the user's words are always parameters.
+"""Reads of the full-text index (see ``schema``): per-user statistics, candidates, rows.
+
+Everything a ranking needs is the searching user's own: their row and word counts
+(``memory_search_stats``, kept by the triggers) and how many of their rows hold each query
+term (counted in their rows only, cached until their index changes). Nothing of another user's
+text reaches a user's ranking.
+
+Candidates, at a bounded cost that keeps old matching rows: every term a user's rows hold
+fewer than ``COMMON_MATCHES`` times is read whole from the index (row ids only, at most that
+many per term), whatever its age; the rows are scored by the inverse document frequency of the
+terms they hold, and the best ``POOL`` are read and ranked with BM25 (``ranking``). A term in
+more rows than that weighs little in BM25: it is counted (on a sample of the newest rows, for
+its idf), scored on the pool, and adds only the newest ``NEWEST_WINDOW`` rows holding the
+commonest terms together.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from django.core.cache import cache
+from django.db import connection
+
+COMMON_MATCHES = 4000  # a term in more of a user's rows than this is common
+POOL = 200  # rows read and ranked with BM25
+NEWEST_WINDOW = 60  # rows taken from the common terms together
+SAMPLE = 2000  # newest rows a common term's frequency is estimated on
+COUNT_TTL = 3600  # seconds a count is cached (its key changes with the user's index)
+
+
+@dataclass(frozen=True)
+class Stats:
+    rows: int
+    average_words: float
+    df: dict[str, int]  # query term -> the user's rows holding it
+
+
+@dataclass
+class Row:
+    kind: str
+    object_id: int
+    conversation_id: int | None
+    created_at: datetime | None
+    role: str
+    words: int
+    text: str
+
+
+def word_count(text: str) -> int:
+    """A text's length as the index counts it (schema.words): spaces + 1."""
+    return text.count(" ") + 1
+
+
+def _fts_phrase(term: str) -> str:
+    return '"' + term.replace('"', "") + '"'
+
+
+def _owner_match(user_id: int, terms: list[str], operator: str = "OR") -> str:
+    joined = f" {operator} ".join(_fts_phrase(t) for t in terms)
+    return f'owner:"u{int(user_id)}" AND text: ({joined})'
+
+
+def user_size(user_id: int) -> tuple[int, int]:
+    """(rows, words) the index holds for the user."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT row_count, word_count FROM memory_search_stats WHERE user_id = %s", [user_id]
+        )
+        found = cursor.fetchone()
+    return (int(found[0]), int(found[1])) if found else (0, 0)
+
+
+def user_stats(user_id: int, terms: list[str]) -> Stats:
+    rows, words = user_size(user_id)
+    df = {}
+    for term in terms:
+        key = f"fts-df:{connection.vendor}:{user_id}:{rows}:{term}"
+        count = cache.get(key)
+        if count is None:
+            count = _count(user_id, term, rows)
+            cache.set(key, count, COUNT_TTL)
+        df[term] = count
+    return Stats(rows=max(rows, 1), average_words=(words / rows) if rows else 1.0, df=df)
+
+
+def _count(user_id: int, term: str, rows: int) -> int:
+    """The user's rows holding ``term``: counted up to COMMON_MATCHES, estimated beyond on the
+    newest SAMPLE rows."""
+    with connection.cursor() as cursor:
+        if connection.vendor == "sqlite":
+            cursor.execute(
+                "SELECT count(*) FROM (SELECT rowid FROM memory_search WHERE memory_search "
+                "MATCH %s LIMIT %s)",
+                [_owner_match(user_id, [term]), COMMON_MATCHES],
+            )
+        else:
+            cursor.execute(
+                "SELECT count(*) FROM (SELECT 1 FROM memory_search WHERE user_id = %s "
+                "AND tsv @@ plainto_tsquery('english', %s) LIMIT %s) s",
+                [user_id, term, COMMON_MATCHES],
+            )
+        count = cursor.fetchone()[0]
+        if count < COMMON_MATCHES or rows <= COMMON_MATCHES:
+            return count
+        if connection.vendor == "sqlite":
+            cursor.execute(
+                "SELECT count(*) FROM (SELECT rowid FROM memory_search WHERE memory_search "
+                "MATCH %s ORDER BY rowid DESC LIMIT %s) s WHERE rowid IN (SELECT rowid FROM "
+                "memory_search WHERE memory_search MATCH %s)",
+                [f'owner:"u{int(user_id)}"', SAMPLE, _owner_match(user_id, [term])],
+            )
+        else:
+            cursor.execute(
+                "SELECT count(*) FROM (SELECT tsv FROM memory_search WHERE user_id = %s "
+                "ORDER BY created_at DESC LIMIT %s) s WHERE tsv @@ plainto_tsquery('english', %s)",
+                [user_id, SAMPLE, term],
+            )
+        sampled = cursor.fetchone()[0]
+    return max(COMMON_MATCHES, round(rows * sampled / SAMPLE))
+
+
+def idf(stats: Stats, term: str) -> float:
+    df = stats.df.get(term, 0)
+    return math.log(1 + (stats.rows - df + 0.5) / (df + 0.5))
+
+
+def candidates(user_id: int, terms: list[str], stats: Stats) -> list[Row]:
+    """The rows worth ranking for ``terms`` (see the module docstring)."""
+    rare = [t for t in terms if 0 < stats.df[t] < COMMON_MATCHES]
+    common = sorted((t for t in terms if stats.df[t] >= COMMON_MATCHES), key=stats.df.get)
+    weight: dict[int, float] = {}
+    for term in rare:
+        term_idf = idf(stats, term)
+        for rowid in _rowids(user_id, term):
+            weight[rowid] = weight.get(rowid, 0.0) + term_idf
+    # Best by the idf of the terms held, then newest (row ids grow with time).
+    chosen = sorted(weight, key=lambda r: (-weight[r], -r))[:POOL]
+    if common and len(chosen) < POOL:
+        seen = set(chosen)
+        chosen += [r for r in _newest_with_all(user_id, common[:3]) if r not in seen]
+    return _rows(chosen)
+
+
+def _rowids(user_id: int, term: str) -> list[int]:
+    with connection.cursor() as cursor:
+        if connection.vendor == "sqlite":
+            cursor.execute(
+                "SELECT rowid FROM memory_search WHERE memory_search MATCH %s LIMIT %s",
+                [_owner_match(user_id, [term]), COMMON_MATCHES],
+            )
+        else:
+            cursor.execute(
+                "SELECT rowid FROM memory_search WHERE user_id = %s "
+                "AND tsv @@ plainto_tsquery('english', %s) LIMIT %s",
+                [user_id, term, COMMON_MATCHES],
+            )
+        return [r for (r,) in cursor.fetchall()]
+
+
+def _newest_with_all(user_id: int, terms: list[str]) -> list[int]:
+    with connection.cursor() as cursor:
+        if connection.vendor == "sqlite":
+            cursor.execute(
+                "SELECT rowid FROM memory_search WHERE memory_search MATCH %s "
+                "ORDER BY rowid DESC LIMIT %s",
+                [_owner_match(user_id, terms, "AND"), NEWEST_WINDOW],
+            )
+        else:
+            cursor.execute(
+                "SELECT rowid FROM memory_search WHERE user_id = %s "
+                "AND tsv @@ plainto_tsquery('english', %s) ORDER BY created_at DESC LIMIT %s",
+                [user_id, " ".join(terms), NEWEST_WINDOW],
+            )
+        return [r for (r,) in cursor.fetchall()]
+
+
+_COLUMNS = "kind, object_id, conversation_id, created_at, role, words, text"
+
+
+def _rows(rowids: list[int]) -> list[Row]:
+    if not rowids:
+        return []
+    found = []
+    with connection.cursor() as cursor:
+        for start in range(0, len(rowids), 500):
+            chunk = rowids[start : start + 500]
+            marks = ", ".join(["%s"] * len(chunk))
+            cursor.execute(f"SELECT {_COLUMNS} FROM memory_search WHERE rowid IN ({marks})", chunk)
+            found += cursor.fetchall()
+    return [
+        Row(kind, object_id, conversation_id, as_datetime(created), role, words or 1, text)
+        for kind, object_id, conversation_id, created, role, words, text in found
+    ]
+
+
+def as_datetime(value) -> datetime | None:
+    """The index's created_at: a datetime (PostgreSQL) or ISO text (SQLite), in UTC."""
+    if not value:
+        return None
+    if not isinstance(value, datetime):
+        try:
+            value = datetime.fromisoformat(str(value))
+        except ValueError:
+            return None
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)

@@ -1,0 +1,258 @@
+"""Search over everything a user's memory holds: relevance first, then recency and importance.
+
+``search(user=..., query=..., k=10)`` returns ranked ``Hit``s over the user's messages in all
+conversations, current summaries, active facts, decisions and action items. Candidates come
+from the trigger-maintained index (``index.candidates``) and are ranked here with Okapi BM25
+on the user's own statistics, one ranking whatever the database:
+
+    relevance = BM25(row) · source weight  (+ 0.2 · BM25 of the reply, for a user's message)
+                · 1.3 when the row's date is one the query names ("in March", "last week")
+    score     = relevance / best relevance                      (0..1: relevance decides)
+              + 0.02 · recency (its place between the oldest and newest candidate; 0.15
+                when the query asks about "now", "latest", "still")
+              + 0.02 · importance (kind prior; a fact's own importance; pinned = 1)
+
+The user's own words are the evidence of what they told: an assistant's message weighs half
+(``ROLE_WEIGHT``; as much as the user's when the query asks for a summary), and its reply lends
+a user's message a fifth of its relevance (the answer often holds the words a question uses).
+Recency and importance only break near ties, so an old matching turn is never pushed below a
+weaker new one, and of two statements of the same fact the newest comes first
+(``restatements_tie``). With embeddings on (``embeddings``), relevance is fused with the cosine
+similarity of each candidate.
+
+A message hit is the exchange around it (``exchange``): the matching turn, then those of its
+neighbours (two on each side at most) that match the query too, within a token cap; for a
+summary, the other half of its exchange always.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.utils import timezone
+
+from chat.models import Conversation, Message
+from memory.models import ActionItem, Decision, Fact, Summary
+from memory.search import exchange, index
+from memory.search.terms import (
+    asks_about_now,
+    asks_for_summary,
+    query_dates,
+    query_terms,
+    stem,
+)
+
+BM25_K1, BM25_B = 1.2, 0.75
+ROLE_WEIGHT = {"assistant": 0.5, "system": 0.5}  # everything else weighs 1
+REPLY_SHARE = 0.2
+DATE_BOOST = 1.3
+RESTATED = 0.8  # within this share of the best row holding the same words: a restatement
+RESTATED_WORDS = 0.6  # ... when those words are at least this share of the query's
+W_RECENCY, W_RECENCY_NOW, W_IMPORTANCE = 0.02, 0.15, 0.02
+W_SEMANTIC = 0.35  # share of cosine similarity in the text score, with embeddings on
+KIND_PRIOR = {"fact": 0.8, "decision": 0.7, "action_item": 0.7, "summary": 0.6, "message": 0.35}
+SUMMARY_MESSAGE_IDS = 50  # a summary hit lists at most this many of the messages it covers
+SMOOTHED = 100  # best messages whose neighbours are looked up (replies, exchanges)
+EXCHANGE_TOP = 10  # a neighbour joins a hit when it scores as well as the 10th best candidate
+
+
+@dataclass
+class Hit:
+    kind: str
+    id: int
+    score: float
+    text: str
+    message_ids: list[int] = field(default_factory=list)
+    conversation_id: int | None = None
+    date: str = ""
+    source: str = ""
+    why: str = ""
+    match: float = 0.0  # share of the query's term weight (idf) the row holds: 0..1, absolute
+
+
+def bm25_scores(
+    terms: list[str], rows: list[index.Row], stats: index.Stats
+) -> tuple[list[float], list[frozenset[str]]]:
+    """Okapi BM25 of each row for the query terms, stems on both sides, with the user's
+    document frequencies and average length; and the query stems each row holds."""
+    idf: dict[str, float] = {}
+    for term in terms:
+        s = stem(term)
+        idf[s] = max(idf.get(s, 0.0), index.idf(stats, term))
+    # A stem is (nearly) a prefix of its words: only words starting like a query stem can
+    # match, so only those are read (one regex, in C) and stemmed.
+    prefixes = sorted({s[:3] for s in idf}, key=len, reverse=True)
+    candidate_words = re.compile(r"\b(?:" + "|".join(re.escape(p) for p in prefixes) + r")[^\W_]*")
+    average = stats.average_words or 1.0
+    scores, held = [], []
+    for row in rows:
+        tf: dict[str, int] = {}
+        for word in candidate_words.findall(row.text.lower()):
+            stemmed = stem(word)
+            if stemmed in idf:
+                tf[stemmed] = tf.get(stemmed, 0) + 1
+        norm = BM25_K1 * (1 - BM25_B + BM25_B * row.words / average)
+        scores.append(sum(idf[w] * n * (BM25_K1 + 1) / (n + norm) for w, n in tf.items()))
+        held.append(frozenset(tf))
+    return scores, held
+
+
+def restatements_tie(
+    relevance: list[float], held: list[frozenset[str]], query_stems: int
+) -> list[float]:
+    """Rows that hold the same query words with nearly the same relevance say the same thing
+    (a fact told again, or changed): they tie at the best of them, so recency puts the newest
+    statement first."""
+    enough = max(2, round(RESTATED_WORDS * query_stems))
+    best: dict[frozenset[str], float] = {}
+    for value, words in zip(relevance, held, strict=True):
+        if len(words) >= enough:
+            best[words] = max(best.get(words, 0.0), value)
+    return [
+        best[words] if len(words) >= enough and value >= RESTATED * best[words] else value
+        for value, words in zip(relevance, held, strict=True)
+    ]
+
+
+def search(
+    *, user, query: str, k: int = 10, exclude_message_ids: frozenset[int] = frozenset()
+) -> list[Hit]:
+    """The user's k best memories for ``query``, best first."""
+    terms = query_terms(query)
+    if not terms or k <= 0:
+        return []
+    stats = index.user_stats(user.pk, terms)
+    rows = [
+        r
+        for r in index.candidates(user.pk, terms, stats)
+        if not (r.kind == "message" and r.object_id in exclude_message_ids)
+    ]
+    if not rows:
+        return []
+    lexical, held = bm25_scores(terms, rows, stats)
+    weights = {stem(t): index.idf(stats, t) for t in terms}
+    total_weight = sum(weights.values()) or 1.0
+    by_message = {r.object_id: i for i, r in enumerate(rows) if r.kind == "message"}
+    best_messages = sorted(by_message.values(), key=lambda i: -lexical[i])
+    best_messages = best_messages[: min(SMOOTHED, 2 * k + 10)]
+    around = exchange.neighbours([rows[i].object_id for i in best_messages])
+
+    ranges = query_dates(query, today=timezone.localdate())
+    summary = asks_for_summary(query)  # whole exchanges: both sides weigh the same
+    relevance = []
+    for i, row in enumerate(rows):
+        value = lexical[i] * (1.0 if summary else ROLE_WEIGHT.get(row.role, 1.0))
+        if row.kind == "message" and row.role == "user":
+            after = around.get(row.object_id, exchange.Around()).after
+            if after and after[0].id in by_message:
+                value += REPLY_SHARE * lexical[by_message[after[0].id]]
+        if ranges and any(r.holds(row.created_at) for r in ranges):
+            value *= DATE_BOOST
+        relevance.append(value)
+    relevance = restatements_tie(relevance, held, len({stem(t) for t in terms}))
+    semantic = _semantic_scores(user, query, rows)
+    best = max(relevance) or 1.0
+    times = [r.created_at.timestamp() for r in rows if r.created_at]
+    oldest, newest = (min(times), max(times)) if times else (0.0, 0.0)
+    w_recency = W_RECENCY_NOW if asks_about_now(query) else W_RECENCY
+    facts = Fact.objects.in_bulk([r.object_id for r in rows if r.kind == "fact"])
+
+    scored: list[tuple[float, int, str]] = []
+    for i, row in enumerate(rows):
+        text_score = relevance[i] / best
+        if semantic is not None:
+            cosine = semantic.get((row.kind, row.object_id), 0.0)
+            text_score = (1 - W_SEMANTIC) * text_score + W_SEMANTIC * cosine
+        recency = _place(row.created_at, oldest, newest)
+        importance = KIND_PRIOR[row.kind]
+        fact = facts.get(row.object_id) if row.kind == "fact" else None
+        if fact is not None:
+            importance = 1.0 if fact.pinned else max(importance, fact.importance)
+        score = text_score + w_recency * recency + W_IMPORTANCE * importance
+        why = f"text {text_score:.2f}, recency {recency:.2f}, importance {importance:.2f}"
+        scored.append((score, i, why))
+    scored.sort(key=lambda s: (-s[0], -rows[s[1]].object_id))
+
+    threshold = scored[min(k, EXCHANGE_TOP, len(scored)) - 1][0] if scored else 0.0
+    score_of = {rows[i].object_id: s for s, i, _ in scored if rows[i].kind == "message"}
+    text_of = {r.object_id: (r.role, r.text) for r in rows if r.kind == "message"}
+    shown: set[int] = set(exclude_message_ids)
+    hits: list[Hit] = []
+    for score, i, why in scored:
+        if len(hits) >= k:
+            break
+        row = rows[i]
+        hit = Hit(
+            kind=row.kind,
+            id=row.object_id,
+            score=score,
+            text=row.text,
+            conversation_id=row.conversation_id,
+            date=row.created_at.date().isoformat() if row.created_at else "",
+            why=why,
+            match=sum(weights.get(w, 0.0) for w in held[i]) / total_weight,
+        )
+        if row.kind == "message":
+            if row.object_id in shown:
+                continue  # already shown as a neighbour of a better hit
+            exchange.attach(
+                hit, around.get(row.object_id), score_of, threshold, shown, text_of, summary
+            )
+        hits.append(hit)
+    _attach_sources(hits)
+    return hits
+
+
+def _place(created: datetime | None, oldest: float, newest: float) -> float:
+    if created is None or newest <= oldest:
+        return 0.0
+    return (created.timestamp() - oldest) / (newest - oldest)
+
+
+def _semantic_scores(user, query, rows) -> dict | None:
+    from memory.search import embeddings
+
+    if not embeddings.enabled():
+        return None
+    return embeddings.similarities(
+        user=user, query=query, keys=[(r.kind, r.object_id) for r in rows]
+    )
+
+
+def _attach_sources(hits: list[Hit]) -> None:
+    """Fill message_ids and the source conversation's title, a few queries for all hits."""
+    titles = dict(
+        Conversation.objects.filter(
+            pk__in={h.conversation_id for h in hits if h.conversation_id}
+        ).values_list("pk", "title")
+    )
+    by_kind: dict[str, list[Hit]] = {}
+    for hit in hits:
+        hit.source = titles.get(hit.conversation_id, "") or ""
+        by_kind.setdefault(hit.kind, []).append(hit)
+    for kind, model in (("fact", Fact), ("decision", Decision), ("action_item", ActionItem)):
+        group = by_kind.get(kind, [])
+        if not group:
+            continue
+        through = model.source_messages.through
+        links: dict[int, list[int]] = {}
+        owner = f"{model._meta.model_name}_id"
+        for object_id, message_id in through.objects.filter(
+            **{f"{owner}__in": [h.id for h in group]}
+        ).values_list(owner, "message_id"):
+            links.setdefault(object_id, []).append(message_id)
+        for hit in group:
+            hit.message_ids = sorted(links.get(hit.id, []))
+    for hit in by_kind.get("summary", []):
+        summary = Summary.objects.filter(pk=hit.id).only("conversation_id", "covered_through")
+        summary = summary.first()
+        if summary is not None:
+            hit.message_ids = list(
+                Message.objects.filter(
+                    conversation_id=summary.conversation_id, pk__lte=summary.covered_through
+                )
+                .order_by("-id")
+                .values_list("id", flat=True)[:SUMMARY_MESSAGE_IDS]
+            )[::-1]

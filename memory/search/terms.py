@@ -1,0 +1,192 @@
+"""Words for search: the query's meaningful terms, their stems, and the dates a query names.
+
+Pure Python (no Django). The database indexes stem with Porter (SQLite FTS5) or Snowball
+English (PostgreSQL); the ranking here uses snowballstemmer's English stemmer on both the
+query and the candidates, so it is consistent with itself whatever the database.
+
+Besides stopwords, a question about the memory itself carries words about the conversation
+("what did I mention across our sessions", "in order", "summarise"): they say how to answer,
+not what to find, and are dropped from the query (``QUESTION_WORDS``) unless nothing else is
+left.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from functools import lru_cache
+
+import snowballstemmer
+
+MAX_TERMS = 24
+_STOPWORDS_TEXT = """
+a about above after again against all am an and any are as at be because been before being
+below between both but by can could did do does doing down during each few for from further
+had has have having he her here hers herself him himself his how i if in into is it its itself
+just me more most my myself no nor not now of off on once only or other our ours ourselves out
+over own same she should so some such than that the their theirs them themselves then there
+these they this those through to too under until up very was we were what when where which
+while who whom why will with would you your yours yourself yourselves tell know remember said
+say told again please also get got let us really thing things
+"""
+STOPWORDS = frozenset(_STOPWORDS_TEXT.split())
+QUESTION_WORDS = frozenset(
+    [
+        "conversation",
+        "conversations",
+        "chat",
+        "chats",
+        "discuss",
+        "discussed",
+        "discussion",
+        "discussions",
+        "mention",
+        "mentioned",
+        "mentions",
+        "brought",
+        "bring",
+        "order",
+        "throughout",
+        "across",
+        "session",
+        "sessions",
+        "talk",
+        "talked",
+        "ask",
+        "asked",
+        "asking",
+        "time",
+        "times",
+        "different",
+        "aspect",
+        "aspects",
+        "item",
+        "items",
+        "list",
+        "summary",
+        "summarize",
+        "summarise",
+        "comprehensive",
+        "walk",
+        "give",
+        "provide",
+        "describe",
+    ]
+)
+# A query about the present: recency counts for more than a tie-break.
+NOW_WORDS = frozenset(
+    [
+        "now",
+        "current",
+        "currently",
+        "latest",
+        "still",
+        "anymore",
+        "recent",
+        "recently",
+        "today",
+        "newest",
+        "nowadays",
+    ]
+)
+# A query asking for a summary wants whole exchanges, the assistant's side as much as the user's.
+_SUMMARY = re.compile(r"\b(?:summar|overview|recap|comprehensive|walk me through)", re.IGNORECASE)
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_stemmer = snowballstemmer.stemmer("english")
+
+
+def query_terms(query: str) -> list[str]:
+    """Distinct meaningful words of the query, in order (at most MAX_TERMS)."""
+    seen: dict[str, None] = {}
+    for word in _WORD.findall(query.lower()):
+        if len(word) > 1 and word not in STOPWORDS:
+            seen.setdefault(word, None)
+    terms = list(seen)
+    content = [t for t in terms if t not in QUESTION_WORDS]
+    return (content or terms)[:MAX_TERMS]
+
+
+def asks_about_now(query: str) -> bool:
+    return any(word in NOW_WORDS for word in _WORD.findall(query.lower()))
+
+
+def asks_for_summary(query: str) -> bool:
+    return bool(_SUMMARY.search(query))
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    return _stemmer.stemWord(word)
+
+
+def words_of(text: str) -> list[str]:
+    """Every word of ``text``, lowercased (stopwords included: they count for its length)."""
+    return _WORD.findall(text.lower())
+
+
+MONTHS = {
+    name: number
+    for number, names in enumerate(
+        [
+            ("january", "jan"),
+            ("february", "feb"),
+            ("march", "mar"),
+            ("april", "apr"),
+            ("may",),
+            ("june", "jun"),
+            ("july", "jul"),
+            ("august", "aug"),
+            ("september", "sep", "sept"),
+            ("october", "oct"),
+            ("november", "nov"),
+            ("december", "dec"),
+        ],
+        start=1,
+    )
+    for name in names
+}
+_MONTH = re.compile(
+    r"\b(?:in|during|since|from|of|early|late|mid)\s+(?:mid-|early\s+|late\s+)?("
+    + "|".join(n for n in MONTHS if len(n) > 3 or n == "may")
+    + r")\b(?:\s+(\d{4}))?",
+    re.IGNORECASE,
+)
+_RELATIVE = {
+    "today": (0, 1),
+    "yesterday": (1, 1),
+    "last week": (14, 14),
+    "this week": (7, 8),
+    "last month": (62, 62),
+    "this month": (31, 32),
+    "last year": (730, 730),
+}
+
+
+@dataclass(frozen=True)
+class DateRange:
+    start: date
+    end: date  # exclusive
+
+    def holds(self, when: datetime | None) -> bool:
+        return when is not None and self.start <= when.date() < self.end
+
+
+def query_dates(query: str, *, today: date) -> list[DateRange]:
+    """The date ranges a query names: "in March (2024)", "last week", "yesterday". A month
+    without a year is the latest such month up to ``today``."""
+    ranges = []
+    for match in _MONTH.finditer(query):
+        month = MONTHS[match.group(1).lower()]
+        year = int(match.group(2)) if match.group(2) else today.year
+        if not match.group(2) and (year, month) > (today.year, today.month):
+            year -= 1
+        start = date(year, month, 1)
+        end = date(year + (month == 12), month % 12 + 1, 1)
+        ranges.append(DateRange(start, end))
+    lowered = query.lower()
+    for phrase, (back, length) in _RELATIVE.items():
+        if phrase in lowered:
+            start = today - timedelta(days=back)
+            ranges.append(DateRange(start, start + timedelta(days=length)))
+    return ranges

@@ -1,0 +1,125 @@
+// Every page: the theme toggle, the phone menu and conversation drawer, Escape and outside
+// clicks closing menus, and the Copy buttons of code blocks and replies.
+(function () {
+  "use strict";
+
+  const root = document.documentElement;
+  const dark = window.matchMedia("(prefers-color-scheme: dark)");
+
+  // -- theme: follows the system until toggled; the choice is remembered -------------------
+  function theme() { return root.dataset.theme || (dark.matches ? "dark" : "light"); }
+  function showTheme() {
+    document.querySelectorAll("[data-theme-toggle]").forEach((button) => {
+      button.setAttribute("aria-pressed", theme() === "dark" ? "true" : "false");
+    });
+  }
+  function toggleTheme() {
+    const next = theme() === "dark" ? "light" : "dark";
+    const system = dark.matches ? "dark" : "light";
+    try {
+      if (next === system) localStorage.removeItem("theme"); // back to following the system
+      else localStorage.setItem("theme", next);
+    } catch (e) { /* not remembered */ }
+    if (next === system) delete root.dataset.theme;
+    else root.dataset.theme = next;
+    showTheme();
+  }
+  dark.addEventListener("change", showTheme);
+
+  // -- the phone's menu and conversation drawer ---------------------------------------------
+  function setOpen(button, open) {
+    const target = document.getElementById(button.getAttribute("aria-controls"));
+    button.setAttribute("aria-expanded", open ? "true" : "false");
+    if (target) target.classList.toggle("open", open);
+  }
+  function drawer(open) {
+    const button = document.querySelector("[data-drawer-toggle]");
+    if (!button) return;
+    setOpen(button, open);
+    document.body.classList.toggle("drawer-open", open);
+    document.querySelectorAll(".drawer-backdrop").forEach((el) => { el.hidden = !open; });
+    if (open) {
+      const first = document.querySelector("#sidebar a, #sidebar button, #sidebar input");
+      if (first) first.focus();
+    }
+  }
+  function closeMenus(except) {
+    document.querySelectorAll("details[open]").forEach((details) => {
+      if (details !== except && !details.contains(except)) details.open = false;
+    });
+  }
+
+  // -- copy ------------------------------------------------------------------------------
+  async function copy(text, button) {
+    try {
+      await navigator.clipboard.writeText(text);
+    } catch (e) {
+      const area = document.createElement("textarea");
+      area.value = text;
+      area.setAttribute("readonly", "");
+      area.style.position = "fixed";
+      area.style.opacity = "0";
+      document.body.appendChild(area);
+      area.select();
+      document.execCommand("copy");
+      area.remove();
+    }
+    const label = button.dataset.label || button.textContent;
+    button.dataset.label = label;
+    button.textContent = "Copied";
+    setTimeout(() => { button.textContent = label; }, 1500);
+  }
+
+  document.addEventListener("click", (event) => {
+    const target = event.target;
+    if (target.closest("[data-theme-toggle]")) { toggleTheme(); return; }
+    const nav = target.closest("[data-nav-toggle]");
+    if (nav) { setOpen(nav, nav.getAttribute("aria-expanded") !== "true"); return; }
+    if (target.closest("[data-drawer-toggle]")) { drawer(!document.body.classList.contains("drawer-open")); return; }
+    if (target.closest("[data-drawer-close]")) { drawer(false); return; }
+    const code = target.closest("button[data-copy]");
+    if (code) {
+      const block = code.closest(".code-block");
+      const pre = block && block.querySelector("pre");
+      if (pre) copy(pre.textContent, code);
+      return;
+    }
+    const reply = target.closest("button[data-copy-reply]");
+    if (reply) {
+      const content = reply.closest("article").querySelector(".content");
+      if (content) copy(content.innerText.trim(), reply);
+      return;
+    }
+    // A click outside an open menu closes it.
+    closeMenus(target.closest("details"));
+    const openNav = document.querySelector("[data-nav-toggle][aria-expanded=true]");
+    if (openNav && !target.closest(".site-nav")) setOpen(openNav, false);
+  });
+
+  // Escape closes whatever is open: a menu, the phone menu, the drawer.
+  document.addEventListener("keydown", (event) => {
+    if (event.key !== "Escape") return;
+    const open = document.querySelector("details[open]");
+    if (open) {
+      const inner = [...document.querySelectorAll("details[open]")].pop();
+      inner.open = false;
+      const summary = inner.querySelector("summary");
+      if (summary) summary.focus();
+      return;
+    }
+    const openNav = document.querySelector("[data-nav-toggle][aria-expanded=true]");
+    if (openNav) { setOpen(openNav, false); openNav.focus(); return; }
+    if (document.body.classList.contains("drawer-open")) {
+      drawer(false);
+      const button = document.querySelector("[data-drawer-toggle]");
+      if (button) button.focus();
+    }
+  });
+
+  // The drawer closes once a conversation is chosen.
+  document.addEventListener("click", (event) => {
+    if (event.target.closest("#sidebar a.conversation-link")) drawer(false);
+  });
+
+  showTheme();
+})();

@@ -1,0 +1,251 @@
+"""chat.protocol: the websocket frames, checked and built in one place."""
+
+import dataclasses
+import inspect
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from chat import protocol
+
+
+def test_it_parses_each_frame_the_browser_sends():
+    """Every client frame comes back as its typed value."""
+    assert protocol.parse({"type": "send", "text": "Hi", "client_id": "a-1"}) == protocol.Send(
+        text="Hi", client_id="a-1"
+    )
+    assert protocol.parse({"type": "send", "text": "Hi"}) == protocol.Send("Hi", "")
+    assert protocol.parse({"type": "stop"}) == protocol.Stop()
+    assert protocol.parse({"type": "retry", "message_id": 3}) == protocol.Retry(message_id=3)
+    assert protocol.parse({"type": "sync", "reply_id": 4}) == protocol.Sync(reply_id=4)
+    assert protocol.parse({"type": "regenerate", "message_id": 3}) == protocol.Regenerate(3)
+    assert protocol.parse({"type": "edit", "message_id": 3, "text": "Hi"}) == protocol.Edit(
+        message_id=3, text="Hi"
+    )
+
+
+@pytest.mark.parametrize(
+    ("content", "code", "message"),
+    [
+        ([1], "bad_frame", "A frame must be a JSON object."),
+        ({"type": "dance"}, "bad_frame", "Unknown frame type 'dance'."),
+        ({"text": "Hi"}, "bad_frame", "Unknown frame type None."),
+        ({"type": "send", "text": 42}, "bad_frame", "A message must be text."),
+        ({"type": "send", "text": "Hi", "client_id": None}, "bad_frame", "client_id must be"),
+        ({"type": "send", "text": "Hi", "client_id": "x" * 65}, "bad_frame", "client_id must"),
+        ({"type": "send", "text": " \n "}, "empty", "The message is empty."),
+        ({"type": "retry", "message_id": "1"}, "bad_frame", "retry needs a message_id"),
+        ({"type": "retry", "message_id": True}, "bad_frame", "retry needs a message_id"),
+        ({"type": "sync"}, "bad_frame", "sync needs a reply_id (an integer)."),
+        ({"type": "regenerate"}, "bad_frame", "regenerate needs a message_id"),
+        ({"type": "edit", "message_id": 3, "text": "  "}, "empty", "The message is empty."),
+        ({"type": "edit", "text": "Hi"}, "bad_frame", "edit needs a message_id"),
+    ],
+)
+def test_it_refuses_a_malformed_frame(content, code, message):
+    """A bad frame raises FrameError with the code its error frame carries."""
+    with pytest.raises(protocol.FrameError) as refused:
+        protocol.parse(content)
+    assert refused.value.code == code and refused.value.message.startswith(message)
+
+
+def test_it_refuses_a_message_over_the_limit(settings):
+    """The limit is read from the settings at each frame, and said in the message."""
+    settings.MEMORYCHAT_MAX_MESSAGE_CHARS = 1_000
+    assert protocol.parse({"type": "send", "text": "x" * 1_000}).text == "x" * 1_000
+    with pytest.raises(protocol.FrameError) as refused:
+        protocol.parse({"type": "send", "text": "x" * 1_001})
+    assert refused.value.code == "too_long"
+    assert refused.value.message == (
+        "The message is too long (1,001 characters; the limit is 1,000)."
+    )
+
+
+@pytest.mark.parametrize(
+    ("text_data", "message"),
+    [(None, "Frames must be JSON text."), ("{nope", "That frame is not valid JSON.")],
+)
+def test_it_refuses_what_is_not_json_text(text_data, message):
+    """Binary messages and bad JSON are bad_frame errors, not exceptions."""
+    with pytest.raises(protocol.FrameError) as refused:
+        protocol.decode(text_data)
+    assert (refused.value.code, refused.value.message) == ("bad_frame", message)
+
+
+def test_an_error_echoes_the_frames_client_id_when_it_is_text():
+    """Even a malformed client_id is echoed (the page matches it); anything else is ''."""
+    assert protocol.error_client_id({"type": "send", "client_id": "bad id!"}) == "bad id!"
+    assert protocol.error_client_id({"type": "retry", "client_id": 5}) == ""
+    assert protocol.error_client_id(["client_id"]) == ""
+
+
+def server_frames() -> dict[str, dict]:
+    """One frame from each registered builder; a builder without a sample fails here."""
+    from chat.models import Message
+    from chat.services import ChatError
+
+    user = Message(pk=11, role="user", client_id="c-1", content='<hi> & "you"')
+    failed = Message(
+        pk=12, role="assistant", reply_to_id=11, status="failed", error="Boom", content=""
+    )
+    streaming = Message(pk=12, role="assistant", reply_to_id=11, status="streaming")
+    arguments = {
+        "ready": {"streaming": None, "offline": True},
+        "user_message": {"message": user},
+        "title": {"title": "Trip"},
+        "reply_start": {"reply": streaming},
+        "chunk": {"reply_id": 12, "text": "Hel", "html": "", "tail": "<p>Hel</p>"},
+        "snapshot": {"reply_id": 12, "text": "Hello", "html": "<p>Hello</p>"},
+        "reply_end": {"reply": failed},
+        "error": {"exc": ChatError("Slow down.", code="rate_limited"), "client_id": "c-1"},
+    }
+    return {name: build(**arguments[name]) for name, build in protocol.SERVER_FRAMES.items()}
+
+
+def group_events() -> dict[str, dict]:
+    arguments = {
+        "chat.frame": {"frame": protocol.title("Trip"), "sender": "a"},
+        "chat.stop": {},
+        "chat.signed_out": {},
+        "chat.present": {"sender": "a"},
+        "chat.left": {"sender": "a"},
+    }
+    return {name: build(**arguments[name]) for name, build in protocol.GROUP_EVENTS.items()}
+
+
+def test_each_frame_the_server_sends_keeps_its_json():
+    """The bytes static/js/chat.js reads: keys, key order and values as before (a message's
+    article, rendered by the page's own template, is checked below)."""
+    frames = server_frames()
+    for frame in frames.values():
+        if "article" in frame:
+            frame["article"] = "…"
+    assert {name: json.dumps(frame) for name, frame in frames.items()} == {
+        "ready": '{"type": "ready", "streaming": null, "offline": true}',
+        "user_message": '{"type": "user_message", "id": 11, "client_id": "c-1", '
+        '"article": "\\u2026"}',
+        "title": '{"type": "title", "title": "Trip"}',
+        "reply_start": '{"type": "reply_start", "id": 12, "reply_to": 11, "article": "\\u2026"}',
+        "chunk": '{"type": "chunk", "id": 12, "text": "Hel", "html": "", "tail": "<p>Hel</p>"}',
+        "snapshot": '{"type": "snapshot", "id": 12, "text": "Hello", "html": "<p>Hello</p>"}',
+        "reply_end": '{"type": "reply_end", "id": 12, "reply_to": 11, "status": "failed", '
+        '"error": "Boom", "retry": true, "continue": false, "saved": true, "html": "", '
+        '"article": "\\u2026", '
+        '"context": {"used": null, "limit": null, "budget": null, "estimated": false}}',
+        "error": '{"type": "error", "code": "rate_limited", "message": "Slow down.", '
+        '"client_id": "c-1"}',
+    }
+
+
+def test_the_articles_are_the_pages_own_message_markup():
+    """user_message, reply_start and reply_end carry the article the page renders for the
+    message (chat/_message.html): the user's text escaped as typed, the reply's state."""
+    frames = server_frames()
+    user = frames["user_message"]["article"]
+    assert user.startswith('<article class="message user" data-role="user" data-id="11"')
+    assert '<div class="content">&lt;hi&gt; &amp; &quot;you&quot;</div>' in user
+    waiting = frames["reply_start"]["article"]
+    assert 'class="message assistant status-streaming"' in waiting and "Thinking…" in waiting
+    failed = frames["reply_end"]["article"]
+    assert "Failed: Boom" in failed and 'data-retry="11"' in failed
+
+
+def test_reply_end_carries_the_rendered_reply_and_its_context_report():
+    """Markdown sanitised to HTML, the report inside the article, the meter's figures."""
+    from chat.models import Message
+
+    report = {"total_tokens": 120, "limit": 4000, "budget": 3000, "model": "m", "blocks": []}
+    reply = Message(
+        pk=12, role="assistant", reply_to_id=11, status="complete", content="**Hi** <b>x</b>"
+    )
+    reply.context_report = report
+    frame = protocol.reply_end(reply)
+    assert frame["html"] == "<p><strong>Hi</strong> &lt;b&gt;x&lt;/b&gt;</p>\n"
+    assert frame["html"] in frame["article"]
+    assert '<details class="context-report">' in frame["article"]
+    assert "120 of 4,000 tokens" in frame["article"]
+    assert frame["context"] == {"used": 120, "limit": 4000, "budget": 3000, "estimated": False}
+
+
+def test_each_channel_layer_event_keeps_its_shape():
+    """Other processes (and a server not yet restarted) read these events."""
+    assert protocol.group_name(7) == "conversation-7"
+    assert {name: json.dumps(event) for name, event in group_events().items()} == {
+        "chat.frame": '{"type": "chat.frame", "frame": {"type": "title", "title": "Trip"}, '
+        '"sender": "a"}',
+        "chat.stop": '{"type": "chat.stop"}',
+        "chat.signed_out": '{"type": "chat.signed_out"}',
+        "chat.present": '{"type": "chat.present", "sender": "a"}',
+        "chat.left": '{"type": "chat.left", "sender": "a"}',
+    }
+
+
+# -- docs/protocol.md -------------------------------------------------------------------------
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "protocol.md"
+
+
+def documented(heading: str) -> dict[str, list[str]]:
+    """The frames a table of docs/protocol.md lists under ``heading``: name -> field names.
+
+    A row reads like `{"type": "reply_end", "id", "status", …}` (values, where shown, are not
+    quoted words: `"text": "…"`, `"message_id": 123`)."""
+    section = DOC.read_text(encoding="utf-8").split(f"\n## {heading}", 1)[1].split("\n## ", 1)[0]
+    frames = {}
+    for row in re.findall(r"^\| `(\{.*?\})` \|", section, flags=re.MULTILINE):
+        key, name, *fields = re.findall(r'"([\w.]+)"', row)
+        assert key == "type", row
+        assert name not in frames, f"{name} is listed twice"
+        frames[name] = fields
+    return frames
+
+
+def test_the_doc_lists_exactly_the_frames_the_browser_may_send():
+    """Each frame the parser accepts, with its fields; nothing it refuses."""
+    assert documented("Client → server frames") == {
+        name: [field.name for field in dataclasses.fields(frame_class)]
+        for name, frame_class in protocol.CLIENT_FRAMES.items()
+    }
+
+
+def test_the_doc_lists_exactly_the_frames_the_server_sends():
+    """Each builder's frame, with its keys in the order they are sent (optional ones too)."""
+    frames = server_frames()
+    assert documented("Server → client frames") == {
+        name: list(frame)[1:] for name, frame in frames.items()
+    }
+
+
+def test_the_doc_lists_exactly_the_channel_layer_events():
+    assert documented("Between the server's consumers") == {
+        name: list(event)[1:] for name, event in group_events().items()
+    }
+
+
+def test_every_builder_is_registered_under_the_type_it_makes():
+    """So the doc tests above see every frame and event chat.protocol can build."""
+    built = {**server_frames(), **group_events()}
+    assert all(frame["type"] == name for name, frame in built.items())
+    public = {
+        name
+        for name, function in inspect.getmembers(protocol, inspect.isfunction)
+        if function.__module__ == protocol.__name__ and not name.startswith("_")
+    }
+    registered = {*protocol.SERVER_FRAMES.values(), *protocol.GROUP_EVENTS.values()}
+    not_builders = {"decode", "parse", "error_client_id", "group_name", "session_group", "article"}
+    assert public - not_builders == {build.__name__ for build in registered}
+
+
+def test_no_other_chat_module_builds_a_frame_by_hand():
+    """A dict with a "type" key outside chat/protocol.py would be a frame the doc tests miss."""
+    chat = Path(protocol.__file__).parent
+    by_hand = [
+        f"{path.relative_to(chat)}:{number}"
+        for path in sorted(chat.rglob("*.py"))
+        if path.name != "protocol.py"
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if re.search(r"""["']type["']\s*:""", line)
+    ]
+    assert by_hand == []

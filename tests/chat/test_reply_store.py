@@ -1,0 +1,83 @@
+"""What the page is told when a reply cannot be stored, and what a failed retry keeps."""
+
+import pytest
+from asgiref.sync import sync_to_async
+from django.db import DatabaseError
+
+from chat import services, turn
+from chat.models import Message
+from chat.services import message_create
+from tests.chat.helpers import connected, frames_until
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+async def test_a_reply_that_cannot_be_stored_says_so(aconversation, alice, fake_llm, monkeypatch):
+    """The database is gone at the reply's end: reply_end is not "complete", and says why."""
+    fake_llm.behaviour.reply = "A reply the database never sees."
+
+    def unavailable(**fields):
+        raise DatabaseError("connection refused")
+
+    monkeypatch.setattr(services, "reply_finish", unavailable)
+    monkeypatch.setattr(turn, "STORE_RETRY_SECONDS", 0.3)
+    socket = await connected(alice, aconversation.pk)
+    await socket.send_json_to({"type": "send", "text": "Hello"})
+    end = (await frames_until(socket, "reply_end"))[-1]
+    await socket.disconnect()
+    assert end["status"] == "interrupted" and end["saved"] is False
+    assert "could not be saved" in end["error"]
+    assert "never sees" in end["html"]  # the text is still shown
+
+
+async def test_a_stored_reply_says_it_was_saved(aconversation, alice, fake_llm):
+    """The normal case: saved is true."""
+    socket = await connected(alice, aconversation.pk)
+    await socket.send_json_to({"type": "send", "text": "Hello"})
+    end = (await frames_until(socket, "reply_end"))[-1]
+    await socket.disconnect()
+    assert end["status"] == "complete" and end["saved"] is True
+
+
+@sync_to_async
+def _interrupted_turn(conversation):
+    question = message_create(conversation=conversation, role="user", content="Tell me more")
+    reply = message_create(
+        conversation=conversation,
+        role="assistant",
+        content="The earlier partial text",
+        status=Message.Status.INTERRUPTED,
+        reply_to=question,
+    )
+    return question, reply
+
+
+async def test_a_failed_retry_keeps_the_earlier_partial_text(aconversation, alice, fake_llm):
+    """Retry of an interrupted reply that fails before any text: the old text stays."""
+    question, reply = await _interrupted_turn(aconversation)
+    fake_llm.behaviour.fail_status = 500
+    fake_llm.behaviour.fail_times = 10
+    socket = await connected(alice, aconversation.pk)
+    await socket.send_json_to({"type": "retry", "message_id": question.pk})
+    end = (await frames_until(socket, "reply_end"))[-1]
+    await socket.disconnect()
+    assert end["id"] == reply.pk and end["status"] == "interrupted"
+    assert "earlier partial text" in end["html"] and "HTTP 500" in end["error"]
+    stored = await Message.objects.aget(pk=reply.pk)
+    assert (stored.content, stored.status) == ("The earlier partial text", "interrupted")
+
+
+async def test_a_retry_that_writes_text_replaces_the_earlier_text(aconversation, alice, fake_llm):
+    """A retry that succeeds stores its own text, not the old one."""
+    question, reply = await _interrupted_turn(aconversation)
+    fake_llm.behaviour.reply = "A fresh answer."
+    socket = await connected(alice, aconversation.pk)
+    await socket.send_json_to({"type": "retry", "message_id": question.pk})
+    end = (await frames_until(socket, "reply_end"))[-1]
+    await socket.disconnect()
+    stored = await Message.objects.aget(pk=reply.pk)
+    assert (stored.content, stored.status, end["status"]) == (
+        "A fresh answer.",
+        "complete",
+        "complete",
+    )

@@ -1,0 +1,101 @@
+"""The rules of memory search (issue #12), on whichever database the run uses."""
+
+from datetime import datetime, timedelta
+
+import pytest
+from django.utils import timezone
+
+from chat.services import NewMessage, conversation_create, message_create_many
+from llm import OFFLINE_MODEL
+from memory.prompts import MEMORY_HEADER
+from memory.search import index, search
+
+pytestmark = pytest.mark.django_db
+
+
+def ago(days):
+    return timezone.now() - timedelta(days=days)
+
+
+def test_term_statistics_come_from_the_users_own_rows(alice, bob, say):
+    """Bob writing a word a thousand times changes nothing in Alice's ranking."""
+    say("The quince tree by the garden wall", created_at=ago(3))
+    say("A walnut and a quince for the pie", created_at=ago(2))
+    say("Walnut oil for the salad", created_at=ago(1))
+    before = [(h.id, round(h.score, 6)) for h in search(user=alice, query="quince walnut")]
+    other = conversation_create(user=bob)
+    message_create_many(
+        conversation=other, messages=[NewMessage("user", f"quince number {i}") for i in range(300)]
+    )
+    after = [(h.id, round(h.score, 6)) for h in search(user=alice, query="quince walnut")]
+    assert after == before
+    stats = index.user_stats(alice.pk, ["quince"])
+    assert (stats.rows, stats.df["quince"]) == (3, 2)
+
+
+def test_an_old_matching_turn_beats_new_turns_that_match_less(alice, say):
+    """Two years old and matching every word, it outranks yesterday's partial matches."""
+    old = say("My passport number is stored in the blue folder", created_at=ago(730))
+    for i in range(30):
+        say(f"The folder for project {i} is on the shared drive", created_at=ago(1))
+    hits = search(user=alice, query="where is my passport number stored?")
+    assert hits[0].id == old.pk
+
+
+def test_an_old_matching_turn_stays_a_candidate_under_many_common_rows(alice, say, monkeypatch):
+    """Candidates are bounded by the index, not by age: the oldest rare match is kept."""
+    monkeypatch.setattr(index, "COMMON_MATCHES", 20)
+    monkeypatch.setattr(index, "POOL", 10)
+    old = say("The locksmith said the spare key hides under the geranium", created_at=ago(900))
+    for i in range(60):
+        say(f"Another key idea number {i} for the key plan", created_at=ago(1))
+    hits = search(user=alice, query="key under the geranium", k=5)
+    assert hits[0].id == old.pk
+
+
+def test_a_restated_fact_ranks_its_newest_statement_first(alice, say):
+    """The same fact told twice, then changed: the newest version comes first."""
+    say("My favourite colour is blue", created_at=ago(60))
+    say("My favourite colour is blue, I said that before", created_at=ago(30))
+    newest = say("My favourite colour is green now", created_at=ago(2))
+    assert search(user=alice, query="what is my favourite colour?")[0].id == newest.pk
+    assert search(user=alice, query="my latest favourite colour")[0].id == newest.pk
+
+
+def test_a_message_hit_is_the_exchange_around_it(alice, say):
+    """The matching turn first, its matching neighbours with it, never shown twice."""
+    say("Unrelated chatter about the weather", created_at=ago(5))
+    question = say("How long should sourdough bread proof?", created_at=ago(4))
+    reply = say(
+        "Sourdough bread usually proofs for 4 to 6 hours at room temperature.",
+        role="assistant",
+        created_at=ago(4) + timedelta(seconds=30),
+    )
+    say("Thanks, and what about the weather tomorrow?", created_at=ago(4) + timedelta(minutes=1))
+    hits = search(user=alice, query="sourdough bread proof", k=10)
+    assert hits[0].message_ids[0] in {question.pk, reply.pk}
+    assert set(hits[0].message_ids) == {question.pk, reply.pk}
+    assert "Sourdough bread usually proofs" in hits[0].text and "How long" in hits[0].text
+    shown = [i for hit in hits for i in hit.message_ids]
+    assert len(shown) == len(set(shown))
+    assert all(len(hit.message_ids) <= 5 for hit in hits)
+
+
+def test_offline_replies_and_quoted_memory_are_never_retrieved(alice, say):
+    """The app's own words are not the user's: neither its offline replies nor a quoted block."""
+    say("I keep my bike in the cellar")
+    say("(offline) You said: I keep my bike in the cellar", role="assistant", model=OFFLINE_MODEL)
+    say(f'{MEMORY_HEADER}\n<memory>\n- [message] "bike in the cellar"\n</memory>', "assistant")
+    hits = search(user=alice, query="where is my bike?", k=10)
+    assert [h.text for h in hits] == ["I keep my bike in the cellar"]
+
+
+def test_dates_the_query_names_are_matched_against_message_dates(alice, say):
+    """'in March' prefers what was said in March over the same words another month."""
+    year = timezone.now().year - 1
+    in_march = say("We talked about the garden plan", created_at=datetime(year, 3, 10, tzinfo=UTC))
+    say("We talked about the garden plan again", created_at=datetime(year, 6, 10, tzinfo=UTC))
+    assert search(user=alice, query=f"the garden plan in March {year}")[0].id == in_march.pk
+
+
+UTC = timezone.get_fixed_timezone(0)

@@ -1,0 +1,59 @@
+"""Which app may import which (docs/architecture.md, "Dependencies"): checked on the source, so a
+new import that breaks the layering fails here rather than in a reviewer's head."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = {"audit", "chat", "config", "contextwindow", "llm", "memory", "profiles", "staff", "web"}
+# What each package may import from the others. staff is imported by no one (config.urls names
+# it as a string); the pure library imports nothing of the project, nor Django.
+ALLOWED = {
+    "contextwindow": set(),
+    "web": set(),
+    "audit": set(),
+    "llm": {"memory.report"},
+    "profiles": {"audit", "web"},
+    "memory": {"audit", "chat", "contextwindow", "llm", "profiles"},
+    "chat": {"contextwindow", "llm", "memory", "profiles", "web"},
+    "staff": {"audit", "chat", "contextwindow", "llm", "memory", "profiles", "web"},
+    "config": {"chat"},
+}
+
+
+def imports_of(package: str):
+    for path in sorted((ROOT / package).rglob("*.py")):
+        if "migrations" in path.parts:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [node.module]
+            else:
+                continue
+            for name in names:
+                yield path.relative_to(ROOT), name
+
+
+def allowed(package: str, module: str) -> bool:
+    return any(module == rule or module.startswith(rule + ".") for rule in ALLOWED[package])
+
+
+@pytest.mark.parametrize("package", sorted(PACKAGES))
+def test_a_package_imports_only_what_the_layering_allows(package):
+    wrong = [
+        f"{path}: {name}"
+        for path, name in imports_of(package)
+        if name.split(".")[0] in PACKAGES - {package} and not allowed(package, name)
+    ]
+    assert not wrong, "imports across the layering:\n" + "\n".join(wrong)
+
+
+def test_the_context_window_library_imports_no_django():
+    found = [
+        f"{path}: {name}" for path, name in imports_of("contextwindow") if name.startswith("django")
+    ]
+    assert not found
