@@ -122,4 +122,4 @@ def test_every_page_passes_the_audit(browser, app_server, fake_upstream, auditor
     expect(page.get_by_role("heading", level=1)).to_contain_text(auditor)
     problems += audit(page, "staff user") + overflow(page, "staff user")
     context.close()
-    assert problems == []
+    assert problems == [], "\n".join(problems)
