@@ -183,16 +183,61 @@ class StreamRenderer:
             start = token.map[0]
             if start > 0 and not lines[start - 1].strip():
                 cut_token = i  # the last block start that follows a blank line
-        render = _markdown.renderer.render
-        if cut_token is None:
-            return "", _cleaner.clean(render(tokens, _markdown.options, env))
-        stable = _cleaner.clean(render(tokens[:cut_token], _markdown.options, env))
-        tail = _cleaner.clean(render(tokens[cut_token:], _markdown.options, env))
-        start = tokens[cut_token].map[0]
-        self._cut += sum(len(line) + 1 for line in lines[:start])
-        self.stable.append(stable)
-        return stable, tail
+        stable = ""
+        if cut_token is not None:
+            stable = _cleaner.clean(
+                _markdown.renderer.render(tokens[:cut_token], _markdown.options, env)
+            )
+            offset = sum(len(line) + 1 for line in lines[: tokens[cut_token].map[0]])
+            self._cut += offset
+            self.stable.append(stable)
+            tail_text = tail_text[offset:]
+        # The open block as it will look once its markers close: a bold or code span begun
+        # but not ended shows formatted, not as raw ** or ``` for a frame.
+        return stable, render_markdown(heal(tail_text))
 
     def html(self, tail: str) -> str:
         """The whole reply so far: the final blocks and ``tail``."""
         return "".join(self.stable) + tail
+
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_CODE_SPAN = re.compile(r"`[^`\n]*`")
+_BULLET = re.compile(r"^\s*\*\s", re.MULTILINE)
+
+
+def heal(text: str) -> str:
+    """Streaming Markdown's open tail, closed: an open code fence, inline code, bold,
+    italics or strikethrough get their closing marker, and a marker just begun at the very
+    end is left for the next frame. Only for display while streaming: the stored reply is
+    rendered from its own text."""
+    fence = None
+    for line in text.split("\n"):
+        match = _FENCE.match(line)
+        if match is None:
+            continue
+        marker = match.group(1)
+        if fence is None:
+            fence = marker
+        elif (
+            marker[0] == fence[0] and len(marker) >= len(fence) and not line.strip()[len(marker) :]
+        ):
+            fence = None
+    if fence is not None:
+        return text + ("" if text.endswith("\n") else "\n") + fence
+    start = text.rfind("\n\n") + 1
+    head, para = text[:start], text[start:]
+    para = para.rstrip().rstrip("*_`~").rstrip()  # a closing marker must touch the text
+    closing = ""
+    if para.count("`") % 2:
+        closing += "`"
+    plain = _CODE_SPAN.sub("", para + closing)
+    plain = _BULLET.sub("", plain)
+    singles = plain.replace("**", "").count("*")
+    if singles % 2:
+        closing += "*"
+    if plain.count("**") % 2:
+        closing += "**"
+    if plain.count("~~") % 2:
+        closing += "~~"
+    return head + para + closing

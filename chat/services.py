@@ -459,6 +459,8 @@ def _turn_again(
                 reply_to=user_message,
             )
         else:
+            if again:  # regenerate or edit: the answer so far becomes an earlier version
+                _keep_version(reply, question)
             reply.status = Message.Status.STREAMING
             reply.error = ""
             reply.error_kind = ""
@@ -472,8 +474,6 @@ def _turn_again(
                 reply.content = ""
                 reply.version_count = reply.versions.count()
                 return TurnStart(user_message=user_message, reply=reply, previous_content=previous)
-            # Regenerate or edit: the answer so far becomes an earlier version ("1 / 2").
-            _keep_version(reply, question)
             reply.content = ""
             reply.context_report = None
             reply.created_at = now  # the newest message of the conversation: answered now

@@ -78,6 +78,7 @@
     }
     if (window.htmx) htmx.process(node);
     markLast();
+    document.dispatchEvent(new Event("chat:changed"));
     return node;
   }
 

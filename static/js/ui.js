@@ -121,5 +121,18 @@
     if (event.target.closest("#sidebar a.conversation-link")) drawer(false);
   });
 
+  // A table wider than its box scrolls inside it: keyboard users can reach it too.
+  function scrollables() {
+    document.querySelectorAll("table, .code-block pre").forEach((box) => {
+      const scrolls = box.scrollWidth > box.clientWidth + 1;
+      if (scrolls && !box.hasAttribute("tabindex")) box.setAttribute("tabindex", "0");
+      else if (!scrolls && box.getAttribute("tabindex") === "0") box.removeAttribute("tabindex");
+    });
+  }
+  window.addEventListener("resize", scrollables);
+  document.addEventListener("htmx:afterSettle", scrollables);
+  document.addEventListener("chat:changed", scrollables);
+  scrollables();
+
   showTheme();
 })();

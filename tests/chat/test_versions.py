@@ -39,7 +39,7 @@ async def test_regenerate_keeps_the_earlier_answer_as_a_version(aconversation, a
     reply = await Message.objects.aget(pk=reply_id)
     assert reply.content == "Second answer." and reply.context_report
     version = await ReplyVersion.objects.aget(reply=reply)
-    assert (version.number, version.content) == (1, "First answer.")
+    assert (version.number, version.content, version.status) == (1, "First answer.", "complete")
     assert version.context_report and version.question == "What is two plus two?"
     assert await Message.objects.filter(conversation=aconversation).acount() == 2
 
