@@ -21,7 +21,7 @@ def test_a_reply_streams_in_pieces_and_survives_a_reload(page, app_server, fake_
     box.press("Enter")
 
     page.wait_for_url(re.compile(r"/c/\d+/$"))
-    user = page.locator('[data-role="user"]')
+    user = page.locator('[data-role="user"] .content')
     expect(user).to_have_text("Hello from the browser")
     assistant = page.locator('[data-role="assistant"]').last
     expect(assistant).to_contain_text("piece0")
@@ -36,7 +36,7 @@ def test_a_reply_streams_in_pieces_and_survives_a_reload(page, app_server, fake_
     expect(box).to_have_value("")
 
     page.reload()
-    expect(page.locator('[data-role="user"]')).to_have_text("Hello from the browser")
+    expect(page.locator('[data-role="user"] .content')).to_have_text("Hello from the browser")
     expect(page.locator('[data-role="assistant"]').last).to_contain_text("piece39")
     expect(page.get_by_text("What the model saw").last).to_be_visible()
     assert db_rows("SELECT role, status FROM chat_message ORDER BY id")[-2:] == [

@@ -54,7 +54,7 @@ def test_a_reply_streamed_by_one_process_reaches_a_tab_on_the_other(
     partial = watched.inner_text()
     expect(watched).to_contain_text("part29")
     assert "part29" not in partial  # tab B saw the reply while it streamed
-    expect(tab_b.locator('[data-role="user"]').last).to_have_text("Tell tab B something")
+    expect(tab_b.locator('[data-role="user"] .content').last).to_have_text("Tell tab B something")
     context.close()
     rows = sql("SELECT role, status FROM chat_message ORDER BY id")
     assert rows == [("user", "complete"), ("assistant", "complete")] * 2
