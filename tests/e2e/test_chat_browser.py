@@ -56,7 +56,7 @@ def test_stop_keeps_the_partial_reply(page, app_server, fake_upstream, db_rows):
     assistant = page.locator('[data-role="assistant"]').last
     expect(assistant).to_contain_text("long3")
     page.get_by_role("button", name="Stop").click()
-    expect(assistant).to_contain_text("Interrupted")
+    expect(assistant).to_contain_text("Stopped")
     expect(page.get_by_role("button", name="Stop")).to_be_hidden()
     status, content = db_rows(
         "SELECT status, content FROM chat_message WHERE role = 'assistant' ORDER BY id DESC"

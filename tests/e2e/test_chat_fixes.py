@@ -95,7 +95,7 @@ def test_on_a_phone_the_list_slides_out_and_nothing_is_wider_than_the_screen(
     context = browser.new_context(viewport=PHONE)
     page = context.new_page()
     log_in(page, app_server)
-    start_conversation(page, "Phone " + "x" * 300)
+    start_conversation(page, "Phone check " + "x" * 300)
     assert no_horizontal_overflow(page)
     header = page.locator("header.topbar").bounding_box()
     assert header["width"] <= PHONE["width"] and header["height"] < 80
