@@ -16,7 +16,7 @@ ALLOWED = {
     "audit": set(),
     "llm": {"memory.report"},
     "profiles": {"audit", "web"},
-    "memory": {"audit", "chat", "contextwindow", "llm", "profiles"},
+    "memory": {"audit", "chat", "contextwindow", "llm", "profiles", "web"},
     "chat": {"contextwindow", "llm", "memory", "profiles", "web"},
     "staff": {"audit", "chat", "contextwindow", "llm", "memory", "profiles", "web"},
     "config": {"chat"},

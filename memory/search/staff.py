@@ -1,4 +1,4 @@
-"""Full-text search of memories for the staff lists.
+"""Full-text search of memories for the staff lists and the user's Memory page.
 
 Current memories (active facts, live decisions, open action items) are in the trigger-maintained
 ``memory_search`` index (see ``memory.search.schema``): SQLite FTS5 with porter stemming, or a
@@ -16,6 +16,7 @@ from django.db import connection
 from django.db.models import Q
 from django.db.models.expressions import RawSQL
 
+from memory.models import MemoryState
 from memory.search.schema import KIND_CODES
 from memory.search.terms import STOPWORDS
 
@@ -63,11 +64,16 @@ def _indexed_ids(kind: Kind, terms: list[str], user_id: int | None) -> tuple[str
     return sql, params
 
 
-def _substring_ids(kind: Kind, query: str, statuses: set[str], user_id: int | None):
-    """SQL for the ids of rows with one of ``statuses`` whose text contains ``query``."""
+def _substring_ids(
+    kind: Kind, query: str, statuses: set[str], user_id: int | None, *, suggested: bool = False
+):
+    """SQL for the ids of rows with one of ``statuses`` whose text contains ``query`` (only
+    the suggestions among them, with ``suggested``)."""
     rows = kind.model.objects.filter(
         status__in=sorted(statuses), **{f"{kind.text_field}__icontains": query}
     )
+    if suggested:
+        rows = rows.filter(state=MemoryState.SUGGESTED)
     if user_id is not None:
         rows = rows.filter(user_id=user_id)
     return rows.order_by().values("pk").query.sql_with_params()
@@ -94,10 +100,29 @@ def search_filter(
     parts = []
     if indexed and terms:
         parts.append(_indexed_ids(kind, terms, user_id))
+        # Suggestions wait outside the index (memory mode "ask first"): by substring.
+        parts.append(_substring_ids(kind, query, indexed, user_id, suggested=True))
     if by_substring:
         parts.append(_substring_ids(kind, query, by_substring, user_id))
     if not parts:
         return Q(pk__in=[])
     sql = " UNION ALL ".join(part_sql for part_sql, _params in parts)
     params = tuple(param for _sql, part_params in parts for param in part_params)
+    return Q(pk__in=RawSQL(sql, params))  # noqa: S611 — constant SQL, the query is a parameter
+
+
+class _SummaryKind:
+    slug = "summary"
+
+
+def summary_search_filter(query: str, *, user_id: int) -> Q:
+    """A filter for current summaries of ``user_id``'s conversations matching ``query``: the
+    index (every word, as a prefix), or a substring when the query is only stopwords."""
+    query = " ".join(query.split())
+    if not query:
+        return Q()
+    terms = search_terms(query)
+    if not terms:
+        return Q(text__icontains=query)
+    sql, params = _indexed_ids(_SummaryKind, terms, user_id)  # type: ignore[arg-type]
     return Q(pk__in=RawSQL(sql, params))  # noqa: S611 — constant SQL, the query is a parameter

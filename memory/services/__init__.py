@@ -2,12 +2,17 @@
 merged facts, decisions and action items in ``memories``."""
 
 from memory.services.edits import (
+    action_item_set_done,
     fact_set_pinned,
     memories_delete,
     memory_delete,
+    memory_discard,
+    memory_edit_text,
+    memory_keep,
     memory_revert,
     memory_update,
 )
+from memory.services.events import memory_event_record, memory_event_undo
 from memory.services.memories import (
     MEMORY_MODELS,
     action_item_remember,
@@ -43,6 +48,7 @@ __all__ = [
     "TRIGGER_BUDGET_SHARE",
     "TRIGGER_MESSAGES",
     "action_item_remember",
+    "action_item_set_done",
     "conversation_after_turn",
     "conversation_resummarise",
     "conversations_after_turn",
@@ -57,6 +63,11 @@ __all__ = [
     "memories_merge",
     "memories_only_from",
     "memory_delete",
+    "memory_discard",
+    "memory_edit_text",
+    "memory_event_record",
+    "memory_event_undo",
+    "memory_keep",
     "memory_revert",
     "memory_update",
     "summary_create",
