@@ -80,18 +80,28 @@ def _substring_ids(
 
 
 def search_filter(
-    kind: Kind, query: str, *, statuses: list[str] | None = None, user_id: int | None = None
+    kind: Kind,
+    query: str,
+    *,
+    statuses: list[str] | None = None,
+    user_id: int | None = None,
+    suggestions: bool = False,
 ) -> Q:
     """A filter for ``kind``'s queryset: rows matching ``query``, as one ``id IN (...)``.
 
     ``statuses``: the statuses the list is limited to (None: all), so that a list of indexed
     statuses only never scans for substrings, and one of unindexed statuses never asks the index.
     The two parts are a UNION ALL inside the IN, not an OR of two conditions: an OR makes the
-    database test the substring on every row it walks.
+    database test the substring on every row it walks. ``suggestions``: a list of suggestions
+    only (never indexed), searched by substring.
     """
     query = " ".join(query.split())
     if not query:
         return Q()
+    if suggestions:  # they wait outside the index (memory mode "ask first"): by substring
+        wanted = set(statuses) if statuses else set(kind.model.Status.values)
+        sql, params = _substring_ids(kind, query, wanted, user_id, suggested=True)
+        return Q(pk__in=RawSQL(sql, params))  # noqa: S611 — built by the ORM
     wanted = set(statuses) if statuses else set(kind.model.Status.values)
     indexed = wanted & set(kind.indexed_statuses)
     terms = search_terms(query)
@@ -100,8 +110,6 @@ def search_filter(
     parts = []
     if indexed and terms:
         parts.append(_indexed_ids(kind, terms, user_id))
-        # Suggestions wait outside the index (memory mode "ask first"): by substring.
-        parts.append(_substring_ids(kind, query, indexed, user_id, suggested=True))
     if by_substring:
         parts.append(_substring_ids(kind, query, by_substring, user_id))
     if not parts:
