@@ -25,7 +25,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-WORDS = "garden invoice lisbon piano budget sprint dentist kayak novel server python sourdough".split()
+WORDS = ["garden", "invoice", "lisbon", "piano", "budget", "sprint", "dentist", "kayak"]
+WORDS += ["novel", "server", "python", "sourdough"]
 
 
 def setup(database_url: str) -> None:
@@ -45,7 +46,7 @@ def seed(n: int):
     from chat.services import conversation_create, message_create
     from memory.models import ActionItem, Decision, Fact
 
-    user = get_user_model().objects.create_user("bench", password="bench-password-1")
+    user = get_user_model().objects.create_user("bench", password="bench-password-1")  # noqa: S106 — a scratch database
     conversation = conversation_create(user=user, title="Bench")
     said = message_create(conversation=conversation, role="user", content="hello")
     categories = [c for c, _ in Fact.Category.choices]
@@ -125,7 +126,7 @@ def main() -> None:
     print(f"{'page':32} {'p50 ms':>8} {'p95 ms':>8}")
     for name, values in times.items():
         values.sort()
-        p95 = values[min(len(values) - 1, int(round(0.95 * (len(values) - 1))))]
+        p95 = values[min(len(values) - 1, round(0.95 * (len(values) - 1)))]
         print(f"{name:32} {statistics.median(values):8.1f} {p95:8.1f}")
 
 
