@@ -93,6 +93,8 @@ def chat_shots(page, site: Site, out: Path, prefix: str, phone: bool) -> int:
 def other_shots(page, site: Site, out: Path, prefix: str, conversation_id: int) -> None:
     page.goto(f"{site.url}/profile/")
     take(page, out, f"{prefix}-profile", full=True)
+    page.goto(f"{site.url}/memory/")
+    take(page, out, f"{prefix}-memory", full=True)
     for name, path in staff_pages(site, conversation_id).items():
         response = page.goto(site.url + path)
         assert response.status == 200, (name, response.status)
