@@ -22,7 +22,7 @@ def forget_url(conversation):
 def test_alice_forgets_what_was_learned_in_her_conversation(alice_client, alice, data):
     """GET shows what will go and changes nothing; POST forgets and says what it did."""
     page = alice_client.get(forget_url(data["trip"])).content.decode()
-    assert "3 memories (facts, decisions, action items) came only" in page
+    assert "3 memories learned only in this conversation" in page
     assert "1 memory was also learned in other conversations" in page
     assert Fact.objects.filter(pk=data["daughter"].pk).exists()
     response = alice_client.post(forget_url(data["trip"]), follow=True)
