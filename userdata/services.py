@@ -16,7 +16,7 @@ from django.utils import timezone
 from chat.models import Conversation
 from memory.models import ActionItem, Decision, Fact, Summary
 from memory.search.erase import user_index_erase
-from memory.services import Forgotten, memories_forget_all
+from memory.services import Forgotten, memories_erase, memories_forget_all
 from profiles.services import profile_clear_preferences, profile_reset_style
 from userdata.transfer.export import user_data_export
 from web.downloads import download_filename
@@ -92,6 +92,7 @@ def account_delete(*, user) -> None:
     user_id, username = user.pk, user.get_username()
     with transaction.atomic():
         conversation_ids = _conversation_ids(user)
+        memories_erase(user=user)  # first: in bulk, not one row and history record at a time
         user.delete()
         _history_erase(user_id, conversation_ids)
         user_index_erase(user_id=user_id)

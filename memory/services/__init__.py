@@ -14,6 +14,7 @@ from memory.services.forget import (
     Forgotten,
     conversation_forget,
     conversation_forget_plan,
+    memories_erase,
     memories_forget_all,
 )
 from memory.services.memories import (
@@ -65,6 +66,7 @@ __all__ = [
     "fact_supersede",
     "memories_delete",
     "memories_delete_only_from",
+    "memories_erase",
     "memories_forget_all",
     "memories_from_turn",
     "memories_merge",

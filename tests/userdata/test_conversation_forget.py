@@ -97,3 +97,24 @@ def test_a_second_forget_has_nothing_left_to_delete(alice, data):
     conversation_forget(conversation=data["trip"], actor=alice)
     again = conversation_forget(conversation=data["trip"], actor=alice)
     assert again.memories == 0 and again.kept == 0
+
+
+def test_links_to_a_forgotten_memory_are_let_go(alice, data):
+    """What the collector would do, without its one-by-one signals: a surviving fact
+    superseded by a forgotten one no longer points at it; a surviving action item no longer
+    depends on a forgotten one."""
+    older = Fact.objects.create(
+        user=alice, conversation=data["work"], text="Zenobia is 4", status="superseded"
+    )
+    older.superseded_by = data["daughter"]
+    older.save()
+    kept_action = ActionItem.objects.create(
+        user=alice, conversation=data["work"], what="Pack", dedupe_key="pack"
+    )
+    kept_action.depends_on.add(data["action"])
+    conversation_forget(conversation=data["trip"], actor=alice)
+    older.refresh_from_db()
+    assert older.superseded_by is None and older.status == "superseded"
+    assert list(kept_action.depends_on.all()) == []
+    record = ActionItem.history.filter(id=data["action"].pk).latest("history_date")
+    assert record.what == "Book the quokka hotel" and record.history_type == "-"
