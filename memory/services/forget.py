@@ -5,9 +5,11 @@ A memory also supported by another conversation (a source message there, or made
 kept and loses only this conversation's sources. Every deletion is a history record naming the
 actor; the search index follows through its triggers, in the same transaction.
 
-A conversation that stays gets a blank summary version covering what it held, so the next
-summary run does not read the forgotten messages again and re-learn them (the context build
-treats a blank summary as none, so the conversation itself still shows its recent messages).
+A conversation that stays gets a blank summary version covering what it held (its model
+``Summary.FORGOTTEN``), so the next summary run does not read the forgotten messages again and
+re-learn them, and search recalls them no more (``memory.selectors.forgotten_through``). The
+context build treats a blank summary as none, so the conversation itself still shows its
+recent messages.
 """
 
 from __future__ import annotations
@@ -208,6 +210,7 @@ def _summaries_forget(conversation: Conversation, *, actor, reason: str, keep_pl
             message_count=Message.objects.filter(conversation=conversation).count(),
             source=Summary.Source.AUTO,
             created_by=actor,
+            model=Summary.FORGOTTEN,
         )
         # Its creation record names who forgot, not a summary run.
         Summary.history.model.objects.filter(id=marker.pk).update(

@@ -44,6 +44,18 @@ def test_it_deletes_what_came_only_from_the_conversation(alice, data):
     assert memory_hits(alice, "Zenobia") == []
     assert memory_hits(alice, "night train") == []
     assert memory_hits(alice, "quokka hotel") == []
+    # Nor is what was said there, though the conversation keeps it.
+    assert search(user=alice, query="Zenobia") == []
+    assert "Zenobia" in data["trip"].messages.first().content
+
+
+def test_what_is_said_after_forgetting_is_found_again(alice, data):
+    """Forgetting covers the messages up to it; a new one is recalled as usual."""
+    conversation_forget(conversation=data["trip"], actor=alice)
+    later = message_create(conversation=data["trip"], role="user", content="Zenobia turns five.")
+    assert [(hit.kind, hit.id) for hit in search(user=alice, query="Zenobia")] == [
+        ("message", later.pk)
+    ]
 
 
 def test_a_memory_also_learned_elsewhere_keeps_only_its_other_sources(alice, data):

@@ -21,7 +21,7 @@ def test_it_forgets_every_memory_and_summary_and_keeps_typed_preferences(alice, 
         assert not model.objects.filter(user=alice).exists()
     assert not Summary.objects.filter(conversation__user=alice).exclude(text="").exists()
     for query in ("Zenobia", "Grenoble", "night train", "quokka hotel", "Lyon trip"):
-        assert [h for h in search(user=alice, query=query) if h.kind != "message"] == []
+        assert search(user=alice, query=query) == []
     profile = UserProfile.objects.get(user=alice)
     assert profile.messages_observed == 0 and profile.detail_level == "brief"
     assert Fact.objects.filter(user=bob).count() == 1
