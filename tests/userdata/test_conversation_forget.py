@@ -130,3 +130,16 @@ def test_links_to_a_forgotten_memory_are_let_go(alice, data):
     assert list(kept_action.depends_on.all()) == []
     record = ActionItem.history.filter(id=data["action"].pk).latest("history_date")
     assert record.what == "Book the quokka hotel" and record.history_type == "-"
+
+
+def test_a_full_re_summarise_does_not_read_what_was_forgotten(alice, staff, data):
+    """Staff re-summarising from the first message still starts after what was forgotten."""
+    from memory.services import conversation_resummarise
+
+    conversation_forget(conversation=data["trip"], actor=alice)
+    message_create(conversation=data["trip"], role="user", content="My dog is called Rex.")
+    run = conversation_resummarise(conversation=data["trip"], actor=staff)
+    summary_run_execute(run_id=run.pk)
+    newest = Summary.objects.get(conversation=data["trip"], is_current=True)
+    assert newest.model != Summary.FORGOTTEN and "Zenobia" not in newest.text
+    assert not Fact.objects.filter(user=alice, text__icontains="Zenobia").exists()
