@@ -22,5 +22,6 @@ urlpatterns = [
     path("profile/", include("profiles.urls")),
     path("memory/", include("memory.urls")),
     path("staff/", include("staff.urls")),
+    path("", include("userdata.urls")),
     path("", include("chat.urls")),
 ]

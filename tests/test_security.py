@@ -27,6 +27,7 @@ PUBLIC = {
     "password_reset_confirm",
     "password_reset_complete",
     "favicon",
+    "userdata:goodbye",
 }
 SIGNED_IN = {
     "password_change",
@@ -38,6 +39,9 @@ SIGNED_IN = {
     "profiles:memory",
     "profiles:reset_style",
     "memory:page",
+    "userdata:export",
+    "userdata:forget_everything",
+    "userdata:account_delete",
 }
 OWNED = {
     "chat:conversation",
@@ -55,6 +59,7 @@ OWNED = {
     "memory:keep",
     "memory:discard",
     "memory:event_undo",
+    "userdata:forget_conversation",
 }
 
 
@@ -152,6 +157,8 @@ def post_urls(world, alice, staff):
             "profiles:memory",
             "profiles:reset_style",
             "password_change",
+            "userdata:forget_everything",
+            "userdata:account_delete",
         )
     ]
     urls += [(None, reverse(n)) for n in ("login", "signup", "password_reset", "logout")]

@@ -1,5 +1,6 @@
 """Writes of long-term memory (`<entity>_<verb>`): summary runs and versions in ``summaries``,
-merged facts, decisions and action items in ``memories``."""
+merged facts, decisions and action items in ``memories``, edits by a person in ``edits``,
+forgetting in ``forget``."""
 
 from memory.services.edits import (
     action_item_set_done,
@@ -13,6 +14,14 @@ from memory.services.edits import (
     memory_update,
 )
 from memory.services.events import memory_event_record, memory_event_undo
+from memory.services.forget import (
+    ForgetPlan,
+    Forgotten,
+    conversation_forget,
+    conversation_forget_plan,
+    memories_erase,
+    memories_forget_all,
+)
 from memory.services.memories import (
     MEMORY_MODELS,
     action_item_remember,
@@ -47,9 +56,13 @@ __all__ = [
     "MEMORY_MODELS",
     "TRIGGER_BUDGET_SHARE",
     "TRIGGER_MESSAGES",
+    "ForgetPlan",
+    "Forgotten",
     "action_item_remember",
     "action_item_set_done",
     "conversation_after_turn",
+    "conversation_forget",
+    "conversation_forget_plan",
     "conversation_resummarise",
     "conversations_after_turn",
     "decision_remember",
@@ -59,6 +72,8 @@ __all__ = [
     "fact_supersede",
     "memories_delete",
     "memories_delete_only_from",
+    "memories_erase",
+    "memories_forget_all",
     "memories_from_turn",
     "memories_merge",
     "memories_only_from",
