@@ -109,6 +109,59 @@ def part_d(args, log) -> dict:
     top_cosine = {"abstention": [], "answerable": []}
     index_s, messages, embed_s, embedded = 0.0, 0, 0.0, 0
     user_model = get_user_model()
+
+    def summary(n_inst: int) -> dict:
+        types = sorted({t for t, _, _ in systems["app"]})
+        result = {
+            "dataset": path.name,
+            "chats": len(
+                {q for q in range(min(args.beam_chats, n_inst + 1)) if not q % args.beam_every}
+            ),
+            "every": args.beam_every,
+            "messages": messages,
+            "questions": len(systems["app"]),
+            "abstention": len(abstain_match),
+            "index_ms_per_message": 1000 * index_s / max(messages, 1),
+            "search_ms": {
+                "p50": statistics.median(search_ms),
+                "p95": sorted(search_ms)[int(0.95 * (len(search_ms) - 1))],
+            },
+            "overall": {n: table(rows) for n, rows in systems.items() if n != "candidates"},
+            "candidates": {
+                "recall": 100
+                * statistics.mean(len(g & set(r)) / len(g) for _, g, r in systems["candidates"]),
+                "pool_median": statistics.median(pool_sizes),
+                "pool_max": max(pool_sizes),
+            },
+            "per_type": {
+                t: {
+                    name: {
+                        key: table([x for x in rows if x[0] == t])[key]
+                        for key in ("recall@10", "all@10")
+                    }
+                    for name, rows in systems.items()
+                    if name != "candidates"
+                }
+                for t in types
+            },
+            "match": {
+                "abstention_median": statistics.median(abstain_match) if abstain_match else None,
+                "answerable_median": statistics.median(answer_match) if answer_match else None,
+                "abstention_over_0.8": sum(m >= 0.8 for m in abstain_match)
+                / max(len(abstain_match), 1),
+                "answerable_over_0.8": sum(m >= 0.8 for m in answer_match)
+                / max(len(answer_match), 1),
+            },
+            "top_score": {g: _spread(v) for g, v in top_score.items()},
+            "top_cosine": {g: _spread(v) for g, v in top_cosine.items() if v},
+        }
+        if embed:
+            result["embeddings"] = {
+                "model": embeddings.model_name(),
+                "passages_per_s": embedded / embed_s if embed_s else None,
+            }
+        return result
+
     with gzip.open(path, "rt") if path.suffix == ".gz" else path.open() as fh:
         for n_inst, line in enumerate(fh):
             if n_inst >= args.beam_chats:
@@ -184,55 +237,11 @@ def part_d(args, log) -> dict:
                     order = sorted(range(len(ids)), key=lambda i: -cos[i])
                     systems["embeddings"].append((kind, gold, [id_of[ids[i]] for i in order[:50]]))
             log(f"[d] chat {n_inst + 1}: {len(turn_ids)} turns, {messages:,} so far")
-    types = sorted({t for t, _, _ in systems["app"]})
-    result = {
-        "dataset": path.name,
-        "chats": len(
-            {q for q in range(min(args.beam_chats, n_inst + 1)) if not q % args.beam_every}
-        ),
-        "every": args.beam_every,
-        "messages": messages,
-        "questions": len(systems["app"]),
-        "abstention": len(abstain_match),
-        "index_ms_per_message": 1000 * index_s / max(messages, 1),
-        "search_ms": {
-            "p50": statistics.median(search_ms),
-            "p95": sorted(search_ms)[int(0.95 * (len(search_ms) - 1))],
-        },
-        "overall": {name: table(rows) for name, rows in systems.items() if name != "candidates"},
-        "candidates": {
-            "recall": 100
-            * statistics.mean(len(g & set(r)) / len(g) for _, g, r in systems["candidates"]),
-            "pool_median": statistics.median(pool_sizes),
-            "pool_max": max(pool_sizes),
-        },
-        "per_type": {
-            t: {
-                name: {
-                    key: table([x for x in rows if x[0] == t])[key]
-                    for key in ("recall@10", "all@10")
-                }
-                for name, rows in systems.items()
-                if name != "candidates"
-            }
-            for t in types
-        },
-        "match": {
-            "abstention_median": statistics.median(abstain_match) if abstain_match else None,
-            "answerable_median": statistics.median(answer_match) if answer_match else None,
-            "abstention_over_0.8": sum(m >= 0.8 for m in abstain_match)
-            / max(len(abstain_match), 1),
-            "answerable_over_0.8": sum(m >= 0.8 for m in answer_match) / max(len(answer_match), 1),
-        },
-        "top_score": {g: _spread(v) for g, v in top_score.items()},
-        "top_cosine": {g: _spread(v) for g, v in top_cosine.items() if v},
-    }
-    if embed:
-        result["embeddings"] = {
-            "model": embeddings.model_name(),
-            "passages_per_s": embedded / embed_s if embed_s else None,
-        }
-    return result
+            if args.child_out:  # what is measured so far, should the run be cut short
+                Path(args.child_out + ".partial").write_text(
+                    json.dumps(summary(n_inst), default=str), encoding="utf-8"
+                )
+    return summary(n_inst)
 
 
 def _ranked(hits, id_of) -> list[str]:
