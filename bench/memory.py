@@ -273,7 +273,7 @@ def part_a(args) -> dict:
     from chat.services import conversation_create
     from memory import context, recall
     from memory.models import Summary
-    from memory.report import summary_text
+    from memory.report import summary_text as report_summary
 
     count = token_counter()
     sizes = sorted(args.sizes)
@@ -329,7 +329,7 @@ def part_a(args) -> dict:
                 "total_tokens": report["total_tokens"],
                 "history_messages": len(report["messages"]),
                 "memories": len(report["memories"]),
-                "summary": summary_text(report) is not None,
+                "summary": report_summary(report) is not None,
                 "left_out": report["messages_left_out"].get("count", 0),
             }
         conversation = Conversation.objects.select_related("user").get(pk=conversations[n])
