@@ -151,11 +151,15 @@ def similarities(*, user, query: str, keys: list[tuple[str, int]]) -> dict | Non
         wanted.setdefault(kind, []).append(object_id)
     stored = []
     for kind, ids in wanted.items():
+        # Looked up by the unique (kind, object_id, model) index; the owner is checked here:
+        # filtering on it in SQL lets SQLite pick the (user, model) index and read every
+        # vector the user has (3 s per search at 100k rows on a loaded machine).
         stored += [
             (kind, object_id, blob)
-            for object_id, blob in Embedding.objects.filter(
-                user=user, model=model, kind=kind, object_id__in=ids
-            ).values_list("object_id", "vector")
+            for object_id, owner, blob in Embedding.objects.filter(
+                model=model, kind=kind, object_id__in=ids
+            ).values_list("object_id", "user_id", "vector")
+            if owner == user.pk
         ]
     if not stored:
         return None
