@@ -52,6 +52,7 @@ INSTALLED_APPS = [
     "chat",
     "memory",
     "profiles",
+    "userdata",
     "staff",
 ]
 

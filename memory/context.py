@@ -201,6 +201,10 @@ def build(
     summary = None
     if strategy is MemoryStrategy.SUMMARY_BUFFER:
         summary = selectors.summary_current(conversation)
+    if summary is not None and not summary.text.strip():
+        # A blank version is what forgetting leaves (memory.services.forget): nothing to say,
+        # and the conversation's own messages stay in the window.
+        summary = None
     if summary is not None:
         text = format_summary_block(summary.text)
         cost = budget.cost("system", text)

@@ -37,6 +37,10 @@ class Summary(models.Model):
         AUTO = "auto"
         STAFF = "staff"
 
+    # The ``model`` of the blank version forgetting leaves (memory.services.forget): the
+    # messages it covers are not summarised or recalled again.
+    FORGOTTEN = "(forgotten by the user)"
+
     conversation = models.ForeignKey(
         "chat.Conversation", on_delete=models.CASCADE, related_name="summaries"
     )

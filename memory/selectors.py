@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from django.db.models import Max
+
 from memory.models import Summary, SummaryRun, SystemPrompt
 from memory.prompts import DEFAULT_SYSTEM_PROMPT
 
@@ -14,6 +16,18 @@ def system_prompt_current() -> SystemPrompt:
             version=1, defaults={"text": DEFAULT_SYSTEM_PROMPT}
         )
     return prompt
+
+
+def forgotten_through(*, conversation_ids) -> dict[int, int]:
+    """Per conversation, the newest message id the user had forgotten (the blank versions
+    memory.services.forget leaves): messages up to it are recalled no more."""
+    return dict(
+        Summary.objects.filter(conversation_id__in=set(conversation_ids), model=Summary.FORGOTTEN)
+        .values("conversation_id")
+        .annotate(through=Max("covered_through"))
+        .values_list("conversation_id", "through")
+        .order_by()
+    )
 
 
 def summary_current(conversation) -> Summary | None:
