@@ -249,7 +249,7 @@ class MemoryEvent(models.Model):
 
 
 class Embedding(models.Model):
-    """A stored vector for one searchable item (when OPENAI_EMBEDDING_MODEL is set)."""
+    """A stored vector for one searchable item (memory.search.embeddings), per model."""
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     kind = models.CharField(max_length=20)

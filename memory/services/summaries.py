@@ -110,7 +110,7 @@ STALE_SWEEP_SECONDS = 30
 
 
 def embeddings_schedule() -> bool:
-    """With OPENAI_EMBEDDING_MODEL set, queue one job (at most every few seconds, across
+    """With embeddings on (the default), queue one job (at most every few seconds, across
     processes via the cache) that embeds whatever the search index holds without a vector."""
     from memory.search import embeddings
     from memory.tasks import embed_pending
