@@ -28,6 +28,8 @@ from chat.turn import (
     prepare_turn,
 )
 from llm import model_configured
+from memory.models import MemoryEvent
+from memory.services import memory_event_undo
 
 logger = logging.getLogger(__name__)
 
@@ -178,6 +180,8 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
                     )
                 case protocol.Sync() as frame:
                     await self.handle_sync(frame)
+                case protocol.MemoryUndo() as frame:
+                    await in_db_thread(self._undo_memory_event)(frame.event_id)
         except ChatError as exc:
             await self.send_error(exc, client_id=client_id)
         except DatabaseError:
@@ -261,6 +265,18 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             )
         else:
             await self.send_json(protocol.reply_end(reply))
+
+    def _undo_memory_event(self, event_id: int) -> None:
+        """Undo a "Remembered: ..." notice of this conversation and this user (anyone else's
+        is not found). Every tab gets the undone notice from the service, once committed."""
+        event = MemoryEvent.objects.filter(
+            pk=event_id, user=self.scope["user"], conversation=self.conversation
+        ).first()
+        if event is None:
+            raise protocol.FrameError(
+                "That memory notice is not in this conversation.", code="not_found"
+            )
+        memory_event_undo(event=event, actor=self.scope["user"])
 
     def _reply_state(self, reply_id: int) -> Message | None:
         services.replies_interrupt_stale(conversation=self.conversation)

@@ -27,6 +27,18 @@ OUTBOX_LIMIT = 500  # events waiting for the channel layer before the other tabs
 DRAIN_SECONDS = 2.0
 
 
+def send_to_conversation(conversation_id: int, frame: dict) -> None:
+    """From code outside a consumer (a view, a job worker, a database thread): ``frame`` to
+    every tab on the conversation, in every process. Synchronous; never on the event loop."""
+    from asgiref.sync import async_to_sync
+    from channels.layers import get_channel_layer
+
+    layer = get_channel_layer()
+    if layer is not None:
+        group = protocol.group_name(conversation_id)
+        async_to_sync(layer.group_send)(group, protocol.group_frame(frame, sender=""))
+
+
 class TabFanout:
     def __init__(self, channel_layer, group: str, channel_name: str):
         self.layer = channel_layer

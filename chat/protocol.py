@@ -108,7 +108,16 @@ class Sync:
         return cls(reply_id=_integer(frame, "reply_id", "sync"))
 
 
-ClientFrame = Send | Stop | Retry | Continue | Regenerate | Edit | Sync
+@dataclass(frozen=True)
+class MemoryUndo:
+    event_id: int  # a "Remembered: ..." notice of this conversation
+
+    @classmethod
+    def parse(cls, frame: dict) -> MemoryUndo:
+        return cls(event_id=_integer(frame, "event_id", "memory_undo"))
+
+
+ClientFrame = Send | Stop | Retry | Continue | Regenerate | Edit | Sync | MemoryUndo
 CLIENT_FRAMES: dict[str, type[ClientFrame]] = {
     "send": Send,
     "stop": Stop,
@@ -117,6 +126,7 @@ CLIENT_FRAMES: dict[str, type[ClientFrame]] = {
     "regenerate": Regenerate,
     "edit": Edit,
     "sync": Sync,
+    "memory_undo": MemoryUndo,
 }
 
 
@@ -260,6 +270,21 @@ def reply_end(reply: Message) -> dict:
     }
 
 
+NOTICE_TEMPLATE = "memory/_notice.html"
+
+
+def memory_event(notice) -> dict:
+    """A "Remembered: ..." notice (a ``memory.selectors.Notice``), new or changed (undone, an
+    item kept or discarded): under the message ``message_id``, replacing the one with its id."""
+    event = notice.event
+    return {
+        "type": "memory_event",
+        "id": event.pk,
+        "message_id": event.message_id,
+        "html": render_to_string(NOTICE_TEMPLATE, {"notice": notice}),
+    }
+
+
 def error(exc: ChatError, *, client_id: str = "") -> dict:
     """Only to the tab that caused it."""
     return {"type": "error", "code": exc.code, "message": exc.message, "client_id": client_id}
@@ -273,6 +298,7 @@ SERVER_FRAMES = {
     "chunk": chunk,
     "snapshot": snapshot,
     "reply_end": reply_end,
+    "memory_event": memory_event,
     "error": error,
 }
 

@@ -10,6 +10,7 @@ from django.shortcuts import get_object_or_404
 
 from chat.models import Conversation, Message, ReplyVersion
 from memory.report import ContextReport, report_read
+from memory.selectors import notices_for_messages
 
 HISTORY_PAGE_SIZE = 50
 
@@ -32,14 +33,37 @@ def conversation_list(*, user, query: str = "", archived: bool = False) -> Query
     )
 
 
-def message_page(*, conversation: Conversation, before_id: int | None = None):
-    """The newest messages (before ``before_id``), oldest first, and whether more exist."""
+HIGHLIGHT_CONTEXT = 3  # messages shown before a highlighted one
+HIGHLIGHT_MAX = 1000  # messages from a highlighted one to the newest, at most
+
+
+def message_page(
+    *, conversation: Conversation, before_id: int | None = None, highlight: int | None = None
+):
+    """The newest messages (before ``before_id``), oldest first, and whether more exist; each
+    with the "Remembered: ..." notices under it (``notices``). With ``highlight`` (a message
+    of the conversation, e.g. a memory's source), the page reaches back to a few messages
+    before it."""
     qs = Message.objects.filter(conversation=conversation).annotate(version_count=Count("versions"))
     if before_id is not None:
         qs = qs.filter(id__lt=before_id)
-    rows = list(qs.order_by("-created_at", "-id")[: HISTORY_PAGE_SIZE + 1])
-    has_more = len(rows) > HISTORY_PAGE_SIZE
-    return list(reversed(rows[:HISTORY_PAGE_SIZE])), has_more
+    size = HISTORY_PAGE_SIZE
+    if highlight is not None and before_id is None:
+        size = max(size, _reaching_back_to(conversation, highlight))
+    rows = list(qs.order_by("-created_at", "-id")[: size + 1])
+    has_more = len(rows) > size
+    rows = list(reversed(rows[:size]))
+    notices = notices_for_messages(m.pk for m in rows)
+    for message in rows:
+        message.notices = notices.get(message.pk, [])
+    return rows, has_more
+
+
+def _reaching_back_to(conversation: Conversation, message_id: int) -> int:
+    """How many of the newest messages reach back to ``message_id`` and a few before it."""
+    newer = Message.objects.filter(conversation=conversation, id__gte=message_id)
+    count = newer[:HIGHLIGHT_MAX].count()
+    return min(count, HIGHLIGHT_MAX) + HIGHLIGHT_CONTEXT if count else 0
 
 
 def last_context(conversation: Conversation) -> ContextReport | None:
@@ -100,18 +124,27 @@ def starter_suggestions(*, user, temporary: bool = False, limit: int = 3) -> lis
     """A few things to start with: what the assistant remembers is open (action items,
     recent decisions, recent conversations), then generic ones. None from memory in a
     temporary conversation or with memory off."""
-    from memory.models import ActionItem, Decision
+    from memory.models import ActionItem, Decision, MemoryState
     from profiles.selectors import memory_enabled
 
     found: list[Suggestion] = []
     if not temporary and memory_enabled(user):
-        open_items = ActionItem.objects.filter(
-            user=user, status__in=[ActionItem.Status.OPEN, ActionItem.Status.IN_PROGRESS]
-        ).order_by("-updated_at")[:2]
+        open_items = (
+            ActionItem.objects.filter(
+                user=user, status__in=[ActionItem.Status.OPEN, ActionItem.Status.IN_PROGRESS]
+            )
+            .exclude(state=MemoryState.SUGGESTED)
+            .order_by("-updated_at")[:2]
+        )
         for item in open_items:
             what = _short(item.what)
             found.append(Suggestion(f"Help with: {what}", f"Help me with this: {item.what}"))
-        decision = Decision.objects.filter(user=user).order_by("-updated_at").first()
+        decision = (
+            Decision.objects.filter(user=user)
+            .exclude(state=MemoryState.SUGGESTED)
+            .order_by("-updated_at")
+            .first()
+        )
         if decision is not None:
             found.append(
                 Suggestion(

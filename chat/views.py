@@ -143,8 +143,10 @@ def _page_context(request, conversation=None) -> dict:
     )
     if conversation is not None:
         services.replies_interrupt_stale(conversation=conversation)
-        messages, has_more = selectors.message_page(conversation=conversation)
+        highlight = _highlight(request)
+        messages, has_more = selectors.message_page(conversation=conversation, highlight=highlight)
         context.update(
+            highlight=highlight,
             conversation=conversation,
             messages=messages,
             has_more=has_more,
@@ -156,6 +158,12 @@ def _page_context(request, conversation=None) -> dict:
             user=request.user, temporary=context["temporary"]
         )
     return context
+
+
+def _highlight(request) -> int | None:
+    """The message to show highlighted (a memory's source: ``?highlight=<message id>``)."""
+    value = request.GET.get("highlight", "")
+    return int(value) if value.isdigit() and 1 <= int(value) <= MAX_ID else None
 
 
 @login_required

@@ -20,6 +20,7 @@ urlpatterns = [
     path("accounts/password_reset/", password_reset, name="password_reset"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("profile/", include("profiles.urls")),
+    path("memory/", include("memory.urls")),
     path("staff/", include("staff.urls")),
     path("", include("userdata.urls")),
     path("", include("chat.urls")),

@@ -77,6 +77,17 @@ class Summary(models.Model):
         return f"Summary v{self.version} of conversation {self.conversation_id}"
 
 
+class MemoryState(models.TextChoices):
+    """Whose word a memory rests on. ``suggested`` ones wait for the user (memory mode "ask
+    first"): never in the search index, never in a prompt. ``edited`` ones were changed by
+    the user and, like pinned facts, are never touched by extraction again."""
+
+    LEARNED = "learned", "Learned"
+    SUGGESTED = "suggested", "Suggested"
+    KEPT = "kept", "Kept by the user"
+    EDITED = "edited", "Edited by the user"
+
+
 class MemoryItem(models.Model):
     """What all long-term memories share: an owner, where they came from, an audit trail."""
 
@@ -87,9 +98,17 @@ class MemoryItem(models.Model):
     source_messages = models.ManyToManyField("chat.Message", blank=True, related_name="+")
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
+    state = models.CharField(
+        max_length=10, choices=MemoryState.choices, default=MemoryState.LEARNED
+    )
 
     class Meta:
         abstract = True
+
+    @property
+    def protected(self) -> bool:
+        """Extraction leaves it alone: the user typed it (or pinned it, for a fact)."""
+        return self.state == MemoryState.EDITED or getattr(self, "pinned", False)
 
 
 class Fact(MemoryItem):
@@ -129,6 +148,7 @@ class Fact(MemoryItem):
             models.Index(fields=["user", "dedupe_key"], name="fact_user_key"),
             models.Index(fields=["category", "status"], name="fact_category"),
             models.Index(fields=["-updated_at", "-id"], name="fact_updated"),
+            models.Index(fields=["user", "state", "-created_at"], name="fact_user_state"),
         ]
 
     def __str__(self) -> str:
@@ -157,6 +177,7 @@ class Decision(MemoryItem):
         indexes = [
             models.Index(fields=["user", "status", "-updated_at"], name="decision_recent"),
             models.Index(fields=["-updated_at", "-id"], name="decision_updated"),
+            models.Index(fields=["user", "state", "-created_at"], name="decision_user_state"),
         ]
         constraints = [
             models.UniqueConstraint(fields=["user", "dedupe_key"], name="decision_unique_key")
@@ -189,6 +210,7 @@ class ActionItem(MemoryItem):
             models.Index(fields=["user", "status", "-updated_at"], name="action_recent"),
             models.Index(fields=["user", "due_date"], name="action_due"),
             models.Index(fields=["-updated_at", "-id"], name="action_updated"),
+            models.Index(fields=["user", "state", "-created_at"], name="action_user_state"),
         ]
         constraints = [
             models.UniqueConstraint(fields=["user", "dedupe_key"], name="action_unique_key")
@@ -196,6 +218,34 @@ class ActionItem(MemoryItem):
 
     def __str__(self) -> str:
         return self.what[:80]
+
+
+class MemoryEvent(models.Model):
+    """What one extraction added or changed, shown under the reply it followed ("Remembered:
+    ..."), with Undo. ``items`` is a list of ``memory.services.events.EventItem``; ``undone_at``
+    is set once Undo ran."""
+
+    class Source(models.TextChoices):
+        TURN = "turn"  # the light extractor after a reply
+        SUMMARY = "summary"  # a summary run's extraction
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    conversation = models.ForeignKey(
+        "chat.Conversation", on_delete=models.CASCADE, related_name="+"
+    )
+    message = models.ForeignKey(
+        "chat.Message", on_delete=models.CASCADE, related_name="memory_events"
+    )
+    source = models.CharField(max_length=10, choices=Source.choices, default=Source.TURN)
+    items = models.JSONField(default=list)
+    created_at = models.DateTimeField(default=timezone.now)
+    undone_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"memory event {self.pk} under message {self.message_id}"
 
 
 class Embedding(models.Model):

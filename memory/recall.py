@@ -4,7 +4,8 @@ The context engine asks ``recall_for_turn`` for ranked candidates and fits them 
 Candidates come from the user's long-term memory (facts, decisions, action items, summaries and
 messages of their other conversations, found by ``memory.search.search``) and, for a new
 conversation, from what a new session should start knowing: pinned and important facts, open
-action items, recent decisions.
+action items, recent decisions. Never a suggestion still waiting for the user (memory mode
+"ask first"): the index leaves them out, and so do the queries here.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from chat.models import Conversation
-from memory.models import ActionItem, Decision, Fact
+from memory.models import ActionItem, Decision, Fact, MemoryState
 from profiles.models import UserProfile
 from profiles.selectors import memory_enabled as user_memory_enabled
 from profiles.selectors import memory_enabled_many as user_memory_enabled_many
@@ -114,6 +115,7 @@ def _early_in(conversation: Conversation, exclude_message_ids: frozenset[int]) -
 def pinned_facts(*, user) -> list[Recalled]:
     facts = (
         Fact.objects.filter(user=user, status=Fact.Status.ACTIVE, pinned=True)
+        .exclude(state=MemoryState.SUGGESTED)
         .select_related("conversation")
         .order_by("-importance", "-updated_at")[:RESUME_FACTS]
     )
@@ -125,6 +127,7 @@ def resume_items(*, user) -> list[Recalled]:
     items: list[Recalled] = []
     facts = (
         Fact.objects.filter(user=user, status=Fact.Status.ACTIVE)
+        .exclude(state=MemoryState.SUGGESTED)
         .select_related("conversation")
         .order_by("-pinned", "-importance", "-updated_at")[:RESUME_FACTS]
     )
@@ -135,6 +138,7 @@ def resume_items(*, user) -> list[Recalled]:
         ActionItem.objects.filter(
             user=user, status__in=[ActionItem.Status.OPEN, ActionItem.Status.IN_PROGRESS]
         )
+        .exclude(state=MemoryState.SUGGESTED)
         .select_related("conversation")
         .order_by("due_date", "-updated_at")[:RESUME_ACTIONS]
     )
@@ -148,6 +152,7 @@ def resume_items(*, user) -> list[Recalled]:
     decisions = (
         Decision.objects.filter(user=user)
         .exclude(status=Decision.Status.REVERSED)
+        .exclude(state=MemoryState.SUGGESTED)
         .select_related("conversation")
         .order_by("-updated_at")[:RESUME_DECISIONS]
     )

@@ -21,14 +21,14 @@ class StyleSnapshotInline(admin.TabularInline):
 class UserProfileAdmin(SimpleHistoryAdmin):
     list_display = [
         "user",
-        "memory_enabled",
+        "memory_mode",
         "messages_observed",
         *METRICS,
         "language",
         "detail_level",
         "updated_at",
     ]
-    list_filter = ["memory_enabled", "detail_level", "response_format", "language"]
+    list_filter = ["memory_mode", "detail_level", "response_format", "language"]
     search_fields = ["user__username", "user__email"]
     list_select_related = ["user"]
     readonly_fields = [

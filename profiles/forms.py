@@ -117,13 +117,17 @@ class PreferencesForm(forms.ModelForm):
 
 
 class MemoryForm(forms.Form):
-    """The memory switch. The page posts the value to switch to, "true" or "false"; a missing
-    or other value is an error (never read as "off")."""
+    """The memory mode: automatic, ask first or off. A missing or other value is an error
+    (never read as "off")."""
 
-    memory_enabled = forms.TypedChoiceField(
-        choices=[("true", "On"), ("false", "Off")],
-        coerce=lambda value: value == "true",
-        widget=forms.HiddenInput,
+    memory_mode = forms.ChoiceField(
+        label="Memory",
+        choices=[
+            (UserProfile.MemoryMode.AUTOMATIC, "Automatic: remember what matters as we talk"),
+            (UserProfile.MemoryMode.ASK, "Ask first: new memories wait until I keep them"),
+            (UserProfile.MemoryMode.OFF, "Off: remember nothing, use nothing remembered"),
+        ],
+        widget=forms.RadioSelect,
     )
 
 

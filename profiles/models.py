@@ -80,9 +80,22 @@ class UserProfile(models.Model):
     custom_instructions = models.TextField(
         blank=True, validators=[MaxLengthValidator(CUSTOM_INSTRUCTIONS_MAX_CHARS)]
     )
-    memory_enabled = models.BooleanField(
-        default=True,
-        help_text="Off: no long-term memory, nothing learned from messages, learned style unused.",
+
+    class MemoryMode(models.TextChoices):
+        AUTOMATIC = "automatic", "Automatic"
+        ASK = "ask", "Ask first"
+        OFF = "off", "Off"
+
+    # The memory switch (it was a boolean, memory_enabled: on is "automatic"). "ask": new
+    # memories wait as suggestions until the user keeps them.
+    memory_mode = models.CharField(
+        max_length=10,
+        choices=MemoryMode.choices,
+        default=MemoryMode.AUTOMATIC,
+        help_text=(
+            "Off: no long-term memory, nothing learned from messages, learned style unused. "
+            "Ask first: new memories wait for the user's approval."
+        ),
     )
 
     created_at = models.DateTimeField(default=now)
@@ -101,6 +114,12 @@ class UserProfile(models.Model):
 
     def __str__(self) -> str:
         return f"Profile of {self.user}"
+
+    @property
+    def memory_enabled(self) -> bool:
+        """Memory is read and written (automatic or ask first); the rule for a conversation
+        is ``memory.recall.memory_enabled``."""
+        return self.memory_mode != self.MemoryMode.OFF
 
     def metric(self, name: str) -> tuple[float, int]:
         """A learned metric's value and the number of messages behind it."""

@@ -20,19 +20,26 @@ def memory_enabled(user: AbstractBaseUser, *, profile: UserProfile | None = None
     """
     if user is None or not getattr(user, "is_authenticated", False):
         return False
+    return memory_mode(user, profile=profile) != UserProfile.MemoryMode.OFF
+
+
+def memory_mode(user: AbstractBaseUser, *, profile: UserProfile | None = None) -> str:
+    """The user's memory mode (``UserProfile.MemoryMode``): automatic by default, off for an
+    anonymous user."""
+    if user is None or not getattr(user, "is_authenticated", False):
+        return UserProfile.MemoryMode.OFF
     if profile is not None:
-        return profile.memory_enabled
-    enabled = UserProfile.objects.filter(user=user).values_list("memory_enabled", flat=True)
-    return next(iter(enabled), True)
+        return profile.memory_mode
+    mode = UserProfile.objects.filter(user=user).values_list("memory_mode", flat=True)
+    return next(iter(mode), UserProfile.MemoryMode.AUTOMATIC)
 
 
 def memory_enabled_many(users) -> dict[int, bool]:
     """``memory_enabled`` for several users in one query: user id -> the switch."""
     users = [u for u in users if u is not None and getattr(u, "is_authenticated", False)]
-    found = dict(
-        UserProfile.objects.filter(user__in=users).values_list("user_id", "memory_enabled")
-    )
-    return {user.pk: found.get(user.pk, True) for user in users}
+    found = dict(UserProfile.objects.filter(user__in=users).values_list("user_id", "memory_mode"))
+    off = UserProfile.MemoryMode.OFF
+    return {user.pk: found.get(user.pk, UserProfile.MemoryMode.AUTOMATIC) != off for user in users}
 
 
 def style_snapshot_list(*, profile: UserProfile) -> list[StyleSnapshot]:

@@ -36,6 +36,7 @@ __all__ = [
     "profile_observe_message",
     "profile_reset_style",
     "profile_set_memory",
+    "profile_set_memory_mode",
     "profile_set_style",
     "profile_update_preferences",
     "validate_preferences",
@@ -184,15 +185,25 @@ def validate_preferences(profile: UserProfile) -> None:
         raise ValidationError(errors)
 
 
-@transaction.atomic
 def profile_set_memory(*, user: AbstractBaseUser, enabled: bool) -> UserProfile:
-    """Turn the user's memory on or off (long-term memory and style learning)."""
+    """Turn the user's memory on (automatic) or off (long-term memory and style learning)."""
+    mode = UserProfile.MemoryMode.AUTOMATIC if enabled else UserProfile.MemoryMode.OFF
+    return profile_set_memory_mode(user=user, mode=mode)
+
+
+@transaction.atomic
+def profile_set_memory_mode(*, user: AbstractBaseUser, mode: str) -> UserProfile:
+    """Set the memory mode: automatic, ask first (new memories wait as suggestions) or off.
+    Raises ValidationError for another value."""
+    if mode not in UserProfile.MemoryMode.values:
+        raise ValidationError({"memory_mode": f"Not a memory mode: {mode!r}."})
     profile = _locked_profile(user)
-    if profile.memory_enabled != enabled:
-        profile.memory_enabled = enabled
+    if profile.memory_mode != mode:
+        profile.memory_mode = mode
         profile.updated_at = timezone.now()
-        profile._change_reason = f"memory turned {'on' if enabled else 'off'}"
-        profile.save(update_fields=["memory_enabled", "updated_at"])
+        label = UserProfile.MemoryMode(mode).label.lower()
+        profile._change_reason = f"memory mode: {label}"
+        profile.save(update_fields=["memory_mode", "updated_at"])
     return profile
 
 

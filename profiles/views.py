@@ -19,7 +19,7 @@ from profiles.selectors import profile_get
 from profiles.services import (
     PREFERENCE_FIELDS,
     profile_reset_style,
-    profile_set_memory,
+    profile_set_memory_mode,
     profile_update_preferences,
 )
 from web.access import login_required
@@ -40,6 +40,7 @@ def _context(request: HttpRequest, **extra) -> dict:
         "metrics": style_overview(profile=profile, block=block),
         "instructions": block,  # not "block": Django templates reserve that name
         "min_messages": MIN_MESSAGES,
+        "memory_form": MemoryForm(initial={"memory_mode": profile.memory_mode}),
         **extra,
     }
 
@@ -79,12 +80,12 @@ def preferences_update(request: HttpRequest) -> HttpResponse:
 def memory_update(request: HttpRequest) -> HttpResponse:
     form = MemoryForm(request.POST)
     if not form.is_valid():
-        return HttpResponse("Invalid memory switch.", status=400)
-    enabled = form.cleaned_data["memory_enabled"]
-    profile_set_memory(user=request.user, enabled=enabled)
+        return HttpResponse("Choose a memory mode: automatic, ask or off.", status=400)
+    profile = profile_set_memory_mode(user=request.user, mode=form.cleaned_data["memory_mode"])
     if request.htmx:
-        return render_fragments(request, TEMPLATE, _context(request), "memory", "style", "preview")
-    messages.success(request, f"Memory turned {'on' if enabled else 'off'}.")
+        context = _context(request, memory_saved=True)
+        return render_fragments(request, TEMPLATE, context, "memory", "style", "preview")
+    messages.success(request, f"Memory mode: {profile.get_memory_mode_display().lower()}.")
     return redirect("profiles:profile")
 
 

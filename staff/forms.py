@@ -10,7 +10,7 @@ from django import forms
 
 from chat import jsonsafe
 from chat.jsonsafe import MAX_ID
-from memory.models import ActionItem, Decision, Fact
+from memory.models import ActionItem, Decision, Fact, MemoryState
 from profiles.instructions import METRIC_LABELS
 from profiles.style import METRICS
 from staff.kinds import Kind
@@ -64,6 +64,9 @@ class MemoryFilterForm(forms.Form):
         required=False, choices=[("", "Any category"), *Fact.Category.choices]
     )
     status = forms.ChoiceField(required=False)
+    state = forms.ChoiceField(
+        required=False, choices=[("", "Any state"), *MemoryState.choices], label="State"
+    )
     pinned = forms.ChoiceField(
         required=False, choices=[("", "Pinned or not"), ("yes", "Pinned"), ("no", "Not pinned")]
     )
@@ -94,6 +97,7 @@ class MemoryFilterForm(forms.Form):
             conversation_id=data.get("conversation"),
             category=data.get("category") or "",
             status=data.get("status") or "",
+            state=data.get("state") or "",
             pinned=pinned,
             updated_from=data.get("updated_from"),
             updated_to=data.get("updated_to"),

@@ -27,7 +27,7 @@ ALLOWED = {
     "audit": set(),
     "llm": {"memory.report"},
     "profiles": {"audit", "web"},
-    "memory": {"audit", "chat", "contextwindow", "llm", "profiles"},
+    "memory": {"audit", "chat", "contextwindow", "llm", "profiles", "web"},
     "chat": {"contextwindow", "llm", "memory", "profiles", "web"},
     "userdata": {"audit", "chat", "memory", "profiles", "web"},
     "staff": {"audit", "chat", "contextwindow", "llm", "memory", "profiles", "userdata", "web"},

@@ -10,7 +10,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from chat.services import conversation_create, message_create, reply_finish
-from memory.models import ActionItem, Decision, Fact
+from memory.models import ActionItem, Decision, Fact, MemoryEvent
 from memory.services import summary_run_start
 from profiles.services import profile_update_preferences
 
@@ -38,6 +38,7 @@ SIGNED_IN = {
     "profiles:preferences",
     "profiles:memory",
     "profiles:reset_style",
+    "memory:page",
     "userdata:export",
     "userdata:forget_everything",
     "userdata:account_delete",
@@ -50,6 +51,14 @@ OWNED = {
     "chat:delete",
     "chat:settings",
     "chat:reply_version",
+    "memory:row",
+    "memory:edit",
+    "memory:pin",
+    "memory:done",
+    "memory:delete",
+    "memory:keep",
+    "memory:discard",
+    "memory:event_undo",
     "userdata:forget_conversation",
 }
 
@@ -88,10 +97,17 @@ def world(alice, bob, staff):
     message = message_create(conversation=conversation, role="user", content="hello")
     fact = Fact.objects.create(user=alice, conversation=conversation, text="x", dedupe_key="x")
     fact.source_messages.add(message)
-    return {"conversation": conversation, "message": message, "fact": fact}
+    event = MemoryEvent.objects.create(
+        user=alice, conversation=conversation, message=message, items=[]
+    )
+    return {"conversation": conversation, "message": message, "fact": fact, "event": event}
 
 
 def owned_url(name, world):
+    if name == "memory:event_undo":
+        return reverse(name, args=[world["event"].pk])
+    if name.startswith("memory:"):
+        return reverse(name, args=["fact", world["fact"].pk])
     if name == "chat:reply_version":
         return reverse(name, args=[world["conversation"].pk, world["message"].pk, 1])
     return reverse(name, args=[world["conversation"].pk])
@@ -131,7 +147,7 @@ def post_urls(world, alice, staff):
     conversation, fact = world["conversation"], world["fact"]
     run = summary_run_start(conversation=conversation)
     first = fact.history.earliest("history_date").history_id
-    get_only = {"chat:history", "chat:conversation", "chat:reply_version"}
+    get_only = {"chat:history", "chat:conversation", "chat:reply_version", "memory:row"}
     urls = [(alice, owned_url(n, world)) for n in OWNED - get_only]
     urls += [
         (alice, reverse(n))
@@ -258,8 +274,20 @@ def poisoned(alice, staff):
         "messages_left_out": {"count": 0, "reason": ""},
     }
     reply_finish(reply=reply, content=text, status="complete", context_report=report)
-    Fact.objects.create(
+    fact = Fact.objects.create(
         user=alice, conversation=conversation, text=text, subject=PAYLOADS[1], dedupe_key="p"
+    )
+    waiting = Fact.objects.create(
+        user=alice, conversation=conversation, text=text, state="suggested", dedupe_key="s"
+    )
+    MemoryEvent.objects.create(
+        user=alice,
+        conversation=conversation,
+        message=reply,
+        items=[
+            {"kind": "fact", "id": pk, "action": "added", "text": text, "before": None, "after": 1}
+            for pk in (fact.pk, waiting.pk, 10**9)
+        ],
     )
     Decision.objects.create(
         user=alice, conversation=conversation, what=text, rationale=PAYLOADS[0], dedupe_key="p"
@@ -276,7 +304,7 @@ def poisoned(alice, staff):
 def test_payloads_are_inert_on_every_page_that_shows_them(client, alice, staff, poisoned):
     """User text, model text, memory text, titles and profile fields render as text."""
     client.force_login(alice)
-    pages = ["/", poisoned.get_absolute_url(), reverse("profiles:profile")]
+    pages = ["/", poisoned.get_absolute_url(), reverse("profiles:profile"), reverse("memory:page")]
     for url in pages:
         assert_safe(client.get(url).content.decode(), url)
     client.force_login(staff)

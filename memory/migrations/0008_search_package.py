@@ -6,7 +6,7 @@ from the source tables."""
 from django.db import migrations
 
 from memory.migrations import _legacy_search_0002 as legacy
-from memory.search import schema
+from memory.migrations import _legacy_search_0008 as schema
 
 
 def forwards(apps, schema_editor):

@@ -4,8 +4,9 @@
 ``memory_search`` holds the searchable text of what a user's memory may recall: their messages
 (not those of temporary conversations, not failed ones, never the app's own offline replies or
 text that quotes the memory block back), active facts, live decisions, open action items and
-current summaries. ``INDEXED_STATUSES`` is the one list of which statuses are indexed: the
-triggers' conditions and the staff lists (``staff.kinds``) are both built from it.
+current summaries; never a suggestion (``state`` "suggested", waiting for the user).
+``INDEXED_STATUSES`` is the one list of which statuses are indexed: the triggers' conditions
+and the staff lists (``staff.kinds``) are both built from it.
 
 ``memory_search_stats`` holds each user's row count and word count, kept by the same triggers:
 the per-user statistics BM25 ranks with (``memory.search.index``), so a user's ranking depends
@@ -21,7 +22,7 @@ so a trigger finds its row by primary key. Updates re-index only when an indexed
 from __future__ import annotations
 
 from llm import OFFLINE_MODEL
-from memory.models import ActionItem, Decision, Fact
+from memory.models import ActionItem, Decision, Fact, MemoryState
 from memory.prompts import MEMORY_MARKERS
 
 KIND_CODES = {"message": 1, "fact": 2, "decision": 3, "action_item": 4, "summary": 5}
@@ -38,9 +39,13 @@ INDEXED_STATUSES: dict[str, tuple[str, ...]] = {
 }
 
 
+# Suggestions wait for the user (memory mode "ask first"): nothing suggested is recalled.
+UNINDEXED_STATE = MemoryState.SUGGESTED.value
+
+
 def _statuses(kind: str, row: str) -> str:
     values = ", ".join(f"'{status}'" for status in INDEXED_STATUSES[kind])
-    return f"{row}.status IN ({values})"
+    return f"{row}.status IN ({values}) AND {row}.state <> '{UNINDEXED_STATE}'"
 
 
 def _no_marker(vendor: str, column: str) -> str:
@@ -83,7 +88,7 @@ def sources(vendor: str, row: str = "NEW") -> list[dict]:
             "conversation": f"{r}.conversation_id",
             "role": "'fact'",
             "condition": _statuses("fact", r),
-            "columns": "text, status, user_id, conversation_id",
+            "columns": "text, status, state, user_id, conversation_id",
         },
         {
             "kind": "decision",
@@ -93,7 +98,7 @@ def sources(vendor: str, row: str = "NEW") -> list[dict]:
             "conversation": f"{r}.conversation_id",
             "role": "'decision'",
             "condition": _statuses("decision", r),
-            "columns": "what, context, rationale, status, user_id, conversation_id",
+            "columns": "what, context, rationale, status, state, user_id, conversation_id",
         },
         {
             "kind": "action_item",
@@ -103,7 +108,7 @@ def sources(vendor: str, row: str = "NEW") -> list[dict]:
             "conversation": f"{r}.conversation_id",
             "role": "'action_item'",
             "condition": _statuses("action_item", r),
-            "columns": "what, owner, status, user_id, conversation_id",
+            "columns": "what, owner, status, state, user_id, conversation_id",
         },
         {
             "kind": "summary",

@@ -1,4 +1,4 @@
-"""Full-text search of memories for the staff lists.
+"""Full-text search of memories for the staff lists and the user's Memory page.
 
 Current memories (active facts, live decisions, open action items) are in the trigger-maintained
 ``memory_search`` index (see ``memory.search.schema``): SQLite FTS5 with porter stemming, or a
@@ -16,6 +16,7 @@ from django.db import connection
 from django.db.models import Q
 from django.db.models.expressions import RawSQL
 
+from memory.models import MemoryState
 from memory.search.schema import KIND_CODES
 from memory.search.terms import STOPWORDS
 
@@ -63,29 +64,44 @@ def _indexed_ids(kind: Kind, terms: list[str], user_id: int | None) -> tuple[str
     return sql, params
 
 
-def _substring_ids(kind: Kind, query: str, statuses: set[str], user_id: int | None):
-    """SQL for the ids of rows with one of ``statuses`` whose text contains ``query``."""
+def _substring_ids(
+    kind: Kind, query: str, statuses: set[str], user_id: int | None, *, suggested: bool = False
+):
+    """SQL for the ids of rows with one of ``statuses`` whose text contains ``query`` (only
+    the suggestions among them, with ``suggested``)."""
     rows = kind.model.objects.filter(
         status__in=sorted(statuses), **{f"{kind.text_field}__icontains": query}
     )
+    if suggested:
+        rows = rows.filter(state=MemoryState.SUGGESTED)
     if user_id is not None:
         rows = rows.filter(user_id=user_id)
     return rows.order_by().values("pk").query.sql_with_params()
 
 
 def search_filter(
-    kind: Kind, query: str, *, statuses: list[str] | None = None, user_id: int | None = None
+    kind: Kind,
+    query: str,
+    *,
+    statuses: list[str] | None = None,
+    user_id: int | None = None,
+    suggestions: bool = False,
 ) -> Q:
     """A filter for ``kind``'s queryset: rows matching ``query``, as one ``id IN (...)``.
 
     ``statuses``: the statuses the list is limited to (None: all), so that a list of indexed
     statuses only never scans for substrings, and one of unindexed statuses never asks the index.
     The two parts are a UNION ALL inside the IN, not an OR of two conditions: an OR makes the
-    database test the substring on every row it walks.
+    database test the substring on every row it walks. ``suggestions``: a list of suggestions
+    only (never indexed), searched by substring.
     """
     query = " ".join(query.split())
     if not query:
         return Q()
+    if suggestions:  # they wait outside the index (memory mode "ask first"): by substring
+        wanted = set(statuses) if statuses else set(kind.model.Status.values)
+        sql, params = _substring_ids(kind, query, wanted, user_id, suggested=True)
+        return Q(pk__in=RawSQL(sql, params))  # noqa: S611 — built by the ORM
     wanted = set(statuses) if statuses else set(kind.model.Status.values)
     indexed = wanted & set(kind.indexed_statuses)
     terms = search_terms(query)
@@ -100,4 +116,21 @@ def search_filter(
         return Q(pk__in=[])
     sql = " UNION ALL ".join(part_sql for part_sql, _params in parts)
     params = tuple(param for _sql, part_params in parts for param in part_params)
+    return Q(pk__in=RawSQL(sql, params))  # noqa: S611 — constant SQL, the query is a parameter
+
+
+class _SummaryKind:
+    slug = "summary"
+
+
+def summary_search_filter(query: str, *, user_id: int) -> Q:
+    """A filter for current summaries of ``user_id``'s conversations matching ``query``: the
+    index (every word, as a prefix), or a substring when the query is only stopwords."""
+    query = " ".join(query.split())
+    if not query:
+        return Q()
+    terms = search_terms(query)
+    if not terms:
+        return Q(text__icontains=query)
+    sql, params = _indexed_ids(_SummaryKind, terms, user_id)  # type: ignore[arg-type]
     return Q(pk__in=RawSQL(sql, params))  # noqa: S611 — constant SQL, the query is a parameter

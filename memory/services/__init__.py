@@ -3,12 +3,17 @@ merged facts, decisions and action items in ``memories``, edits by a person in `
 forgetting in ``forget``."""
 
 from memory.services.edits import (
+    action_item_set_done,
     fact_set_pinned,
     memories_delete,
     memory_delete,
+    memory_discard,
+    memory_edit_text,
+    memory_keep,
     memory_revert,
     memory_update,
 )
+from memory.services.events import memory_event_record, memory_event_undo
 from memory.services.forget import (
     ForgetPlan,
     Forgotten,
@@ -54,6 +59,7 @@ __all__ = [
     "ForgetPlan",
     "Forgotten",
     "action_item_remember",
+    "action_item_set_done",
     "conversation_after_turn",
     "conversation_forget",
     "conversation_forget_plan",
@@ -72,6 +78,11 @@ __all__ = [
     "memories_merge",
     "memories_only_from",
     "memory_delete",
+    "memory_discard",
+    "memory_edit_text",
+    "memory_event_record",
+    "memory_event_undo",
+    "memory_keep",
     "memory_revert",
     "memory_update",
     "summary_create",

@@ -1,7 +1,12 @@
 """Edits of facts, decisions and action items by a person (staff, or the user on their own
 memory): each one a history record naming ``actor`` and ``reason``. The rules live here, so
 whoever edits gets the same ones: a normalised duplicate key, one decision or action item per
-text, a reactivated fact no longer superseded, a restore that never points at a deleted row."""
+text, a reactivated fact no longer superseded, a restore that never points at a deleted row.
+
+The user's own edits (``memory_edit_text``, ``action_item_set_done``) mark the memory
+"edited by the user", which extraction never touches again; ``memory_keep`` and
+``memory_discard`` answer a suggestion (memory mode "ask first"). A deleted memory takes its
+embeddings with it: nothing of it is left for retrieval."""
 
 from __future__ import annotations
 
@@ -16,7 +21,7 @@ from django.utils import timezone
 from audit import attribute
 from chat.models import Conversation
 from memory import extraction
-from memory.models import ActionItem, Decision, Fact
+from memory.models import ActionItem, Decision, Embedding, Fact, MemoryState
 
 BULK_MAX = 1000
 TEXT_FIELD = {Fact: "text", Decision: "what", ActionItem: "what"}
@@ -78,10 +83,19 @@ def fact_set_pinned(*, fact: Fact, pinned: bool, actor, by: str = "") -> Fact:
     return fact
 
 
+KIND_OF = {Fact: "fact", Decision: "decision", ActionItem: "action_item"}
+
+
+def _forget_vectors(model, ids) -> None:
+    Embedding.objects.filter(kind=KIND_OF[model], object_id__in=list(ids)).delete()
+
+
 def memory_delete(*, memory, actor, reason: str = "deleted") -> None:
     with transaction.atomic():
         attribute(memory, actor=actor, reason=reason)
+        pk = memory.pk
         memory.delete()
+        _forget_vectors(type(memory), [pk])
 
 
 def memories_delete(*, model: type[models.Model], ids: Iterable[int], actor, by: str = "") -> int:
@@ -96,12 +110,14 @@ def memories_delete(*, model: type[models.Model], ids: Iterable[int], actor, by:
             attribute(obj, actor=actor, reason=reason)
             obj.delete()
             deleted += 1
+        _forget_vectors(model, ids)
     return deleted
 
 
-def memory_revert(*, record, actor):
+def memory_revert(*, record, actor, reason: str = ""):
     """Restore a memory to the state of one of its history records (recreating it if it was
-    deleted). The restore is itself a new history record naming ``actor``."""
+    deleted). The restore is itself a new history record naming ``actor`` (and ``reason``,
+    else the version's date)."""
     with transaction.atomic():
         restored = record.instance  # built from the record (fields it does not track: current)
         model = type(restored)
@@ -122,6 +138,79 @@ def memory_revert(*, record, actor):
         exists = model.objects.select_for_update().filter(pk=restored.pk).exists()
         restored.updated_at = timezone.now()
         when = timezone.localtime(record.history_date).strftime("%Y-%m-%d %H:%M:%S")
-        attribute(restored, actor=actor, reason=f"restored to the version of {when}")
+        attribute(restored, actor=actor, reason=reason or f"restored to the version of {when}")
         restored.save(force_insert=not exists, force_update=exists)
     return restored
+
+
+# -- the user on their own memory --------------------------------------------------------------
+
+BY_USER = "by the user"
+
+
+def memory_edit_text(*, memory, actor, text: str):
+    """The user corrects a memory's text: it is theirs now ("edited by the user"), never
+    touched by extraction again. A suggestion edited is kept with the new text. Raises
+    ValidationError (empty, or a duplicate)."""
+    text = text.strip()
+    if not text:
+        raise ValidationError({TEXT_FIELD[type(memory)]: "The text cannot be empty."})
+    with transaction.atomic():
+        obj = memory_update(
+            memory=memory,
+            actor=actor,
+            changes={TEXT_FIELD[type(memory)]: text, "state": MemoryState.EDITED},
+            reason=f"edited {BY_USER}",
+        )
+        if isinstance(obj, Fact) and memory.state == MemoryState.SUGGESTED:
+            _supersede_same_subject(obj, actor)
+    return obj
+
+
+def action_item_set_done(*, item: ActionItem, actor, done: bool) -> ActionItem:
+    """Mark an action item done, or reopen it (open again)."""
+    status = ActionItem.Status.DONE if done else ActionItem.Status.OPEN
+    return memory_update(
+        memory=item,
+        actor=actor,
+        changes={"status": status, "state": MemoryState.EDITED},
+        reason=f"{'marked done' if done else 'reopened'} {BY_USER}",
+    )
+
+
+def memory_keep(*, memory, actor):
+    """Keep a suggestion: from now on it is recalled like any memory; a kept fact supersedes
+    the active facts about the same subject (the user chose it over them)."""
+    with transaction.atomic():
+        model = type(memory)
+        obj = model.objects.select_for_update().get(pk=memory.pk)
+        if obj.state != MemoryState.SUGGESTED:
+            return obj
+        obj.state = MemoryState.KEPT
+        obj.updated_at = timezone.now()
+        attribute(obj, actor=actor, reason=f"kept {BY_USER}")
+        obj.save(update_fields=["state", "updated_at"])
+        if model is Fact:
+            _supersede_same_subject(obj, actor)
+    return obj
+
+
+def memory_discard(*, memory, actor) -> None:
+    """Discard a suggestion: deleted (its history keeps it), never recalled."""
+    if memory.state != MemoryState.SUGGESTED:
+        raise ValidationError("Only a suggestion can be discarded; delete a memory instead.")
+    memory_delete(memory=memory, actor=actor, reason=f"suggestion discarded {BY_USER}")
+
+
+def _supersede_same_subject(fact: Fact, actor) -> None:
+    from memory.services.memories import fact_supersede
+
+    if not fact.subject:
+        return
+    older = (
+        Fact.objects.filter(user_id=fact.user_id, subject=fact.subject, status=Fact.Status.ACTIVE)
+        .exclude(pk=fact.pk)
+        .exclude(state=MemoryState.SUGGESTED)
+    )
+    for old in older:
+        fact_supersede(fact=old, by=fact, actor=actor, reason=f"replaced {BY_USER}")

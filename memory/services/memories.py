@@ -1,5 +1,12 @@
 """Long-term memories written from extractions: merged, never duplicated, each with its
-source messages; and the memories that came only from one conversation."""
+source messages; and the memories that came only from one conversation.
+
+Extraction never touches a protected memory (a pinned fact, or one the user edited). In memory
+mode "ask first" (``suggest``) what is new waits as a suggestion (state "suggested", outside the
+index) and supersedes nothing until the user keeps it. Each remember function notes what it
+added or visibly changed in ``changes`` (``memory.services.events.EventItem``), so that the
+turn can show "Remembered: ..." with an Undo.
+"""
 
 from __future__ import annotations
 
@@ -11,18 +18,37 @@ from audit import attribute
 from chat.models import Conversation, Message
 from memory import extraction
 from memory.extraction import Extraction
-from memory.models import ActionItem, Decision, Fact
+from memory.models import ActionItem, Decision, Fact, MemoryState
+from memory.services.events import (
+    EventItem,
+    history_id,
+    memory_event_record,
+    note,
+    notice_message,
+)
+from profiles.models import UserProfile
+from profiles.selectors import memory_mode
 
 MEMORY_MODELS = (("facts", Fact), ("decisions", Decision), ("action_items", ActionItem))
 
 
+def _suggesting(conversation: Conversation) -> bool:
+    return memory_mode(conversation.user) == UserProfile.MemoryMode.ASK
+
+
 def memories_merge(
-    *, conversation: Conversation, extraction: Extraction, messages: list[Message]
+    *,
+    conversation: Conversation,
+    extraction: Extraction,
+    messages: list[Message],
+    changes: list[EventItem] | None = None,
 ) -> dict[str, int]:
     """Merge, don't duplicate: a restated fact updates the existing one, a contradicting one
-    supersedes it; the same decision or action item is one row. Returns counts by outcome."""
+    supersedes it; the same decision or action item is one row. Returns counts by outcome;
+    what was added or changed is appended to ``changes``."""
     user = conversation.user
     counts = {"created": 0, "updated": 0, "superseded": 0}
+    suggest = _suggesting(conversation)
 
     def source(index: int) -> Message:
         return messages[min(max(index, 0), len(messages) - 1)]
@@ -36,6 +62,8 @@ def memories_merge(
             text=fact.text,
             importance=fact.importance,
             source_message=source(fact.message_index),
+            suggest=suggest,
+            changes=changes,
         )
         counts[outcome] += 1
     for decision in extraction.decisions:
@@ -49,6 +77,8 @@ def memories_merge(
             stakeholders=decision.stakeholders,
             status=decision.status,
             source_message=source(decision.message_index),
+            suggest=suggest,
+            changes=changes,
         )
         counts["created" if created else "updated"] += 1
     for action in extraction.action_items:
@@ -60,6 +90,8 @@ def memories_merge(
             due_date=action.due_date,
             status=action.status,
             source_message=source(action.message_index),
+            suggest=suggest,
+            changes=changes,
         )
         counts["created" if created else "updated"] += 1
     return counts
@@ -69,7 +101,8 @@ def memories_from_turn(*, conversation: Conversation, message: Message) -> dict[
     """The light extractor, run after each reply: the clear personal statements of the user's
     new message ("my daughter's name is Ada", "I live in Lyon", "remember that...") become facts
     within the same turn. Decisions and action items wait for the summary run, which reads
-    the whole exchange; re-reading this message there does not count its facts twice."""
+    the whole exchange; re-reading this message there does not count its facts twice. What
+    it added or changed is shown under the reply (a ``MemoryEvent``, with Undo)."""
     counts = {"created": 0, "updated": 0, "superseded": 0}
     if message.role != Message.Role.USER or not message.content.strip():
         return counts
@@ -77,18 +110,31 @@ def memories_from_turn(*, conversation: Conversation, message: Message) -> dict[
         [{"role": message.role, "content": message.content, "model": message.model}],
         today=timezone.localdate(),
     )
-    for fact in found.facts:
-        outcome = fact_remember(
-            user=conversation.user,
-            conversation=conversation,
-            category=fact.category,
-            subject=fact.subject,
-            text=fact.text,
-            importance=fact.importance,
-            source_message=message,
+    if not found.facts:
+        return counts
+    suggest = _suggesting(conversation)
+    changes: list[EventItem] = []
+    with transaction.atomic():
+        for fact in found.facts:
+            counts[_remember_fact(conversation, fact, message, suggest, changes)] += 1
+        memory_event_record(
+            conversation=conversation, message=notice_message(message), items=changes
         )
-        counts[outcome] += 1
     return counts
+
+
+def _remember_fact(conversation, fact, message, suggest, changes) -> str:
+    return fact_remember(
+        user=conversation.user,
+        conversation=conversation,
+        category=fact.category,
+        subject=fact.subject,
+        text=fact.text,
+        importance=fact.importance,
+        source_message=message,
+        suggest=suggest,
+        changes=changes,
+    )
 
 
 def fact_remember(
@@ -100,8 +146,12 @@ def fact_remember(
     text: str,
     importance: float,
     source_message: Message | None = None,
+    suggest: bool = False,
+    changes: list[EventItem] | None = None,
 ) -> str:
-    """Store a fact: 'updated' (told again), 'superseded' (contradicts one), or 'created'."""
+    """Store a fact: 'updated' (told again), 'superseded' (contradicts one), or 'created'.
+    A fact told again that the user pinned or edited is left exactly as it is; a new one that
+    contradicts such a fact waits as a suggestion instead of superseding it."""
     key = extraction.normalise_key(text)
     subject = extraction.normalise_key(subject) if subject else ""
     now = timezone.now()
@@ -114,6 +164,8 @@ def fact_remember(
             and same.source_messages.filter(pk=source_message.pk).exists()
         ):
             return "updated"  # the same message read again (a re-summarise): not told again
+        if same is not None and same.protected:
+            return "updated"  # the user's word stands: not even a mention is counted
         if same is not None:
             same.mentions += 1
             same.importance = max(same.importance, importance)
@@ -122,6 +174,9 @@ def fact_remember(
             if source_message is not None:
                 same.source_messages.add(source_message)
             return "updated"
+        older = list(active.filter(subject=subject)) if subject else []
+        if any(old.protected for old in older):
+            suggest = True  # contradicts what the user pinned or typed: they decide
         fact = Fact.objects.create(
             user=user,
             conversation=conversation,
@@ -130,18 +185,20 @@ def fact_remember(
             text=text,
             importance=importance,
             dedupe_key=key,
+            state=MemoryState.SUGGESTED if suggest else MemoryState.LEARNED,
             created_at=now,
             updated_at=now,
         )
         if source_message is not None:
             fact.source_messages.add(source_message)
-        if subject:
-            older = list(active.filter(subject=subject).exclude(pk=fact.pk))
-            for old in older:
-                fact_supersede(fact=old, by=fact)
-            if older:
-                return "superseded"
-        return "created"
+        note(changes, fact, "suggested" if suggest else "added")
+        if suggest:
+            return "created"  # a suggestion supersedes nothing until it is kept
+        for old in older:
+            before = history_id(old, changes)
+            old = fact_supersede(fact=old, by=fact)
+            note(changes, old, "replaced", before=before)
+        return "superseded" if older else "created"
 
 
 def fact_supersede(*, fact: Fact, by: Fact | None = None, actor=None, reason: str = "") -> Fact:
@@ -160,6 +217,20 @@ def fact_supersede(*, fact: Fact, by: Fact | None = None, actor=None, reason: st
     return fact
 
 
+# What a person sees of a merged decision or action item: a merge that changes none of it
+# (the same thing said again) is not news.
+DECISION_SHOWN = ("context", "rationale", "alternatives", "stakeholders", "status")
+ACTION_SHOWN = ("owner", "due_date", "status")
+
+
+def _waiting(obj) -> bool:
+    return obj.state == MemoryState.SUGGESTED
+
+
+def _visible(obj, fields: tuple[str, ...]) -> tuple:
+    return tuple(repr(getattr(obj, name)) for name in fields)
+
+
 def _merge_text(old: str, new: str) -> str:
     return new if new and not old else old
 
@@ -175,9 +246,13 @@ def decision_remember(
     stakeholders=(),
     status: str = Decision.Status.DECIDED,
     source_message: Message | None = None,
+    suggest: bool = False,
+    changes: list[EventItem] | None = None,
 ) -> bool:
-    """The same decision extracted twice is one row (richer fields fill the gaps)."""
+    """The same decision extracted twice is one row (richer fields fill the gaps), unless the
+    user edited it: then it is left as it is."""
     key = extraction.normalise_key(what)
+    state = MemoryState.SUGGESTED if suggest else MemoryState.LEARNED
     with transaction.atomic():
         decision, created = Decision.objects.select_for_update().get_or_create(
             user=user,
@@ -191,9 +266,15 @@ def decision_remember(
                 "stakeholders": list(stakeholders),
                 "status": status,
                 "decided_at": source_message.created_at if source_message else timezone.now(),
+                "state": state,
             },
         )
-        if not created:
+        if created:
+            note(changes, decision, "suggested" if suggest else "added")
+        elif decision.protected:
+            return False
+        else:
+            before, shown = history_id(decision, changes), _visible(decision, DECISION_SHOWN)
             decision.context = _merge_text(decision.context, context)
             decision.rationale = _merge_text(decision.rationale, rationale)
             decision.alternatives = sorted(set(decision.alternatives) | set(alternatives))
@@ -202,6 +283,8 @@ def decision_remember(
                 decision.status = status
             decision.updated_at = timezone.now()
             decision.save()
+            if _visible(decision, DECISION_SHOWN) != shown and not _waiting(decision):
+                note(changes, decision, "updated", before=before)
         if source_message is not None:
             decision.source_messages.add(source_message)
     return created
@@ -216,8 +299,13 @@ def action_item_remember(
     due_date=None,
     status: str = ActionItem.Status.OPEN,
     source_message: Message | None = None,
+    suggest: bool = False,
+    changes: list[EventItem] | None = None,
 ) -> bool:
+    """The same action item extracted twice is one row, unless the user edited it (or marked
+    it done or reopened it): then it is left as it is."""
     key = extraction.normalise_key(what)
+    state = MemoryState.SUGGESTED if suggest else MemoryState.LEARNED
     with transaction.atomic():
         item, created = ActionItem.objects.select_for_update().get_or_create(
             user=user,
@@ -228,15 +316,23 @@ def action_item_remember(
                 "owner": owner,
                 "due_date": due_date,
                 "status": status,
+                "state": state,
             },
         )
-        if not created:
+        if created:
+            note(changes, item, "suggested" if suggest else "added")
+        elif item.protected:
+            return False
+        else:
+            before, shown = history_id(item, changes), _visible(item, ACTION_SHOWN)
             item.owner = _merge_text(item.owner, owner)
             item.due_date = due_date or item.due_date
             if status == ActionItem.Status.DONE:
                 item.status = status
             item.updated_at = timezone.now()
             item.save()
+            if _visible(item, ACTION_SHOWN) != shown and not _waiting(item):
+                note(changes, item, "updated", before=before)
         if source_message is not None:
             item.source_messages.add(source_message)
     return created

@@ -29,8 +29,9 @@ from llm.clients import summary_model
 from llm.errors import describe_error
 from memory import recall, summariser
 from memory.extraction import Extraction
-from memory.models import Summary, SummaryRun
+from memory.models import MemoryEvent, Summary, SummaryRun
 from memory.selectors import forgotten_through, summary_run_active, summary_runs_active_for
+from memory.services.events import EventItem, memory_event_record
 from memory.services.memories import memories_merge
 
 logger = logging.getLogger(__name__)
@@ -320,9 +321,27 @@ def _run(run: SummaryRun) -> tuple[Summary | None, RunOutcome]:
             model=OFFLINE_MODEL if set(methods) == {summariser.OFFLINE} else model,
         )
         if recall.memory_enabled(conversation):
+            changes: list[EventItem] = []
             for batch_result, batch in merged:
-                memories_merge(conversation=conversation, extraction=batch_result, messages=batch)
+                memories_merge(
+                    conversation=conversation,
+                    extraction=batch_result,
+                    messages=batch,
+                    changes=changes,
+                )
+            memory_event_record(
+                conversation=conversation,
+                message=_last_reply(messages),
+                items=changes,
+                source=MemoryEvent.Source.SUMMARY,
+            )
     return summary, outcome
+
+
+def _last_reply(messages: list[Message]) -> Message:
+    """Where a run's notice shows: under the newest reply it read."""
+    replies = [m for m in messages if m.role == Message.Role.ASSISTANT]
+    return (replies or messages)[-1]
 
 
 def _foldable(conversation, after_id: int, limit: int | None):

@@ -24,6 +24,7 @@ class MemoryFilters:
     conversation_id: int | None = None
     category: str = ""  # facts only
     status: str = ""
+    state: str = ""  # learned, suggested, kept, edited (by the user)
     pinned: bool | None = None  # facts only
     updated_from: date | None = None
     updated_to: date | None = None
@@ -55,6 +56,8 @@ def memory_list(*, kind: Kind, filters: MemoryFilters) -> QuerySet:
         qs = qs.filter(category=filters.category)
     if filters.status:
         qs = qs.filter(status=filters.status)
+    if filters.state:
+        qs = qs.filter(state=filters.state)
     if filters.pinned is not None and kind.slug == "fact":
         qs = qs.filter(pinned=filters.pinned)
     if filters.updated_from:
@@ -68,6 +71,7 @@ def memory_list(*, kind: Kind, filters: MemoryFilters) -> QuerySet:
                 filters.query,
                 statuses=[filters.status] if filters.status else None,
                 user_id=user_id,
+                suggestions=filters.state == "suggested",
             )
         )
     sort = filters.sort if filters.sort in kind.sorts else "-updated_at"

@@ -10,7 +10,7 @@ from django.db.models import Count, Max, Min, Prefetch
 from django.utils import timezone
 
 from chat.models import Conversation, Message
-from memory.models import ActionItem, Decision, Summary
+from memory.models import ActionItem, Decision, MemoryState, Summary
 
 
 @dataclass
@@ -36,6 +36,9 @@ def _collect(data: ReportData, conversations, decisions, action_items) -> Report
         .select_related("conversation")
         .order_by("conversation__created_at", "conversation_id")
     )
+    # Suggestions wait for the user: not what was decided or is to be done yet.
+    decisions = decisions.exclude(state=MemoryState.SUGGESTED)
+    action_items = action_items.exclude(state=MemoryState.SUGGESTED)
     data.decisions = list(decisions.order_by("decided_at", "created_at", "id"))
     not_done = ActionItem.objects.exclude(
         status__in=[ActionItem.Status.DONE, ActionItem.Status.CANCELLED]

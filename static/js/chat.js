@@ -215,6 +215,29 @@
       showTitle();
       refreshSidebar();
     },
+    memory_event(frame) {
+      // "Remembered: ..." under a message: new, or changed (undone, an item kept).
+      const holder = document.createElement("template");
+      holder.innerHTML = frame.html.trim();
+      const node = holder.content.firstElementChild;
+      if (!node) return;
+      const old = messages.querySelector(`.memory-notice[data-event="${frame.id}"]`);
+      if (old) old.replaceWith(node);
+      else {
+        let box = messages.querySelector(`.memory-notices[data-for="${frame.message_id}"]`);
+        if (!box) {
+          const article = findArticle(frame.message_id);
+          if (!article) return; // not on this page (an older message)
+          box = document.createElement("div");
+          box.className = "memory-notices";
+          box.dataset.for = frame.message_id;
+          article.after(box);
+        }
+        box.appendChild(node);
+      }
+      if (window.htmx) htmx.process(node);
+      scrollDown(false);
+    },
     error(frame) {
       showError(frame.message);
       if (pending && (!frame.client_id || frame.client_id === pending.client_id)) pending = null;
@@ -419,6 +442,18 @@
     }
   });
 
+  // Undo of a "Remembered: ..." notice goes over the socket (every tab hears the result);
+  // without a connection the form posts as it would without JavaScript.
+  messages.addEventListener("submit", (event) => {
+    const undo = event.target.closest("form[data-memory-undo]");
+    if (!undo) return;
+    if (transmit({ type: "memory_undo", event_id: parseInt(undo.dataset.memoryUndo, 10) })) {
+      event.preventDefault();
+      const button = undo.querySelector("button");
+      if (button) button.disabled = true;
+    }
+  });
+
   // "Load earlier messages" keeps the reader where they were: the older batch goes above.
   let keptFromBottom = null;
   document.body.addEventListener("htmx:beforeSwap", (event) => {
@@ -438,6 +473,9 @@
 
   markLast();
   updateCount();
-  scrollDown(true);
+  // A link to a message (a memory's source: #m<id>) opens the page at it, not at the end.
+  const linked = /^#m\d+$/.test(location.hash) && document.getElementById(location.hash.slice(1));
+  if (linked) linked.scrollIntoView({ block: "center" });
+  else scrollDown(true);
   connect();
 })();

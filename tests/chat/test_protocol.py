@@ -81,6 +81,16 @@ def test_an_error_echoes_the_frames_client_id_when_it_is_text():
     assert protocol.error_client_id(["client_id"]) == ""
 
 
+def _notice():
+    """A "Remembered: ..." notice of one fact, as memory.selectors builds it (unsaved)."""
+    from memory.models import MemoryEvent
+    from memory.selectors import Notice, NoticeItem
+
+    event = MemoryEvent(pk=5, message_id=12, conversation_id=3)
+    item = NoticeItem("fact", 9, "added", "Her daughter is <Ada>", exists=True, suggested=False)
+    return Notice(event=event, items=[item])
+
+
 def server_frames() -> dict[str, dict]:
     """One frame from each registered builder; a builder without a sample fails here."""
     from chat.models import Message
@@ -100,6 +110,7 @@ def server_frames() -> dict[str, dict]:
         "snapshot": {"reply_id": 12, "text": "Hello", "html": "<p>Hello</p>"},
         "reply_end": {"reply": failed},
         "error": {"exc": ChatError("Slow down.", code="rate_limited"), "client_id": "c-1"},
+        "memory_event": {"notice": _notice()},
     }
     return {name: build(**arguments[name]) for name, build in protocol.SERVER_FRAMES.items()}
 
@@ -122,6 +133,8 @@ def test_each_frame_the_server_sends_keeps_its_json():
     for frame in frames.values():
         if "article" in frame:
             frame["article"] = "…"
+        if frame["type"] == "memory_event":
+            frame["html"] = "…"
     assert {name: json.dumps(frame) for name, frame in frames.items()} == {
         "ready": '{"type": "ready", "streaming": null, "offline": true}',
         "user_message": '{"type": "user_message", "id": 11, "client_id": "c-1", '
@@ -136,6 +149,7 @@ def test_each_frame_the_server_sends_keeps_its_json():
         '"context": {"used": null, "limit": null, "budget": null, "estimated": false}}',
         "error": '{"type": "error", "code": "rate_limited", "message": "Slow down.", '
         '"client_id": "c-1"}',
+        "memory_event": '{"type": "memory_event", "id": 5, "message_id": 12, "html": "\\u2026"}',
     }
 
 
@@ -144,12 +158,20 @@ def test_the_articles_are_the_pages_own_message_markup():
     message (chat/_message.html): the user's text escaped as typed, the reply's state."""
     frames = server_frames()
     user = frames["user_message"]["article"]
-    assert user.startswith('<article class="message user" data-role="user" data-id="11"')
+    assert user.startswith('<article class="message user" id="m11" data-role="user" data-id="11"')
     assert '<div class="content">&lt;hi&gt; &amp; &quot;you&quot;</div>' in user
     waiting = frames["reply_start"]["article"]
     assert 'class="message assistant status-streaming"' in waiting and "Thinking…" in waiting
     failed = frames["reply_end"]["article"]
     assert "Failed: Boom" in failed and 'data-retry="11"' in failed
+
+
+def test_a_memory_notice_is_rendered_escaped_with_undo_and_a_link_to_the_memory_page():
+    """memory_event carries the notice markup: the item's text escaped, Undo, the page link."""
+    html = server_frames()["memory_event"]["html"]
+    assert html.startswith('<aside class="memory-notice" data-event="5"')
+    assert "Remembered:" in html and "Her daughter is &lt;Ada&gt;" in html
+    assert 'data-memory-undo="5"' in html and 'href="/memory/"' in html
 
 
 def test_reply_end_carries_the_rendered_reply_and_its_context_report():

@@ -141,6 +141,7 @@ def user_pages(conversation_id: int) -> dict[str, str]:
     """The signed-in user's own pages beyond the chat, by a name for people, to their paths."""
     return {
         "profile": "/profile/",
+        "memory": "/memory/",
         "conversation-delete": f"/c/{conversation_id}/delete/",
         "conversation-forget": f"/c/{conversation_id}/forget/",
         "forget-everything": "/account/forget/",

@@ -104,8 +104,24 @@ def test_every_page_passes_the_audit(browser, app_server, fake_upstream, auditor
         problems += audit(page, "chat, the menu open")
         page.keyboard.press("Escape")
 
+    # A memory notice under a reply, and a suggestion waiting on the Memory page (ask first).
+    page.goto(f"{app_server.url}/profile/")
+    page.get_by_label(re.compile("Ask first")).check()
+    page.get_by_role("button", name="Save memory mode").click()
+    expect(page.locator("#memory")).to_contain_text("asks first")
+    page.goto(conversation_url)
+    expect(page.locator('[data-role="assistant"] .context-report').last).to_be_attached()
+    box = page.get_by_role("textbox", name="Message")
+    # One name per run (viewport, scheme): told again, a fact is no news.
+    daughter = {"desktop": "Ada", "phone": "Bea"}[viewport] + {"light": "", "dark": "ta"}[scheme]
+    box.fill(f"My daughter's name is {daughter}.")
+    box.press("Enter")
+    expect(page.locator(".memory-notice").last).to_contain_text("Remember this?")
+    problems += audit(page, "chat, a memory notice") + overflow(page, "chat, a memory notice")
+
     conversation_id = re.search(r"/c/(\d+)/", conversation_url).group(1)
     pages = {
+        "memory": "/memory/",
         "profile": "/profile/",
         "delete a conversation": f"/c/{conversation_id}/delete/",
         "forget a conversation": f"/c/{conversation_id}/forget/",

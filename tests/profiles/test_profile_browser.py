@@ -54,13 +54,16 @@ def test_errors_show_inline_in_the_browser(browser, server):
 
 
 def test_the_memory_switch_flips_in_place(browser, server):
-    """Turning memory off updates the switch and the learned-style notice out of band."""
+    """Turning memory off updates the mode and the learned-style notice out of band."""
     page = open_profile(browser, server)
-    page.get_by_role("button", name="Turn memory off").click()
-    page.get_by_role("button", name="Turn memory on").wait_for()
+    page.get_by_label("Off: remember nothing").check()
+    page.get_by_role("button", name="Save memory mode").click()
+    page.locator("#memory").get_by_text("Saved.").wait_for()
     assert "Memory is off" in page.locator("#learned-style").inner_text()
-    page.get_by_role("button", name="Turn memory on").click()
-    page.get_by_role("button", name="Turn memory off").wait_for()
+    page.get_by_label("Ask first").check()
+    page.get_by_role("button", name="Save memory mode").click()
+    page.locator("#memory").get_by_text("asks first").wait_for()
+    assert "Memory is off" not in page.locator("#learned-style").inner_text()
 
 
 def test_reset_asks_the_browser_to_confirm(browser, server):

@@ -47,7 +47,7 @@ def test_an_expired_htmx_session_comes_back_to_the_page_it_was_on(client):
     page = f"{URL}?tab=style"
     response = client.post(
         reverse("profiles:memory"),
-        {"memory_enabled": "false"},
+        {"memory_mode": "off"},
         HTTP_HX_REQUEST="true",
         HTTP_HX_CURRENT_URL=f"http://testserver{page}",
     )
@@ -57,7 +57,7 @@ def test_an_expired_htmx_session_comes_back_to_the_page_it_was_on(client):
 
 def test_without_htmx_an_expired_session_still_gets_a_302(client):
     """A plain form post from an anonymous visitor is redirected, not client-redirected."""
-    response = client.post(reverse("profiles:memory"), {"memory_enabled": "false"})
+    response = client.post(reverse("profiles:memory"), {"memory_mode": "off"})
     assert response.status_code == 302
     assert response.url == f"{reverse('login')}?next={reverse('profiles:memory')}"
     assert not response.has_header("HX-Redirect")

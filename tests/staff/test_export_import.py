@@ -169,6 +169,21 @@ def test_the_import_can_create_the_user_under_another_name(rich, alice, staff):
     }
 
 
+def test_an_export_from_before_the_memory_mode_still_imports(rich, alice, staff):
+    """Its memory switch (memory_enabled false) becomes the mode "off", history included."""
+    from profiles.selectors import memory_mode
+
+    document = _json(user_data_export(user=alice))
+    for fields in [document["profile"]["fields"]] + [
+        record["fields"] for record in document["profile"]["history"]
+    ]:
+        del fields["memory_mode"]
+        fields["memory_enabled"] = False
+    user_data_import(document=document, actor=staff, username="alice2")
+    alice2 = get_user_model().objects.get(username="alice2")
+    assert memory_mode(alice2) == "off"
+
+
 def test_a_broken_document_imports_nothing(rich, alice, staff):
     """A bad row anywhere rolls the whole import back, with a reason."""
     document = _json(user_data_export(user=alice))

@@ -266,11 +266,32 @@ def user_data_import(*, document: dict, actor, username: str | None = None) -> I
         raise BadExport(f"The export could not be imported: {'; '.join(error.messages)}") from error
 
 
+def _memory_switch_to_mode(fields):
+    """Exports made before the memory mode have the memory switch (memory_enabled, a
+    boolean): on is "automatic", off is "off". Anything else is left for validation."""
+    if isinstance(fields, dict) and "memory_enabled" in fields and "memory_mode" not in fields:
+        fields = dict(fields)
+        enabled = fields.pop("memory_enabled")
+        if isinstance(enabled, bool):
+            fields["memory_mode"] = "automatic" if enabled else "off"
+        else:
+            fields["memory_enabled"] = enabled  # refused: not a field any more
+    return fields
+
+
 def _import_profile(data, user, ids: _Ids, result: ImportResult, actor) -> None:
     if not data:
         return
     if not isinstance(data, dict):
         raise Invalid("profile: must be an object.")
+    data = dict(data, fields=_memory_switch_to_mode(data.get("fields")))
+    if isinstance(data.get("history"), list):
+        data["history"] = [
+            dict(record, fields=_memory_switch_to_mode(record.get("fields")))
+            if isinstance(record, dict)
+            else record
+            for record in data["history"]
+        ]
     values = _values(UserProfile, data.get("fields"), ids, where="profile.fields", actor=actor)
     profile = UserProfile(user=user, **values)
     UserProfile.objects.bulk_create([profile])  # no signal: its history comes from the file

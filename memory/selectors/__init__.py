@@ -55,3 +55,39 @@ def summary_runs_active_for(*, conversations) -> set[int]:
             conversation__in=conversations, status__in=ACTIVE_RUN
         ).values_list("conversation_id", flat=True)
     )
+
+
+# The user's own memories (the Memory page) and the notices under replies.
+from memory.selectors.notices import Notice, NoticeItem, notice_get, notices_for_messages  # noqa: E402
+from memory.selectors.owned import (  # noqa: E402
+    KINDS,
+    MemoryFilters,
+    MemoryRow,
+    event_find_owned,
+    event_get_owned,
+    kind_get,
+    memory_get_owned,
+    memory_page_for_user,
+    suggestions_for_user,
+)
+
+__all__ = [
+    "ACTIVE_RUN",
+    "KINDS",
+    "MemoryFilters",
+    "MemoryRow",
+    "Notice",
+    "NoticeItem",
+    "event_find_owned",
+    "event_get_owned",
+    "kind_get",
+    "memory_get_owned",
+    "memory_page_for_user",
+    "notice_get",
+    "notices_for_messages",
+    "suggestions_for_user",
+    "summary_current",
+    "summary_run_active",
+    "summary_runs_active_for",
+    "system_prompt_current",
+]

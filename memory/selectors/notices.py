@@ -1,0 +1,98 @@
+"""The "Remembered: ..." notices under replies, read from their MemoryEvent records with what
+each item is now (still there? still a suggestion?), in a query per kind for a whole page."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from memory.models import ActionItem, Decision, Fact, MemoryEvent, MemoryState
+
+_MODELS = {
+    "fact": (Fact, "text"),
+    "decision": (Decision, "what"),
+    "action_item": (ActionItem, "what"),
+}
+LABELS = {"fact": "Fact", "decision": "Decision", "action_item": "Action item"}
+
+
+@dataclass
+class NoticeItem:
+    kind: str
+    id: int
+    action: str  # added, suggested, updated, replaced
+    text: str  # now, or as it was when the memory no longer exists
+    exists: bool
+    suggested: bool  # still waiting for the user
+
+    @property
+    def label(self) -> str:
+        return LABELS[self.kind]
+
+
+@dataclass
+class Notice:
+    event: MemoryEvent
+    items: list[NoticeItem] = field(default_factory=list)
+
+    @property
+    def undone(self) -> bool:
+        return self.event.undone_at is not None
+
+    @property
+    def shown_items(self) -> list[NoticeItem]:
+        """What the notice lists: what was learned; a superseded fact is named beside it."""
+        return [item for item in self.items if item.action != "replaced"]
+
+    @property
+    def replaced(self) -> list[NoticeItem]:
+        return [item for item in self.items if item.action == "replaced"]
+
+    @property
+    def waiting(self) -> bool:
+        return any(item.suggested for item in self.items)
+
+
+def _notices(events: list[MemoryEvent]) -> list[Notice]:
+    wanted: dict[str, set[int]] = defaultdict(set)
+    for event in events:
+        for item in event.items:
+            wanted[item["kind"]].add(item["id"])
+    live: dict[tuple[str, int], tuple[str, str]] = {}
+    for kind, ids in wanted.items():
+        model, text_field = _MODELS[kind]
+        for pk, text, state in model.objects.filter(pk__in=ids).values_list(
+            "pk", text_field, "state"
+        ):
+            live[kind, pk] = (text, state)
+    notices = []
+    for event in events:
+        items = []
+        for item in event.items:
+            now = live.get((item["kind"], item["id"]))
+            items.append(
+                NoticeItem(
+                    kind=item["kind"],
+                    id=item["id"],
+                    action=item["action"],
+                    text=now[0] if now else item["text"],
+                    exists=now is not None,
+                    suggested=now is not None and now[1] == MemoryState.SUGGESTED,
+                )
+            )
+        notices.append(Notice(event=event, items=items))
+    return notices
+
+
+def notice_get(*, event_id: int) -> Notice | None:
+    event = MemoryEvent.objects.filter(pk=event_id).first()
+    return _notices([event])[0] if event is not None else None
+
+
+def notices_for_messages(message_ids) -> dict[int, list[Notice]]:
+    """The notices under each of these messages (message id -> notices, oldest first)."""
+    events = list(MemoryEvent.objects.filter(message_id__in=list(message_ids)).order_by("id"))
+    found: dict[int, list[Notice]] = defaultdict(list)
+    for notice in _notices(events):
+        found[notice.event.message_id].append(notice)
+    return dict(found)

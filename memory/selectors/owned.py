@@ -1,0 +1,206 @@
+"""The signed-in user's own memories, for the Memory page: every kind in one list, newest
+first, searched and filtered, a page at a time; the suggestions waiting for them; and lookups
+that answer 404 for anything that is not theirs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.core.paginator import Page, Paginator
+from django.db import models
+from django.db.models import IntegerField, Prefetch, QuerySet, Value
+from django.shortcuts import get_object_or_404
+
+from chat.models import Message
+from memory.models import ActionItem, Decision, Fact, MemoryEvent, MemoryState, Summary
+from memory.search.schema import INDEXED_STATUSES
+from memory.search.staff import search_filter, summary_search_filter
+
+PER_PAGE = 25
+SUGGESTIONS_SHOWN = 20
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A kind of memory the user edits on the page (``memory.search.staff.Kind``)."""
+
+    slug: str
+    code: int  # in the page's union query
+    label: str
+    plural: str
+    model: type[models.Model]
+    text_field: str
+    indexed_statuses: tuple[str, ...]
+    listed_statuses: tuple[str, ...]  # what the page lists (not superseded facts)
+
+
+FACT = Kind(
+    "fact", 1, "Fact", "Facts", Fact, "text", INDEXED_STATUSES["fact"], (Fact.Status.ACTIVE,)
+)
+DECISION = Kind(
+    "decision", 2, "Decision", "Decisions", Decision, "what",
+    INDEXED_STATUSES["decision"], tuple(Decision.Status.values),
+)  # fmt: skip
+ACTION_ITEM = Kind(
+    "action_item", 3, "Action item", "Action items", ActionItem, "what",
+    INDEXED_STATUSES["action_item"], tuple(ActionItem.Status.values),
+)  # fmt: skip
+KINDS = {kind.slug: kind for kind in (FACT, DECISION, ACTION_ITEM)}
+SUMMARY_SLUG, SUMMARY_CODE = "summary", 4
+KIND_FILTERS = [("", "Everything"), *((k.slug, k.plural) for k in KINDS.values())]
+KIND_FILTERS.append((SUMMARY_SLUG, "Conversation summaries"))
+
+
+def kind_get(slug: str) -> Kind:
+    from django.http import Http404
+
+    if slug not in KINDS:
+        raise Http404("No such kind of memory.")
+    return KINDS[slug]
+
+
+@dataclass(frozen=True)
+class MemoryFilters:
+    query: str = ""
+    kind: str = ""  # a Kind's slug, "summary", or "" for everything
+    category: str = ""  # facts only: the other kinds drop out when it is set
+
+
+@dataclass
+class MemoryRow:
+    """One line of the page: a fact, decision, action item or summary."""
+
+    kind: str
+    label: str
+    obj: models.Model
+    text: str
+    created_at: datetime
+    updated_at: datetime
+    source: Message | None  # the message it was learned from (the earliest)
+    conversation_id: int | None
+
+    @property
+    def editable(self) -> bool:
+        return self.kind != SUMMARY_SLUG
+
+
+def memory_get_owned(*, kind: str, memory_id: int, user):
+    """The user's memory of ``kind``, or 404: another user's id is indistinguishable from none."""
+    return get_object_or_404(kind_get(kind).model, pk=memory_id, user=user)
+
+
+def event_get_owned(*, event_id: int, user) -> MemoryEvent:
+    return get_object_or_404(MemoryEvent, pk=event_id, user=user)
+
+
+def event_find_owned(*, event_id: int, user) -> MemoryEvent | None:
+    return MemoryEvent.objects.filter(pk=event_id, user=user).first()
+
+
+def _keys(kind: Kind, user, filters: MemoryFilters, state: str | None) -> QuerySet:
+    qs = kind.model.objects.filter(user=user)
+    # The list leaves suggestions to their own section.
+    qs = qs.exclude(state=MemoryState.SUGGESTED) if state is None else qs.filter(state=state)
+    if kind is FACT:
+        qs = qs.filter(status=Fact.Status.ACTIVE)
+        if filters.category:
+            qs = qs.filter(category=filters.category)
+    if filters.query:
+        qs = qs.filter(
+            search_filter(kind, filters.query, statuses=list(kind.listed_statuses), user_id=user.pk)
+        )
+    code = Value(kind.code, output_field=IntegerField())
+    return qs.annotate(code=code).values_list("code", "pk", "created_at").order_by()
+
+
+def _summary_keys(user, filters: MemoryFilters) -> QuerySet:
+    qs = Summary.objects.filter(
+        conversation__user=user, conversation__temporary=False, is_current=True
+    )
+    if filters.query:
+        qs = qs.filter(summary_search_filter(filters.query, user_id=user.pk))
+    code = Value(SUMMARY_CODE, output_field=IntegerField())
+    return qs.annotate(code=code).values_list("code", "pk", "created_at").order_by()
+
+
+def _union(parts: list[QuerySet]) -> QuerySet:
+    if len(parts) == 1:
+        return parts[0].order_by("-created_at", "-pk")
+    return parts[0].union(*parts[1:], all=True).order_by("-created_at", "-pk")
+
+
+def memory_page_for_user(*, user, filters: MemoryFilters, page: int | str | None) -> Page:
+    """One page of the user's memories (suggestions aside), newest first: a count and a page
+    of (kind, id) keys in one UNION over the kinds, each filtered on its (user, state) index,
+    then the page's rows by id."""
+    kinds = [KINDS[filters.kind]] if filters.kind in KINDS else list(KINDS.values())
+    if filters.kind == SUMMARY_SLUG:
+        kinds = []
+    if filters.category:
+        kinds = [k for k in kinds if k is FACT]
+    parts = [_keys(kind, user, filters, None) for kind in kinds]
+    if filters.kind in ("", SUMMARY_SLUG) and not filters.category:
+        parts.append(_summary_keys(user, filters))
+    if not parts:
+        return Paginator([], PER_PAGE).get_page(1)
+    result = Paginator(_union(parts), PER_PAGE).get_page(page)
+    result.object_list = rows_for(list(result.object_list))
+    return result
+
+
+def suggestions_for_user(*, user, limit: int = SUGGESTIONS_SHOWN) -> tuple[list[MemoryRow], int]:
+    """The suggestions waiting for the user (memory mode "ask first"), newest first, and how
+    many there are."""
+    parts = [_keys(kind, user, MemoryFilters(), MemoryState.SUGGESTED) for kind in KINDS.values()]
+    keys = _union(parts)
+    count = keys.count()
+    return rows_for(list(keys[:limit])) if count else [], count
+
+
+_CODES = {kind.code: kind for kind in KINDS.values()}
+
+
+def _sources() -> Prefetch:
+    messages = Message.objects.only("id", "conversation_id", "created_at").order_by("id")
+    return Prefetch("source_messages", queryset=messages, to_attr="sources")
+
+
+def rows_for(keys: list[tuple[int, int, datetime]]) -> list[MemoryRow]:
+    """The rows of (kind code, id, created) keys, in their order: a query per kind."""
+    found: dict[tuple[int, int], MemoryRow] = {}
+    for code, kind in _CODES.items():
+        ids = [pk for c, pk, _ in keys if c == code]
+        if not ids:
+            continue
+        objs = kind.model.objects.filter(pk__in=ids).select_related("conversation")
+        for obj in objs.prefetch_related(_sources()):
+            found[code, obj.pk] = MemoryRow(
+                kind=kind.slug,
+                label=kind.label,
+                obj=obj,
+                text=getattr(obj, kind.text_field),
+                created_at=obj.created_at,
+                updated_at=obj.updated_at,
+                source=obj.sources[0] if obj.sources else None,
+                conversation_id=obj.conversation_id,
+            )
+    summary_ids = [pk for c, pk, _ in keys if c == SUMMARY_CODE]
+    for summary in Summary.objects.filter(pk__in=summary_ids).select_related("conversation"):
+        found[SUMMARY_CODE, summary.pk] = MemoryRow(
+            kind=SUMMARY_SLUG,
+            label="Summary",
+            obj=summary,
+            text=summary.text,
+            created_at=summary.created_at,
+            updated_at=summary.created_at,
+            source=None,
+            conversation_id=summary.conversation_id,
+        )
+    return [found[code, pk] for code, pk, _ in keys if (code, pk) in found]
+
+
+def memory_row_for(*, kind: str, memory) -> MemoryRow:
+    """The page's row of one memory (after an edit)."""
+    code = kind_get(kind).code
+    return rows_for([(code, memory.pk, memory.created_at)])[0]

@@ -1,0 +1,123 @@
+"""The user's memory in a real browser: a fact told is noticed under the reply, undone, told
+again, found on the Memory page, its source followed (highlighted), edited, and the edit is
+what the next reply's model saw; ask first keeps a suggestion out of the context until kept."""
+
+from __future__ import annotations
+
+import re
+
+from playwright.sync_api import expect
+
+from tests.e2e.conftest import PASSWORD, log_in
+from tests.support.live_server import create_user
+
+
+def send(page, text):
+    box = page.get_by_role("textbox", name="Message")
+    box.fill(text)
+    box.press("Enter")
+
+
+def last_reply_done(page):
+    reply = page.locator('[data-role="assistant"]').last
+    expect(reply.locator(".context-report")).to_be_attached()
+    return reply
+
+
+def remembered_facts(reply):
+    """The facts in a reply's "What the model saw" (memories used)."""
+    rows = reply.locator(".report-memories:not(.left-out) li")
+    return [text for text in rows.all_text_contents() if text.strip().lower().startswith("fact")]
+
+
+def test_tell_undo_tell_again_follow_the_source_and_edit(
+    browser, app_server, fake_upstream, live_env
+):
+    fake_upstream.behaviour.reply = "Noted."
+    fake_upstream.behaviour.interval = 0.0
+    create_user(live_env["env"], "mira", PASSWORD)
+    context = browser.new_context(viewport={"width": 1366, "height": 900})
+    page = context.new_page()
+    log_in(page, app_server, username="mira")
+
+    send(page, "My daughter's name is Ada.")
+    page.wait_for_url(re.compile(r"/c/\d+/$"))
+    notice = page.locator(".memory-notice").last
+    expect(notice).to_contain_text("Remembered:")
+    expect(notice).to_contain_text("Ada")
+    notice.get_by_role("button", name="Undo").click()
+    expect(notice).to_contain_text("Undone.")
+    conversation_url = page.url
+
+    last_reply_done(page)
+    send(page, "My daughter's name is Ada.")
+    expect(page.locator(".memory-notice:not(.undone)")).to_contain_text("Ada")
+    last_reply_done(page)
+
+    page.get_by_role("link", name="Memory", exact=True).click()
+    row = page.locator(".memory-item.kind-fact").filter(has_text="Ada")
+    expect(row).to_have_count(1)
+    row.locator(".source-link").click()
+    page.wait_for_url(re.compile(r"/c/\d+/\?highlight=\d+#m\d+$"))
+    source = page.locator("article.is-source")
+    expect(source).to_contain_text("My daughter's name is Ada.")
+    expect(source).to_be_in_viewport()
+
+    page.goto(f"{app_server.url}/memory/")
+    row = page.locator(".memory-item.kind-fact").filter(has_text="Ada")
+    row.get_by_role("link", name="Edit").click()
+    editor = page.get_by_role("textbox", name=re.compile("Edit this fact"))
+    editor.fill("Her daughter Ada is seven years old")
+    page.get_by_role("button", name="Save").click()
+    expect(page.locator(".memory-item.kind-fact")).to_contain_text("seven years old")
+    expect(page.locator(".memory-item.kind-fact")).to_contain_text("Edited by you")
+
+    page.goto(conversation_url)
+    send(page, "How old is my daughter Ada?")
+    reply = page.locator('[data-role="assistant"]').last
+    expect(reply.locator(".context-report")).to_contain_text("seven years old")
+    context.close()
+
+
+def test_ask_first_keeps_a_suggestion_out_of_the_context_until_it_is_kept(
+    browser, app_server, fake_upstream, live_env
+):
+    fake_upstream.behaviour.reply = "Noted."
+    fake_upstream.behaviour.interval = 0.0
+    create_user(live_env["env"], "nora", PASSWORD)
+    context = browser.new_context(viewport={"width": 1366, "height": 900})
+    page = context.new_page()
+    log_in(page, app_server, username="nora")
+    page.goto(f"{app_server.url}/profile/")
+    page.get_by_label(re.compile("Ask first")).check()
+    page.get_by_role("button", name="Save memory mode").click()
+    expect(page.locator("#memory")).to_contain_text("asks first")
+
+    page.goto(f"{app_server.url}/")
+    send(page, "My favourite colour is green.")
+    page.wait_for_url(re.compile(r"/c/\d+/$"))
+    notice = page.locator(".memory-notice").last
+    expect(notice).to_contain_text("Remember this?")
+    last_reply_done(page)
+
+    page.goto(f"{app_server.url}/")
+    send(page, "What is my favourite colour?")
+    page.wait_for_url(re.compile(r"/c/\d+/$"))
+    reply = last_reply_done(page)
+    assert not [text for text in remembered_facts(reply) if "green" in text]
+    asking_url = page.url
+
+    page.goto(f"{app_server.url}/memory/")
+    suggested = page.locator("#suggested .memory-item").filter(has_text="green")
+    expect(suggested).to_have_count(1)
+    suggested.get_by_role("button", name="Keep").click()
+    expect(page.locator("#suggested .memory-item").filter(has_text="green")).to_have_count(0)
+
+    page.goto(asking_url)
+    send(page, "What is my favourite colour again?")
+    expect(page.locator('[data-role="assistant"]')).to_have_count(2)
+    reply = last_reply_done(page)
+    expect(reply.locator(".report-memories").first).to_contain_text("green")
+    texts = reply.locator(".report-memories li").all_text_contents()
+    assert [text for text in remembered_facts(reply) if "green" in text], texts
+    context.close()
