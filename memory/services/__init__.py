@@ -28,10 +28,8 @@ from memory.services.memories import (
     decision_remember,
     fact_remember,
     fact_supersede,
-    memories_delete_only_from,
     memories_from_turn,
     memories_merge,
-    memories_only_from,
 )
 from memory.services.summaries import (
     BATCH_MESSAGES,
@@ -71,12 +69,10 @@ __all__ = [
     "fact_set_pinned",
     "fact_supersede",
     "memories_delete",
-    "memories_delete_only_from",
     "memories_erase",
     "memories_forget_all",
     "memories_from_turn",
     "memories_merge",
-    "memories_only_from",
     "memory_delete",
     "memory_discard",
     "memory_edit_text",

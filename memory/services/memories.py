@@ -336,32 +336,3 @@ def action_item_remember(
         if source_message is not None:
             item.source_messages.add(source_message)
     return created
-
-
-# -- deleting a conversation's memories ----------------------------------------------------
-
-
-def memories_only_from(*, conversation: Conversation) -> dict[str, list[int]]:
-    """Ids of the memories that came only from this conversation (no source elsewhere)."""
-    result = {}
-    for name, model in MEMORY_MODELS:
-        owner = f"{model._meta.model_name}_id"
-        candidates = set(
-            model.objects.filter(conversation=conversation).values_list("pk", flat=True)
-        )
-        elsewhere = set(
-            model.source_messages.through.objects.filter(**{f"{owner}__in": candidates})
-            .exclude(message__conversation=conversation)
-            .values_list(owner, flat=True)
-        )
-        result[name] = sorted(candidates - elsewhere)
-    return result
-
-
-def memories_delete_only_from(*, conversation: Conversation) -> int:
-    deleted = 0
-    with transaction.atomic():
-        ids = memories_only_from(conversation=conversation)
-        for name, model in MEMORY_MODELS:
-            deleted += model.objects.filter(pk__in=ids[name]).delete()[1].get(model._meta.label, 0)
-    return deleted

@@ -88,20 +88,6 @@ def test_merge_links_every_item_to_its_source_message(alice, conversation, say):
     assert list(ActionItem.objects.get().source_messages.all()) == [messages[0]]
 
 
-def test_memories_only_from_a_conversation(alice, conversation, say):
-    """Deleting a conversation can take the memories that came only from it."""
-    other = conversation_create(user=alice)
-    here = say("I like tea.")
-    elsewhere = message_create(conversation=other, role="user", content="I like tea too.")
-    remember(alice, conversation, "Only here", message=here)
-    remember(alice, conversation, "Shared", message=here)
-    remember(alice, conversation, "Shared", message=elsewhere)
-    only = services.memories_only_from(conversation=conversation)
-    assert Fact.objects.filter(pk__in=only["facts"]).get().text == "Only here"
-    services.memories_delete_only_from(conversation=conversation)
-    assert list(Fact.objects.values_list("text", flat=True)) == ["Shared"]
-
-
 # -- summary runs ------------------------------------------------------------------------------
 
 
