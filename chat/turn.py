@@ -31,7 +31,8 @@ from llm.providers import Usage, get_provider
 from memory import context
 from memory.recall import memory_enabled_many
 from memory.services import conversations_after_turn, memories_from_turn
-from profiles.services import profile_observe_message
+from profiles.selectors import profiles_get_many
+from profiles.services import profiles_observe_messages
 
 logger = logging.getLogger(__name__)
 
@@ -382,7 +383,15 @@ def _after_turns(items) -> None:
     three queries for all of them."""
     ids = [c.pk for c, _ in items]
     try:
-        enabled = memory_enabled_many([c for c, _ in items])
+        # One read of the users' profiles: the memory switch and the style learned from.
+        profiles = profiles_get_many([c.user for c, _ in items])
+        enabled = memory_enabled_many([c for c, _ in items], profiles=profiles)
+        profiles_observe_messages(
+            observations=[
+                (c.user, m.content) for c, m in items if m is not None and not c.temporary
+            ],
+            profiles=profiles,
+        )
     except Exception:
         logger.exception("after-turn memory work failed for conversations %s", ids)
         return
@@ -390,13 +399,11 @@ def _after_turns(items) -> None:
         if user_message is None:
             continue
         try:
-            if not conversation.temporary:
-                profile_observe_message(user=conversation.user, text=user_message.content)
             if enabled.get(conversation.pk):
                 memories_from_turn(conversation=conversation, message=user_message)
         except Exception:
             logger.exception("after-turn memory work failed for conversation %s", conversation.pk)
     try:
-        conversations_after_turn(conversations=[c for c, _ in items])
+        conversations_after_turn(conversations=[c for c, _ in items], enabled=enabled)
     except Exception:
         logger.exception("after-turn memory work failed for conversations %s", ids)
