@@ -16,7 +16,8 @@ pytestmark = pytest.mark.django_db
 # current summary, the newest history page (which also gives the token scale), the profile
 # (memory switch and preferences); search: the user's index size, every term's row ids in one
 # statement, the candidate rows, the hits' neighbours, the source titles; the pinned facts.
-# The system prompt comes from the cache.
+# The system prompt comes from the cache. Where rows can be locked (PostgreSQL), the user's and
+# the conversation's rows are locked first: two more.
 SETUP_STATEMENTS = 13
 # Storing the reply: the row and the conversation's activity.
 STORE_STATEMENTS = 2
@@ -30,7 +31,7 @@ def statements(queries) -> list[str]:
     return [
         q["sql"]
         for q in queries.captured_queries
-        if q["sql"].split()[0].upper() in ("SELECT", "INSERT", "UPDATE", "DELETE")
+        if q["sql"].lstrip("(").split()[0].upper() in ("SELECT", "INSERT", "UPDATE", "DELETE")
     ]
 
 
@@ -69,7 +70,8 @@ def test_the_set_up_of_a_turn(talked):
         )
     assert prepared.built.report["memories"], "the earlier conversation was recalled"
     assert prepared.built.report["token_scale"] is not None, "read with the history page"
-    assert len(statements(queries)) == SETUP_STATEMENTS, statements(queries)
+    locks = 2 if connection.features.has_select_for_update else 0
+    assert len(statements(queries)) == SETUP_STATEMENTS + locks, statements(queries)
 
 
 def test_storing_the_reply(talked):
