@@ -128,6 +128,20 @@ class PreparedTurn:
     start: services.TurnStart
     built: context.BuiltContext | None  # None when the message was a resend (replayed)
     prefix: str = ""  # the text a continued reply already has
+    # The first frames, their articles rendered in the set-up thread rather than on the
+    # event loop, where they would delay this reply's request and every other chat's chunks.
+    user_frame: dict | None = None
+    start_frame: dict | None = None
+
+
+def _prepared(start: services.TurnStart, built, prefix: str = "") -> PreparedTurn:
+    return PreparedTurn(
+        start,
+        built,
+        prefix=prefix,
+        user_frame=protocol.user_message(start.user_message),
+        start_frame=protocol.reply_start(start.reply),
+    )
 
 
 def prepare_turn(*, conversation, text: str, client_id: str) -> PreparedTurn:
@@ -136,22 +150,22 @@ def prepare_turn(*, conversation, text: str, client_id: str) -> PreparedTurn:
     start = services.turn_begin(conversation=conversation, text=text, client_id=client_id)
     if start.replayed:
         return PreparedTurn(start, None)
-    return PreparedTurn(start, _build(conversation, start.user_message))
+    return _prepared(start, _build(conversation, start.user_message))
 
 
 def prepare_retry(*, conversation, message_id: int) -> PreparedTurn:
     start = services.turn_retry(conversation=conversation, user_message_id=message_id)
-    return PreparedTurn(start, _build(conversation, start.user_message))
+    return _prepared(start, _build(conversation, start.user_message))
 
 
 def prepare_regenerate(*, conversation, message_id: int) -> PreparedTurn:
     start = services.turn_regenerate(conversation=conversation, user_message_id=message_id)
-    return PreparedTurn(start, _build(conversation, start.user_message))
+    return _prepared(start, _build(conversation, start.user_message))
 
 
 def prepare_edit(*, conversation, message_id: int, text: str) -> PreparedTurn:
     start = services.turn_edit(conversation=conversation, user_message_id=message_id, text=text)
-    return PreparedTurn(start, _build(conversation, start.user_message))
+    return _prepared(start, _build(conversation, start.user_message))
 
 
 def prepare_continue(*, conversation, reply_id: int) -> PreparedTurn:
@@ -165,7 +179,7 @@ def prepare_continue(*, conversation, reply_id: int) -> PreparedTurn:
         {"role": "user", "content": CONTINUE_PROMPT},
     ]
     built = _build(conversation, start.user_message, tail=tail)
-    return PreparedTurn(start, built, prefix=prefix)
+    return _prepared(start, built, prefix=prefix)
 
 
 def _build(conversation, user_message: Message, tail=()) -> context.BuiltContext:
@@ -197,6 +211,7 @@ class ReplyTask:
         self.reply = prepared.start.reply
         self.previous_content = prepared.start.previous_content
         self.prefix = prepared.prefix
+        self.start_frame = prepared.start_frame
         self.publish = publish
         self.stop_reason = ""
         self.streaming = True  # until the reply is stored; after that, nothing to stop
@@ -248,7 +263,7 @@ class ReplyTask:
                     built.messages, model=model, report=report, max_tokens=max_tokens
                 )
             )
-            await self.publish(protocol.reply_start(reply))
+            await self.publish(self.start_frame or protocol.reply_start(reply))
             stream = await request
             model = stream.model
             renewed = time.monotonic()
