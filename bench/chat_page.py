@@ -86,36 +86,44 @@ def serve(requests: int, loads: int) -> dict:
     return {"server_ms": server_ms, "html_bytes": size, **browser}
 
 
+BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+TIMING = (
+    "(() => { const n = performance.getEntriesByType('navigation')[0];"
+    " const r = performance.getEntriesByType('resource');"
+    " return {response: n.responseEnd, dom: n.domContentLoadedEventEnd,"
+    " load: n.loadEventEnd, bytes: n.encodedBodySize +"
+    " r.reduce((a, e) => a + e.encodedBodySize, 0)}; })()"
+)
+
+
+def load_once(browser, base: str, seeded: dict) -> dict:
+    """One load of the conversation page in a fresh context: its Navigation Timing marks (ms)
+    and the encoded bytes of the page and its resources."""
+    context = browser.new_context(viewport={"width": 1366, "height": 900})
+    host = base.split("//", 1)[1].split(":")[0]
+    context.add_cookies(
+        [{"name": "sessionid", "value": seeded["cookie"], "domain": host, "path": "/"}]
+    )
+    page = context.new_page()
+    page.goto(base + seeded["url"], wait_until="load")
+    timing = page.evaluate(TIMING)
+    context.close()
+    return timing
+
+
 def load_in_browser(base: str, seeded: dict, loads: int) -> dict:
     from playwright.sync_api import sync_playwright
 
     marks = {"response": [], "dom": [], "load": []}
     transferred = 0
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-        )
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
         for i in range(loads + 1):
-            context = browser.new_context(viewport={"width": 1366, "height": 900})
-            host = base.split("//", 1)[1].split(":")[0]
-            context.add_cookies(
-                [{"name": "sessionid", "value": seeded["cookie"], "domain": host, "path": "/"}]
-            )
-            page = context.new_page()
-            page.goto(base + seeded["url"], wait_until="load")
-            timing = page.evaluate(
-                "(() => { const n = performance.getEntriesByType('navigation')[0];"
-                " const r = performance.getEntriesByType('resource');"
-                " return {response: n.responseEnd, dom: n.domContentLoadedEventEnd,"
-                " load: n.loadEventEnd, bytes: n.encodedBodySize +"
-                " r.reduce((a, e) => a + e.encodedBodySize, 0)}; })()"
-            )
+            timing = load_once(browser, base, seeded)
             if i:  # the first load warms the server's caches
                 for name in marks:
                     marks[name].append(timing[name])
                 transferred = timing["bytes"]
-            context.close()
         browser.close()
     return {"browser_ms": marks, "page_bytes": transferred}
 

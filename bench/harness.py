@@ -174,14 +174,16 @@ def bench_env(
     return env
 
 
-def django_run(code: str, *, env: dict[str, str], **values):
-    """Run ``code`` in ``manage.py shell`` with ``values`` bound as JSON-decoded names;
-    the code sets ``result``, which comes back decoded from JSON."""
+def django_run(code: str, *, env: dict[str, str], root: Path = ROOT, **values):
+    """Run ``code`` in ``manage.py shell`` (of the checkout at ``root``) with ``values`` bound
+    as JSON-decoded names; the code sets ``result``, which comes back decoded from JSON."""
     prelude = "import json\n" + "".join(
         f"{name} = json.loads({json.dumps(json.dumps(value))})\n" for name, value in values.items()
     )
     epilogue = f"\nprint({RESULT_MARK!r} + json.dumps(result))\n"
-    out = manage("shell", "-c", prelude + code + epilogue, env=env, timeout=MANAGE_TIMEOUT)
+    out = manage(
+        "shell", "-c", prelude + code + epilogue, env=env, timeout=MANAGE_TIMEOUT, root=root
+    )
     for line in reversed(out.splitlines()):
         if line.startswith(RESULT_MARK):
             return json.loads(line[len(RESULT_MARK) :])

@@ -146,6 +146,25 @@ def render_markdown(text: str) -> str:
     return _cleaner.clean(_markdown.render(text or ""))
 
 
+# A stored message's text never changes (an edit or a regeneration is a new message), and a
+# conversation page renders up to 50 of them on every load: their HTML is kept per process.
+# Bounded in entries and in the size of a text kept (<= ~1,000 x 3 x 8 kB).
+STORED_CACHE_ENTRIES = 1000
+STORED_CACHE_MAX_CHARS = 8000
+
+
+@lru_cache(maxsize=STORED_CACHE_ENTRIES)
+def _render_stored(text: str) -> str:
+    return render_markdown(text)
+
+
+def render_stored(text: str) -> str:
+    """``render_markdown`` for a stored message's text, from the cache when it was seen."""
+    if len(text or "") > STORED_CACHE_MAX_CHARS:
+        return render_markdown(text)
+    return _render_stored(text or "")
+
+
 class StreamRenderer:
     """A streaming reply's Markdown, rendered as it grows at the cost of its last block.
 

@@ -213,7 +213,7 @@ def _metric_unused_because(profile: UserProfile, name: str, value: float, count:
     if not profile.memory_enabled:
         return "memory is off"
     if count < MIN_MESSAGES:
-        return f"{count} messages behind it, fewer than {MIN_MESSAGES}"
+        return f"{count} message{'' if count == 1 else 's'} behind it, fewer than {MIN_MESSAGES}"
     low, _, high, _ = BANDS[name]
     if low < value < high:
         return f"neutral (between {low} and {high})"

@@ -1,7 +1,7 @@
 from django import template
 from django.utils.safestring import mark_safe
 
-from chat.rendering import render_markdown
+from chat.rendering import render_stored
 from memory.report import ContextReport, report_read
 
 register = template.Library()
@@ -9,8 +9,9 @@ register = template.Library()
 
 @register.filter
 def markdown(text: str) -> str:
-    """Markdown rendered and sanitised by nh3 (see chat.rendering), so safe to insert."""
-    return mark_safe(render_markdown(text))  # noqa: S308 — sanitised by nh3 above
+    """A stored message's Markdown rendered and sanitised by nh3 (see chat.rendering), so
+    safe to insert."""
+    return mark_safe(render_stored(text))  # noqa: S308 — sanitised by nh3 above
 
 
 @register.filter

@@ -11,6 +11,8 @@ from django.http import Http404
 from staff.kinds import KINDS, Kind
 
 TYPE_LABELS = {"+": "created", "~": "changed", "-": "deleted"}
+# Kept by the code from the fields a person edits: a change of text shows once, as the text.
+DERIVED_FIELDS = ("dedupe_key",)
 
 
 @dataclass
@@ -52,7 +54,7 @@ def memory_history(*, kind: Kind, memory_id: int) -> list[HistoryEntry]:
         older = records[index + 1] if index + 1 < len(records) else None
         changes = []
         if older is not None and record.history_type == "~":
-            delta = record.diff_against(older)
+            delta = record.diff_against(older, excluded_fields=DERIVED_FIELDS)
             changes = [Change(c.field, c.old, c.new) for c in delta.changes]
         entries.append(
             HistoryEntry(kind=kind, record=record, changes=changes, is_latest=index == 0)

@@ -27,6 +27,8 @@
   let quietTimer = null; // asks the server about a reply we stop hearing of
   let closedForGood = false;
   let editing = null; // id of the user message being edited
+  let knownTitle = null; // the last title frame's: a header fetched before it must not undo it
+  let knownContext = null; // the last reply's context figures, for the same reason
   const streams = new Map(); // reply id -> {stable, tail}: its rendered HTML so far
 
   function csrfToken() {
@@ -204,13 +206,13 @@
       if (streamingId === frame.id) streamingId = null;
       place(frame.article, frame.id);
       if (streamingId === null) setStreaming(null);
+      knownContext = frame.context || knownContext;
       updateMeter(frame.context);
       scrollDown(false);
     },
     title(frame) {
-      const heading = document.getElementById("conversation-title");
-      if (heading) heading.textContent = frame.title;
-      document.title = `${frame.title} · memorychat`;
+      knownTitle = frame.title;
+      showTitle();
       refreshSidebar();
     },
     error(frame) {
@@ -218,6 +220,13 @@
       if (pending && (!frame.client_id || frame.client_id === pending.client_id)) pending = null;
     },
   };
+
+  function showTitle() {
+    if (knownTitle === null) return;
+    const heading = document.getElementById("conversation-title");
+    if (heading) heading.textContent = knownTitle;
+    document.title = `${knownTitle} · memorychat`;
+  }
 
   function refreshSidebar() {
     if (!window.htmx) return;
@@ -302,7 +311,12 @@
     connect();
     if (window.htmx) {
       // The new conversation's header: its Settings, its badges.
-      htmx.ajax("GET", data.url, { target: "#conversation-header", swap: "outerHTML" });
+      // Rendered before the first message was stored: the title and meter that arrived in
+      // the meantime are put back.
+      htmx.ajax("GET", data.url, { target: "#conversation-header", swap: "outerHTML" }).then(() => {
+        showTitle();
+        if (knownContext) updateMeter(knownContext);
+      });
     }
     // The sidebar follows with the title frame, once the first message gave it its title.
   }

@@ -122,11 +122,14 @@
   });
 
   // A table wider than its box scrolls inside it: keyboard users can reach it too.
+  // Every size is read before any attribute is written: a write between two reads would make
+  // the browser lay the page out again for each box (50 code blocks on a long conversation).
   function scrollables() {
-    document.querySelectorAll("table, .code-block pre").forEach((box) => {
-      const scrolls = box.scrollWidth > box.clientWidth + 1;
-      if (scrolls && !box.hasAttribute("tabindex")) box.setAttribute("tabindex", "0");
-      else if (!scrolls && box.getAttribute("tabindex") === "0") box.removeAttribute("tabindex");
+    const boxes = [...document.querySelectorAll("table, .code-block pre")];
+    const scrolling = boxes.map((box) => box.scrollWidth > box.clientWidth + 1);
+    boxes.forEach((box, i) => {
+      if (scrolling[i] && !box.hasAttribute("tabindex")) box.setAttribute("tabindex", "0");
+      else if (!scrolling[i] && box.getAttribute("tabindex") === "0") box.removeAttribute("tabindex");
     });
   }
   window.addEventListener("resize", scrollables);

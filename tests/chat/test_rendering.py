@@ -1,6 +1,6 @@
 """Model replies' images are links, never loaded from another host."""
 
-from chat.rendering import render_markdown
+from chat.rendering import STORED_CACHE_MAX_CHARS, _render_stored, render_markdown, render_stored
 
 
 def test_an_external_image_is_a_link_not_an_image():
@@ -19,3 +19,21 @@ def test_image_alt_text_and_unsafe_addresses_stay_inert():
         '![<script>alert(1)</script>](https://x.example/a.png "t") ![x](javascript:alert(1))'
     )
     assert "<script" not in html and "<img" not in html and 'href="javascript' not in html
+
+
+def test_a_stored_message_renders_the_same_from_the_cache():
+    """The page's cached render of a stored text is the live render, computed once."""
+    text = "**Cached** once\n\n```python\nprint('hi')\n```\n<script>x</script>"
+    _render_stored.cache_clear()
+    first, second = render_stored(text), render_stored(text)
+    assert first == second == render_markdown(text)
+    assert "<script>" not in first
+    assert _render_stored.cache_info().hits == 1
+
+
+def test_a_very_long_text_is_rendered_without_the_cache():
+    """A text over the size limit is not kept (the cache's memory stays bounded)."""
+    text = "word " * (STORED_CACHE_MAX_CHARS // 5 + 1)
+    _render_stored.cache_clear()
+    assert render_stored(text) == render_markdown(text)
+    assert _render_stored.cache_info().currsize == 0

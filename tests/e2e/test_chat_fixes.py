@@ -211,16 +211,19 @@ def test_new_temporary_conversation_leaves_no_empty_row_and_shows_a_badge(
 
 
 def test_link_buttons_read_as_links_and_pasted_text_is_not_cut(page, app_server):
-    """Log out looks like a link (no filled block); a paste over the limit is kept whole,
-    counted, and refused with a reason when sent."""
+    """Log out looks like the top bar's other links (no filled block); a paste over the limit
+    is kept whole, counted, and refused with a reason when sent."""
     log_in(page, app_server)
-    logout = page.get_by_role("button", name="Log out")
-    style = logout.evaluate(
+    looks = (
         "el => { const s = getComputedStyle(el); return [s.backgroundColor, s.borderTopWidth,"
-        " s.textDecorationLine, parseFloat(s.paddingTop), el.getBoundingClientRect().height]; }"
+        " s.textDecorationLine, s.color, parseFloat(s.paddingTop),"
+        " el.getBoundingClientRect().height]; }"
     )
-    assert style[0] in ("rgba(0, 0, 0, 0)", "transparent") and style[1] == "0px"
-    assert "underline" in style[2] and style[3] > 0 and style[4] >= 24
+    logout = page.get_by_role("button", name="Log out").evaluate(looks)
+    profile = page.get_by_role("link", name="Profile", exact=True).evaluate(looks)
+    assert logout[0] in ("rgba(0, 0, 0, 0)", "transparent") and logout[1] == "0px"
+    assert logout[2:4] == profile[2:4]  # the nav's links: same colour and decoration
+    assert logout[4] > 0 and logout[5] >= 24
     box = page.get_by_role("textbox", name="Message")
     text = "z" * 16_500
     box.evaluate("(el, text) => { el.value = text; el.dispatchEvent(new Event('input')); }", text)

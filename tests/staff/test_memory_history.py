@@ -37,6 +37,7 @@ def test_the_history_page_shows_who_changed_what(staff_client, staff, world):
     assert "by <strong>sam</strong>" in html and "edited by staff: text" in html
     assert "<del>Alice leads the launch.</del>" in html
     assert "<ins>Alice runs the launch.</ins>" in html
+    assert "dedupe_key" not in html  # kept by the code, not a field a person edits
 
 
 def test_edit_then_restore_the_earlier_version(staff_client, staff, world):

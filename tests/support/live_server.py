@@ -71,11 +71,16 @@ def project_env(*, strip: tuple[str, ...] = (), **overrides: str) -> dict[str, s
 
 
 def manage(
-    *args: str, env: dict[str, str], input_text: str | None = None, timeout: float = 180
+    *args: str,
+    env: dict[str, str],
+    input_text: str | None = None,
+    timeout: float = 180,
+    root: Path = ROOT,
 ) -> str:
+    """``manage.py`` of the checkout at ``root`` (another one: a benchmark's earlier commit)."""
     result = subprocess.run(
         [sys.executable, "manage.py", *args],
-        cwd=ROOT,
+        cwd=root,
         env=env,
         capture_output=True,
         text=True,
@@ -111,6 +116,7 @@ class ServerProcess:
         log_path: Path | None = None,
         server: str = "daphne",
         workers: int = 1,
+        root: Path = ROOT,
     ):
         if server not in SERVERS:
             raise ValueError(f"server must be one of {SERVERS}")
@@ -120,6 +126,7 @@ class ServerProcess:
         self.log_path = Path(log_path or default_log)
         self.server = server
         self.workers = workers
+        self.root = root  # the checkout served (another one: a benchmark's earlier commit)
         self.process: subprocess.Popen | None = None
 
     start_timeout = 30.0  # seconds to listen; a benchmark's loaded machine may want more
@@ -149,7 +156,7 @@ class ServerProcess:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         with self.log_path.open("w") as log:  # the child keeps its own handle
             self.process = subprocess.Popen(
-                self.command(), cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT
+                self.command(), cwd=self.root, env=self.env, stdout=log, stderr=subprocess.STDOUT
             )
         try:
             wait_for_port(self.port, self.process, timeout, "the app server")
