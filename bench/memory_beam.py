@@ -1,6 +1,8 @@
 """Part d of bench/memory.py: retrieval on ../shared/memdata (BEAM, CC BY-SA 4.0), in one run
-for the app's search, plain Okapi BM25 over single turns, the app's candidate stage alone and
-(``--beam-embeddings``) embeddings alone.
+for the app's search, plain Okapi BM25 over single turns and the app's candidate stage alone;
+with ``--beam-embeddings`` each chat's turns are also embedded by the local model and stored
+(``embeddings.embed_pending``, timed), and every question is asked twice, embeddings fused
+(the default) and lexical only, beside embeddings alone (cosine over all of the chat's turns).
 
 The protocol is ../shared/tools/memeval.py's: each chat is one user, each session one
 conversation, each turn one message through ``chat.services.message_create`` (``created_at``
@@ -10,9 +12,11 @@ in order, when it shows at most 5 messages. recall@k is the mean share of a ques
 evidence turns in the top k; all@k the share of questions with every evidence turn there.
 The BM25 baseline (tokens, stopwords, k1 1.2, b 0.75) is memeval's, copied exactly.
 
-Abstention questions have no evidence: for them the figure is how much of the question the
-best hit holds (``Hit.match``: the share of the query's idf weight), beside the same for
-questions that have evidence.
+Abstention questions have no evidence: for them the figures are the best hit's score (the app
+keeps no threshold: whatever ranks first is offered to the context build), how much of the
+question the best hit holds (``Hit.match``: the share of the query's idf weight) and, with
+embeddings, the best hit's cosine to the question; each beside the same for questions that
+have evidence.
 """
 
 from __future__ import annotations
@@ -83,21 +87,81 @@ def table(rows) -> dict:
 
 
 def part_d(args, log) -> dict:
+    from django.conf import settings
     from django.contrib.auth import get_user_model
 
     from chat.models import Conversation
     from chat.services import message_create
-    from memory.search import index, search
+    from memory.search import embeddings, index, search
     from memory.search.terms import query_terms
 
-    embed = _embedder() if args.beam_embeddings else None
+    embed = args.beam_embeddings
+    settings.MEMORYCHAT_EMBEDDINGS = "local" if embed else "off"
+    if embed and not embeddings.enabled():
+        raise SystemExit("--beam-embeddings: the local embedding model is not installed")
     path = Path(args.beam or DEFAULT_PATH)
     systems = {"app": [], "bm25": [], "candidates": []}
     if embed:
+        systems["app_lexical"] = []
         systems["embeddings"] = []
     pool_sizes, abstain_match, answer_match, search_ms = [], [], [], []
+    top_score = {"abstention": [], "answerable": []}
+    top_cosine = {"abstention": [], "answerable": []}
     index_s, messages, embed_s, embedded = 0.0, 0, 0.0, 0
     user_model = get_user_model()
+
+    def summary(n_inst: int) -> dict:
+        types = sorted({t for t, _, _ in systems["app"]})
+        result = {
+            "dataset": path.name,
+            "chats": len(
+                {q for q in range(min(args.beam_chats, n_inst + 1)) if not q % args.beam_every}
+            ),
+            "every": args.beam_every,
+            "messages": messages,
+            "questions": len(systems["app"]),
+            "abstention": len(abstain_match),
+            "index_ms_per_message": 1000 * index_s / max(messages, 1),
+            "search_ms": {
+                "p50": statistics.median(search_ms),
+                "p95": sorted(search_ms)[int(0.95 * (len(search_ms) - 1))],
+            },
+            "overall": {n: table(rows) for n, rows in systems.items() if n != "candidates"},
+            "candidates": {
+                "recall": 100
+                * statistics.mean(len(g & set(r)) / len(g) for _, g, r in systems["candidates"]),
+                "pool_median": statistics.median(pool_sizes),
+                "pool_max": max(pool_sizes),
+            },
+            "per_type": {
+                t: {
+                    name: {
+                        key: table([x for x in rows if x[0] == t])[key]
+                        for key in ("recall@10", "all@10")
+                    }
+                    for name, rows in systems.items()
+                    if name != "candidates"
+                }
+                for t in types
+            },
+            "match": {
+                "abstention_median": statistics.median(abstain_match) if abstain_match else None,
+                "answerable_median": statistics.median(answer_match) if answer_match else None,
+                "abstention_over_0.8": sum(m >= 0.8 for m in abstain_match)
+                / max(len(abstain_match), 1),
+                "answerable_over_0.8": sum(m >= 0.8 for m in answer_match)
+                / max(len(answer_match), 1),
+            },
+            "top_score": {g: _spread(v) for g, v in top_score.items()},
+            "top_cosine": {g: _spread(v) for g, v in top_cosine.items() if v},
+        }
+        if embed:
+            result["embeddings"] = {
+                "model": embeddings.model_name(),
+                "passages_per_s": embedded / embed_s if embed_s else None,
+            }
+        return result
+
     with gzip.open(path, "rt") if path.suffix == ".gz" else path.open() as fh:
         for n_inst, line in enumerate(fh):
             if n_inst >= args.beam_chats:
@@ -129,29 +193,32 @@ def part_d(args, log) -> dict:
             vectors = None
             if embed:
                 began = time.perf_counter()
-                vectors = embed(texts, passage=True)
+                while embeddings.embed_pending(limit=5000):
+                    pass
                 embed_s += time.perf_counter() - began
                 embedded += len(texts)
+                vectors = _stored_vectors(user, [m for m in id_of])
             known = set(turn_ids)
             for q in inst["questions"]:
                 gold = set(q.get("evidence_turns") or []) & known
                 began = time.perf_counter()
                 hits = search(user=user, query=q["question"], k=max(KS))
                 search_ms.append(1000 * (time.perf_counter() - began))
+                group = "answerable" if gold else "abstention"
+                top_score[group].append(hits[0].score if hits else 0.0)
+                if vectors is not None:
+                    top_cosine[group].append(_top_cosine(user, q["question"], hits))
                 if not gold:
                     abstain_match.append(hits[0].match if hits else 0.0)
                     continue
                 answer_match.append(hits[0].match if hits else 0.0)
-                ranked = []
-                for h in hits:
-                    if len(h.message_ids) > 5:
-                        continue
-                    for mid in h.message_ids:
-                        d = id_of.get(mid)
-                        if d and d not in ranked:
-                            ranked.append(d)
                 kind = q.get("type", "")
-                systems["app"].append((kind, gold, ranked))
+                systems["app"].append((kind, gold, _ranked(hits, id_of)))
+                if embed:
+                    settings.MEMORYCHAT_EMBEDDINGS = "off"
+                    lexical = search(user=user, query=q["question"], k=max(KS))
+                    settings.MEMORYCHAT_EMBEDDINGS = "local"
+                    systems["app_lexical"].append((kind, gold, _ranked(lexical, id_of)))
                 order = bm25_rank(turn_docs, tok(q["question"]))
                 systems["bm25"].append((kind, gold, [turn_ids[i] for i in order[: max(KS)]]))
                 terms = query_terms(q["question"])
@@ -164,67 +231,87 @@ def part_d(args, log) -> dict:
                 # The candidate stage is a set: its recall is counted on all of it, as "@50".
                 systems["candidates"].append((kind, gold, pool + ["-"] * 0))
                 if vectors is not None:
-                    qv = embed([q["question"]], passage=False)[0]
-                    cos = vectors @ qv
-                    order = sorted(range(len(turn_ids)), key=lambda i: -cos[i])
-                    systems["embeddings"].append((kind, gold, [turn_ids[i] for i in order[:50]]))
+                    ids, matrix = vectors
+                    (qv,) = embeddings.embed_texts([q["question"]], query=True)
+                    cos = matrix @ _as_numpy(qv)
+                    order = sorted(range(len(ids)), key=lambda i: -cos[i])
+                    systems["embeddings"].append((kind, gold, [id_of[ids[i]] for i in order[:50]]))
             log(f"[d] chat {n_inst + 1}: {len(turn_ids)} turns, {messages:,} so far")
-    types = sorted({t for t, _, _ in systems["app"]})
-    result = {
-        "dataset": path.name,
-        "chats": len(
-            {q for q in range(min(args.beam_chats, n_inst + 1)) if not q % args.beam_every}
-        ),
-        "every": args.beam_every,
-        "messages": messages,
-        "questions": len(systems["app"]),
-        "abstention": len(abstain_match),
-        "index_ms_per_message": 1000 * index_s / max(messages, 1),
-        "search_ms": {
-            "p50": statistics.median(search_ms),
-            "p95": sorted(search_ms)[int(0.95 * (len(search_ms) - 1))],
-        },
-        "overall": {name: table(rows) for name, rows in systems.items() if name != "candidates"},
-        "candidates": {
-            "recall": 100
-            * statistics.mean(len(g & set(r)) / len(g) for _, g, r in systems["candidates"]),
-            "pool_median": statistics.median(pool_sizes),
-            "pool_max": max(pool_sizes),
-        },
-        "per_type": {
-            t: {
-                name: table([x for x in rows if x[0] == t])["recall@10"]
-                for name, rows in systems.items()
-                if name != "candidates"
-            }
-            for t in types
-        },
-        "match": {
-            "abstention_median": statistics.median(abstain_match) if abstain_match else None,
-            "answerable_median": statistics.median(answer_match) if answer_match else None,
-            "abstention_over_0.8": sum(m >= 0.8 for m in abstain_match)
-            / max(len(abstain_match), 1),
-            "answerable_over_0.8": sum(m >= 0.8 for m in answer_match) / max(len(answer_match), 1),
-        },
-    }
-    if embed:
-        result["embeddings"] = {"passages_per_s": embedded / embed_s if embed_s else None}
-    return result
+            if args.child_out:  # what is measured so far, should the run be cut short
+                Path(args.child_out + ".partial").write_text(
+                    json.dumps(summary(n_inst), default=str), encoding="utf-8"
+                )
+    return summary(n_inst)
 
 
-def _embedder():
+def _ranked(hits, id_of) -> list[str]:
+    """A hit's message_ids count as ranked turns, in order, when it shows at most 5."""
+    ranked = []
+    for h in hits:
+        if len(h.message_ids) > 5:
+            continue
+        for mid in h.message_ids:
+            d = id_of.get(mid)
+            if d and d not in ranked:
+                ranked.append(d)
+    return ranked
+
+
+def _as_numpy(vector):
+    import numpy as np
+
+    return np.frombuffer(vector.tobytes(), dtype="float32")
+
+
+def _stored_vectors(user, message_ids):
+    """(message ids, matrix) of the user's stored message vectors for the current model."""
+    import numpy as np
+
+    from memory.models import Embedding
     from memory.search import embeddings
 
-    return embeddings.local_embedder()
+    rows = Embedding.objects.filter(
+        user=user, model=embeddings.model_name(), kind="message", object_id__in=message_ids
+    ).values_list("object_id", "vector")
+    ids = [object_id for object_id, _ in rows]
+    return ids, np.vstack([np.frombuffer(bytes(v), dtype="float32") for _, v in rows])
+
+
+def _top_cosine(user, question, hits) -> float:
+    from memory.search import embeddings
+
+    if not hits:
+        return 0.0
+    found = embeddings.similarities(user=user, query=question, keys=[(hits[0].kind, hits[0].id)])
+    return (found or {}).get((hits[0].kind, hits[0].id), 0.0)
+
+
+def _spread(values: list[float]) -> dict:
+    if not values:
+        return {}
+    ordered = sorted(values)
+    return {
+        "median": statistics.median(ordered),
+        "p10": ordered[int(0.1 * (len(ordered) - 1))],
+        "p90": ordered[int(0.9 * (len(ordered) - 1))],
+        "n": len(ordered),
+    }
 
 
 def report_d(r: dict) -> list[str]:
-    names = {"app": "app search", "bm25": "BM25, single turns", "embeddings": "embeddings alone"}
+    names = {
+        "app": "app search" + (", embeddings fused (default)" if "embeddings" in r else ""),
+        "app_lexical": "app search, lexical only",
+        "bm25": "BM25, single turns",
+        "embeddings": "embeddings alone",
+    }
+    every = r.get("every", 1)
     lines = [
         "### d. retrieval on long real conversations (BEAM, CC BY-SA 4.0)",
         "",
-        f"- {r['dataset']}: {r['chats']} chats (every {r.get('every', 1)}th of the file),"
-        f" {r['messages']:,} messages through"
+        f"- {r['dataset']}: {r['chats']} chats"
+        + (f" (every {every}th of the file)" if every > 1 else " (all of the file)")
+        + f", {r['messages']:,} messages through"
         f" `message_create`, {r['questions']} questions with evidence (+{r['abstention']}"
         f" abstention); index time {r['index_ms_per_message']:.1f} ms per message;"
         f" search p50 {r['search_ms']['p50']:.1f} ms, p95 {r['search_ms']['p95']:.1f} ms",
@@ -232,22 +319,30 @@ def report_d(r: dict) -> list[str]:
         "| system | r@5 | r@10 | r@25 | r@50 | all@10 |",
         "| --- | --- | --- | --- | --- | --- |",
     ]
+    bm25 = r["overall"]["bm25"]
     for name, t in r["overall"].items():
         lines.append(
             f"| {names.get(name, name)} | {t['recall@5']:.1f} | {t['recall@10']:.1f} |"
             f" {t['recall@25']:.1f} | {t['recall@50']:.1f} | {t['all@10']:.1f} |"
         )
-    app, bm25 = r["overall"]["app"], r["overall"]["bm25"]
+    for name, t in r["overall"].items():
+        if name == "bm25":
+            continue
+        ratios = [t[f"recall@{k}"] / max(bm25[f"recall@{k}"], 1e-9) for k in KS]
+        ratios.append(t["all@10"] / max(bm25["all@10"], 1e-9))
+        lines.append(
+            f"| {names.get(name, name)} / BM25 | " + " | ".join(f"{x:.2f}x" for x in ratios) + " |"
+        )
     lines += [
         "",
-        f"recall@10 {app['recall@10'] / bm25['recall@10']:.2f}x BM25's, all@10"
-        f" {app['all@10'] / max(bm25['all@10'], 1e-9):.2f}x (target 1.3x both).",
+        "recall@10 / all@10 per question type:",
         "",
         "| question type | " + " | ".join(names.get(n, n) for n in r["overall"]) + " |",
         "| --- | " + " | ".join("---" for _ in r["overall"]) + " |",
     ]
     for kind, row in r["per_type"].items():
-        lines.append(f"| {kind} | " + " | ".join(f"{row[n]:.1f}" for n in r["overall"]) + " |")
+        cells = [f"{row[n]['recall@10']:.1f} / {row[n]['all@10']:.1f}" for n in r["overall"]]
+        lines.append(f"| {kind} | " + " | ".join(cells) + " |")
     c, m = r["candidates"], r["match"]
     lines += [
         "",
@@ -258,8 +353,25 @@ def report_d(r: dict) -> list[str]:
         f" against {m['answerable_median']:.2f} ({100 * m['answerable_over_0.8']:.0f} %) for"
         " questions with evidence",
     ]
+    top = r.get("top_score", {})
+    if top.get("abstention"):
+        a, e = top["abstention"], top.get("answerable", {})
+        lines.append(
+            f"- abstention, best hit's score (the app keeps no threshold): median"
+            f" {a['median']:.2f} (p10 {a['p10']:.2f}), against {e.get('median', 0):.2f}"
+            f" (p10 {e.get('p10', 0):.2f}) with evidence"
+        )
+    cos = r.get("top_cosine", {})
+    if cos.get("abstention"):
+        a, e = cos["abstention"], cos.get("answerable", {})
+        lines.append(
+            f"- abstention, best hit's cosine to the question: median {a['median']:.2f}"
+            f" (p10-p90 {a['p10']:.2f}-{a['p90']:.2f}), against {e.get('median', 0):.2f}"
+            f" ({e.get('p10', 0):.2f}-{e.get('p90', 0):.2f}) with evidence"
+        )
     if "embeddings" in r:
         lines.append(
-            f"- embeddings: {r['embeddings']['passages_per_s']:.1f} passages/s on this machine"
+            f"- embeddings ({r['embeddings']['model']}): {r['embeddings']['passages_per_s']:.1f}"
+            " turns/s stored (embed_pending, one process)"
         )
     return lines

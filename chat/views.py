@@ -17,7 +17,7 @@ from django_ratelimit.core import is_ratelimited
 from chat import limits, selectors, services
 from chat.forms import ConversationSettingsForm, NewConversationForm, RenameForm, SignupForm
 from chat.jsonsafe import MAX_ID
-from memory.services import memories_delete_only_from, memories_only_from
+from memory.services import conversation_forget, conversation_forget_plan
 from web.access import login_required
 from web.fragments import render_fragments, render_page_or_fragment
 
@@ -268,14 +268,13 @@ def conversation_archive(request, conversation_id: int):
 
 @login_required
 def conversation_delete(request, conversation_id: int):
-    """GET: confirm. POST: delete (and, if asked, the memories that came only from it)."""
+    """GET: confirm. POST: delete (and, if asked, forget what was learned in it first)."""
     conversation = selectors.conversation_get_for_user(
         user=request.user, conversation_id=conversation_id
     )
-    only_here = _memories_only_from(conversation)
     if request.method == "POST":
-        if request.POST.get("delete_memories") == "1":
-            memories_delete_only_from(conversation=conversation)
+        if request.POST.get("forget") == "1":
+            conversation_forget(conversation=conversation, actor=request.user, keep_place=False)
         services.conversation_delete(conversation=conversation)
         if request.htmx:
             return HttpResponseClientRedirect("/")
@@ -283,12 +282,8 @@ def conversation_delete(request, conversation_id: int):
     return render(
         request,
         "chat/confirm_delete.html",
-        {"conversation": conversation, "memories_only_here": only_here},
+        {"conversation": conversation, "plan": conversation_forget_plan(conversation=conversation)},
     )
-
-
-def _memories_only_from(conversation) -> int:
-    return sum(len(ids) for ids in memories_only_from(conversation=conversation).values())
 
 
 @login_required

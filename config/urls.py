@@ -21,5 +21,6 @@ urlpatterns = [
     path("accounts/", include("django.contrib.auth.urls")),
     path("profile/", include("profiles.urls")),
     path("staff/", include("staff.urls")),
+    path("", include("userdata.urls")),
     path("", include("chat.urls")),
 ]

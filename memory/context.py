@@ -150,6 +150,10 @@ def build(
     summary = None
     if strategy is MemoryStrategy.SUMMARY_BUFFER:
         summary = selectors.summary_current(conversation)
+    if summary is not None and not summary.text.strip():
+        # A blank version is what forgetting leaves (memory.services.forget): nothing to say,
+        # and the conversation's own messages stay in the window.
+        summary = None
     # The newest page of history, read first: its replies give the token scale.
     history = _History(conversation, user_message, strategy, summary)
     scale = token_scale(history.recent(), model)

@@ -37,6 +37,10 @@ class Summary(models.Model):
         AUTO = "auto"
         STAFF = "staff"
 
+    # The ``model`` of the blank version forgetting leaves (memory.services.forget): the
+    # messages it covers are not summarised or recalled again.
+    FORGOTTEN = "(forgotten by the user)"
+
     conversation = models.ForeignKey(
         "chat.Conversation", on_delete=models.CASCADE, related_name="summaries"
     )
@@ -195,7 +199,7 @@ class ActionItem(MemoryItem):
 
 
 class Embedding(models.Model):
-    """A stored vector for one searchable item (when OPENAI_EMBEDDING_MODEL is set)."""
+    """A stored vector for one searchable item (memory.search.embeddings), per model."""
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     kind = models.CharField(max_length=20)

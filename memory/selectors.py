@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.core.cache import cache
 from django.db import transaction
+from django.db.models import Max
 
 from memory.models import Summary, SummaryRun, SystemPrompt
 from memory.prompts import DEFAULT_SYSTEM_PROMPT
@@ -40,6 +41,18 @@ def system_prompt_forget() -> None:
     the transaction commits, so no turn caches the old text in between."""
     cache.delete(SYSTEM_PROMPT_CACHE_KEY)
     transaction.on_commit(lambda: cache.delete(SYSTEM_PROMPT_CACHE_KEY))
+
+
+def forgotten_through(*, conversation_ids) -> dict[int, int]:
+    """Per conversation, the newest message id the user had forgotten (the blank versions
+    memory.services.forget leaves): messages up to it are recalled no more."""
+    return dict(
+        Summary.objects.filter(conversation_id__in=set(conversation_ids), model=Summary.FORGOTTEN)
+        .values("conversation_id")
+        .annotate(through=Max("covered_through"))
+        .values_list("conversation_id", "through")
+        .order_by()
+    )
 
 
 def summary_current(conversation) -> Summary | None:

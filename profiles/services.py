@@ -31,6 +31,7 @@ __all__ = [
     "InstructionsBlock",
     "instructions_for",
     "memory_enabled",
+    "profile_clear_preferences",
     "profile_get_or_create",
     "profile_observe_message",
     "profile_reset_style",
@@ -263,6 +264,19 @@ def profile_reset_style(*, user: AbstractBaseUser) -> UserProfile:
     profile._change_reason = "learned style reset"
     profile.save(update_fields=fields)
     StyleSnapshot.objects.filter(profile=profile).delete()
+    return profile
+
+
+@transaction.atomic
+def profile_clear_preferences(*, user: AbstractBaseUser) -> UserProfile:
+    """Every typed preference back to "no preference" (the memory switch is not one)."""
+    profile = _locked_profile(user)
+    for name in PREFERENCE_FIELDS:
+        default = UserProfile._meta.get_field(name).get_default()
+        setattr(profile, name, default)
+    profile.updated_at = timezone.now()
+    profile._change_reason = "preferences cleared"
+    profile.save(update_fields=[*PREFERENCE_FIELDS, "updated_at"])
     return profile
 
 

@@ -7,7 +7,18 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = {"audit", "chat", "config", "contextwindow", "llm", "memory", "profiles", "staff", "web"}
+PACKAGES = {
+    "audit",
+    "chat",
+    "config",
+    "contextwindow",
+    "llm",
+    "memory",
+    "profiles",
+    "staff",
+    "userdata",
+    "web",
+}
 # What each package may import from the others. staff is imported by no one (config.urls names
 # it as a string); the pure library imports nothing of the project, nor Django.
 ALLOWED = {
@@ -18,7 +29,8 @@ ALLOWED = {
     "profiles": {"audit", "web"},
     "memory": {"audit", "chat", "contextwindow", "llm", "profiles"},
     "chat": {"contextwindow", "llm", "memory", "profiles", "web"},
-    "staff": {"audit", "chat", "contextwindow", "llm", "memory", "profiles", "web"},
+    "userdata": {"audit", "chat", "memory", "profiles", "web"},
+    "staff": {"audit", "chat", "contextwindow", "llm", "memory", "profiles", "userdata", "web"},
     "config": {"chat"},
 }
 

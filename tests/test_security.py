@@ -27,6 +27,7 @@ PUBLIC = {
     "password_reset_confirm",
     "password_reset_complete",
     "favicon",
+    "userdata:goodbye",
 }
 SIGNED_IN = {
     "password_change",
@@ -37,6 +38,9 @@ SIGNED_IN = {
     "profiles:preferences",
     "profiles:memory",
     "profiles:reset_style",
+    "userdata:export",
+    "userdata:forget_everything",
+    "userdata:account_delete",
 }
 OWNED = {
     "chat:conversation",
@@ -46,6 +50,7 @@ OWNED = {
     "chat:delete",
     "chat:settings",
     "chat:reply_version",
+    "userdata:forget_conversation",
 }
 
 
@@ -136,6 +141,8 @@ def post_urls(world, alice, staff):
             "profiles:memory",
             "profiles:reset_style",
             "password_change",
+            "userdata:forget_everything",
+            "userdata:account_delete",
         )
     ]
     urls += [(None, reverse(n)) for n in ("login", "signup", "password_reset", "logout")]

@@ -6,7 +6,8 @@
 - ``ranking``: ``search()``, relevance first (``Hit``);
 - ``exchange``: a message hit's neighbours;
 - ``embeddings``: vectors, computed locally or by an OpenAI-compatible endpoint;
-- ``staff``: the staff lists' search.
+- ``staff``: the staff lists' search;
+- ``erase``: an erased account's last rows.
 """
 
 from memory.search.ranking import Hit, search

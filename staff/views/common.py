@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import re
-import unicodedata
-
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest
 from django.utils.http import url_has_allowed_host_and_scheme
 
-_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
+from web.downloads import attachment, download_filename
+
+__all__ = ["attachment", "download_filename", "safe_next"]
 
 
 def safe_next(request: HttpRequest, url: str | None, default: str) -> str:
@@ -17,22 +16,3 @@ def safe_next(request: HttpRequest, url: str | None, default: str) -> str:
     ):
         return url
     return default
-
-
-def download_filename(*parts: str, extension: str) -> str:
-    """A download's file name from safe characters only (ASCII letters, digits, '-', '_',
-    one '.' before the extension): accents are dropped ("zoë" -> "zoe"), anything else
-    becomes '-', so no name can break the header or reach outside a folder."""
-    words = []
-    for part in parts:
-        ascii_text = unicodedata.normalize("NFKD", str(part)).encode("ascii", "ignore").decode()
-        word = _UNSAFE.sub("-", ascii_text).strip("-")
-        if word:
-            words.append(word)
-    return ("-".join(words)[:120].strip("-") or "download") + f".{extension}"
-
-
-def attachment(body: str, *, content_type: str, filename: str) -> HttpResponse:
-    response = HttpResponse(body, content_type=content_type)
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    return response

@@ -13,9 +13,9 @@ from django.views.decorators.http import require_GET, require_http_methods
 from staff.forms import ImportForm, UserDataDeleteForm
 from staff.selectors.users import user_get
 from staff.services.user_data import user_data_counts, user_data_delete
-from staff.transfer.export import user_data_export
-from staff.transfer.importer import BadExport, user_data_import
 from staff.views.common import attachment, download_filename
+from userdata.transfer.export import user_data_export
+from userdata.transfer.importer import BadExport, user_data_import
 from web.access import staff_required
 
 

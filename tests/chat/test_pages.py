@@ -238,9 +238,19 @@ def test_deleting_a_conversation_can_delete_its_own_memories(alice_client, alice
     )
     fact.source_messages.add(message)
     url = reverse("chat:delete", args=[conversation.pk])
-    assert "Also delete the 1 memory" in alice_client.get(url).content.decode()
-    alice_client.post(url, {"delete_memories": "1"})
+    page = alice_client.get(url).content.decode()
+    assert "Also forget what was learned here" in page and "1 memory came only" in page
+    alice_client.post(url, {"forget": "1"})
     assert not Fact.objects.exists()
+
+
+def test_deleting_a_conversation_unticked_keeps_its_memories(alice_client, alice, conversation):
+    """Without "forget too" the memories stay (no longer linked to the deleted conversation)."""
+    from memory.models import Fact
+
+    Fact.objects.create(user=alice, conversation=conversation, text="likes tea", dedupe_key="t")
+    alice_client.post(reverse("chat:delete", args=[conversation.pk]))
+    assert Fact.objects.get().conversation is None
 
 
 def test_the_login_page_says_how_to_sign_in_to_the_demo_account_in_debug(client, settings):

@@ -25,6 +25,7 @@ from tests.e2e.site import (
     server_error_html,
     staff_pages,
     start_site,
+    user_pages,
 )
 from tests.support.fake_llm import Behaviour, FakeLLM
 
@@ -91,8 +92,9 @@ def chat_shots(page, site: Site, out: Path, prefix: str, phone: bool) -> int:
 
 
 def other_shots(page, site: Site, out: Path, prefix: str, conversation_id: int) -> None:
-    page.goto(f"{site.url}/profile/")
-    take(page, out, f"{prefix}-profile", full=True)
+    for name, path in user_pages(conversation_id).items():
+        page.goto(site.url + path)
+        take(page, out, f"{prefix}-{name}", full=True)
     for name, path in staff_pages(site, conversation_id).items():
         response = page.goto(site.url + path)
         assert response.status == 200, (name, response.status)

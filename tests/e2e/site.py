@@ -137,6 +137,18 @@ def staff_pages(site: Site, conversation_id: int) -> dict[str, str]:
     }
 
 
+def user_pages(conversation_id: int) -> dict[str, str]:
+    """The signed-in user's own pages beyond the chat, by a name for people, to their paths."""
+    return {
+        "profile": "/profile/",
+        "conversation-delete": f"/c/{conversation_id}/delete/",
+        "conversation-forget": f"/c/{conversation_id}/forget/",
+        "forget-everything": "/account/forget/",
+        "account-delete": "/account/delete/",
+        "goodbye": "/account/goodbye/",
+    }
+
+
 def server_error_html(site: Site) -> str:
     """The 500 page exactly as Django's handler renders it (no URL of the site fails on
     purpose): ``django.views.defaults.server_error`` run in the site's own settings."""

@@ -107,6 +107,11 @@ def test_every_page_passes_the_audit(browser, app_server, fake_upstream, auditor
     conversation_id = re.search(r"/c/(\d+)/", conversation_url).group(1)
     pages = {
         "profile": "/profile/",
+        "delete a conversation": f"/c/{conversation_id}/delete/",
+        "forget a conversation": f"/c/{conversation_id}/forget/",
+        "forget everything": "/account/forget/",
+        "delete the account": "/account/delete/",
+        "goodbye": "/account/goodbye/",
         "staff home": "/staff/",
         "staff users": "/staff/users/",
         "staff memories": "/staff/memories/",

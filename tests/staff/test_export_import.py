@@ -17,8 +17,8 @@ from memory.models import ActionItem, Fact, Summary
 from memory.services import fact_supersede, memory_update, summary_make_current
 from profiles.services import profile_observe_message, profile_update_preferences
 from staff.services.user_data import user_data_delete
-from staff.transfer.export import user_data_export
-from staff.transfer.importer import BadExport, user_data_import
+from userdata.transfer.export import user_data_export
+from userdata.transfer.importer import BadExport, user_data_import
 
 pytestmark = pytest.mark.django_db
 
@@ -133,7 +133,7 @@ def test_the_import_restores_links_between_rows(rich, alice, staff):
 
 def test_messages_are_stored_through_message_create_many(rich, alice, staff, monkeypatch):
     """The import stores messages with chat.services.message_create_many."""
-    from staff.transfer import importer
+    from userdata.transfer import importer
 
     calls = []
     real = importer.message_create_many

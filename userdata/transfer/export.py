@@ -13,8 +13,8 @@ from django.utils import timezone
 from chat.models import Conversation, Message
 from memory.models import ActionItem, Decision, Fact, Summary
 from profiles.models import StyleSnapshot, UserProfile
-from staff.transfer import FORMAT, VERSION
-from staff.transfer.codec import encode
+from userdata.transfer import FORMAT, VERSION
+from userdata.transfer.codec import encode
 
 # Memory kinds in the document: (key, model, reference prefix).
 MEMORY_SECTIONS = (

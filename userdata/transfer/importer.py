@@ -18,9 +18,9 @@ from chat.models import Conversation, Message
 from chat.services import ChatError, NewMessage, conversation_create, message_create_many
 from memory.models import ActionItem, Fact, Summary
 from profiles.models import StyleSnapshot, UserProfile
-from staff.transfer import FORMAT, VERSION
-from staff.transfer.export import MEMORY_SECTIONS, NESTED_OWNER, USER_FIELDS
-from staff.transfer.validation import (
+from userdata.transfer import FORMAT, VERSION
+from userdata.transfer.export import MEMORY_SECTIONS, NESTED_OWNER, USER_FIELDS
+from userdata.transfer.validation import (
     Invalid,
     clean_history,
     clean_username,
@@ -100,7 +100,7 @@ def _values(
     model, data: dict, ids: _Ids, fields=None, skip=(), *, where: str, actor=None
 ) -> dict[str, Any]:
     """Attribute values for ``model`` from a document row's ``fields``, each checked
-    (``staff.transfer.validation``); an unknown field is refused, not ignored."""
+    (``userdata.transfer.validation``); an unknown field is refused, not ignored."""
     if not isinstance(data, dict):
         raise Invalid(f"{where}: must be an object.")
     owner = NESTED_OWNER.get(model, set())

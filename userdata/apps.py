@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class UserdataConfig(AppConfig):
+    name = "userdata"
+    verbose_name = "Your data"

@@ -1,0 +1,73 @@
+"""The user's own data: thin views over ``userdata.services`` and ``memory.services``. No user
+id is in any URL; a conversation id is looked up among the signed-in user's (404 otherwise)."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth import logout
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_http_methods
+
+from chat.selectors import conversation_get_for_user
+from memory.services import conversation_forget, conversation_forget_plan
+from userdata import services
+from userdata.forms import CONFIRMATION, AccountDeleteForm, ForgetEverythingForm
+from web.access import login_required
+from web.downloads import attachment
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def conversation_forget_view(request, conversation_id: int):
+    """GET: what would be forgotten. POST: forget it, then show the page again (said done)."""
+    conversation = conversation_get_for_user(user=request.user, conversation_id=conversation_id)
+    if request.method == "POST":
+        result = conversation_forget(conversation=conversation, actor=request.user)
+        messages.success(request, f"Forgotten: {result.describe()}.")
+        return redirect("userdata:forget_conversation", conversation_id=conversation.pk)
+    plan = conversation_forget_plan(conversation=conversation)
+    return render(
+        request, "userdata/forget_conversation.html", {"conversation": conversation, "plan": plan}
+    )
+
+
+@login_required(default_next="profiles:profile")
+@require_http_methods(["GET", "POST"])
+def forget_everything(request):
+    form = ForgetEverythingForm(request.POST if request.method == "POST" else None)
+    if request.method == "POST" and form.is_valid():
+        result = services.forget_everything(
+            user=request.user,
+            reset_style=form.cleaned_data["reset_style"],
+            clear_preferences=form.cleaned_data["clear_preferences"],
+        )
+        messages.success(request, f"Everything was forgotten: {result.describe()}.")
+        return redirect("profiles:profile")
+    return render(
+        request, "userdata/forget_everything.html", {"form": form, "confirmation": CONFIRMATION}
+    )
+
+
+@login_required(default_next="profiles:profile")
+@require_GET
+def data_export(request):
+    download = services.data_export(user=request.user)
+    return attachment(
+        download.body, content_type="application/json; charset=utf-8", filename=download.filename
+    )
+
+
+@login_required(default_next="profiles:profile")
+@require_http_methods(["GET", "POST"])
+def account_delete(request):
+    form = AccountDeleteForm(request.POST if request.method == "POST" else None, user=request.user)
+    if request.method == "POST" and form.is_valid():
+        services.account_delete(user=request.user)
+        logout(request)
+        return redirect("userdata:goodbye")
+    return render(request, "userdata/account_delete.html", {"form": form})
+
+
+@require_GET
+def goodbye(request):
+    return render(request, "userdata/goodbye.html")
