@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 from django.core.cache import cache
 from django.db import transaction
 from django.db.models import Max
@@ -15,11 +17,23 @@ SYSTEM_PROMPT_CACHE_KEY = "memory:system-prompt:current"
 # cache) goes unseen.
 SYSTEM_PROMPT_CACHE_SECONDS = 60
 
+logger = logging.getLogger(__name__)
+
+
+def _cache_call(method: str, *args):
+    """The shared cache (Redis when scaled out) is an optimisation here: while it is away a
+    turn reads the prompt from the database instead of failing."""
+    try:
+        return getattr(cache, method)(*args)
+    except Exception:
+        logger.warning("cache unavailable for the system prompt", exc_info=True)
+        return None
+
 
 def system_prompt_current() -> SystemPrompt:
     """The newest system prompt version (version 1, the default text, when there is none).
     Read on every turn, so it is cached: (id, version, text) until a prompt changes."""
-    cached = cache.get(SYSTEM_PROMPT_CACHE_KEY)
+    cached = _cache_call("get", SYSTEM_PROMPT_CACHE_KEY)
     if cached is not None:
         pk, version, text = cached
         return SystemPrompt(pk=pk, version=version, text=text)
@@ -28,7 +42,8 @@ def system_prompt_current() -> SystemPrompt:
         prompt, _ = SystemPrompt.objects.get_or_create(
             version=1, defaults={"text": DEFAULT_SYSTEM_PROMPT}
         )
-    cache.set(
+    _cache_call(
+        "set",
         SYSTEM_PROMPT_CACHE_KEY,
         (prompt.pk, prompt.version, prompt.text),
         SYSTEM_PROMPT_CACHE_SECONDS,
@@ -39,8 +54,8 @@ def system_prompt_current() -> SystemPrompt:
 def system_prompt_forget() -> None:
     """Drop the cached current prompt (a prompt was saved or deleted), now and again once
     the transaction commits, so no turn caches the old text in between."""
-    cache.delete(SYSTEM_PROMPT_CACHE_KEY)
-    transaction.on_commit(lambda: cache.delete(SYSTEM_PROMPT_CACHE_KEY))
+    _cache_call("delete", SYSTEM_PROMPT_CACHE_KEY)
+    transaction.on_commit(lambda: _cache_call("delete", SYSTEM_PROMPT_CACHE_KEY))
 
 
 def forgotten_through(*, conversation_ids) -> dict[int, int]:

@@ -2,6 +2,7 @@
 
 import pytest
 from django.db import connection
+from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 
 from memory import context
@@ -49,3 +50,20 @@ def test_an_edited_or_deleted_version_is_seen(conversation):
     prompt.delete()
     current = system_prompt_current()
     assert (current.version, current.text) == (2, "Older.")
+
+
+BROKEN_CACHE = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": "redis://127.0.0.1:1/0",  # nothing listens there: every call fails
+    }
+}
+
+
+def test_a_turn_reads_the_prompt_from_the_database_while_the_cache_is_away():
+    """Redis down (scaled out) must not fail a turn: the cache is only a shortcut."""
+    SystemPrompt.objects.create(version=2, text="Be brief.")
+    with override_settings(CACHES=BROKEN_CACHE):
+        assert system_prompt_current().text == "Be brief."
+        SystemPrompt.objects.create(version=3, text="Be kind.")  # its signal clears the cache
+        assert system_prompt_current().text == "Be kind."
