@@ -8,7 +8,7 @@ import re
 
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import PASSWORD, log_in
+from tests.e2e.conftest import PASSWORD, log_in, open_report
 from tests.support.live_server import create_user
 
 
@@ -21,6 +21,7 @@ def send(page, text):
 def last_reply_done(page):
     reply = page.locator('[data-role="assistant"]').last
     expect(reply.locator(".context-report")).to_be_attached()
+    open_report(reply)
     return reply
 
 
@@ -75,7 +76,7 @@ def test_tell_undo_tell_again_follow_the_source_and_edit(
     page.goto(conversation_url)
     send(page, "How old is my daughter Ada?")
     reply = page.locator('[data-role="assistant"]').last
-    expect(reply.locator(".context-report")).to_contain_text("seven years old")
+    expect(open_report(reply)).to_contain_text("seven years old")
     context.close()
 
 
