@@ -34,10 +34,19 @@ STAGES: list[tuple[str, tuple[str, ...]]] = [
     ("before: retrieval (recall_for_turn)", ("recall_for_turn (memory/recall.py",)),
     ("before: context build (rest)", ("build (memory/context.py",)),
     ("before: model request set-up", ("stream (llm/providers.py",)),
-    ("before: user_message/reply_start frames", ("handle_send (chat/consumers.py",)),
+    (
+        "before: user_message/reply_start frames",
+        ("handle_send (chat/consumers.py", "_prepared (chat/turn.py"),
+    ),
     ("after: store reply", ("reply_finish (chat/services.py",)),
     ("after: reply_end frame (Markdown, report)", ("reply_end (chat/protocol.py",)),
-    ("after: style learning", ("profile_observe_message (profiles/services.py",)),
+    (
+        "after: style learning",
+        (
+            "profile_observe_message (profiles/services.py",
+            "profiles_observe_messages (profiles/services.py",
+        ),
+    ),
     ("after: light extractor", ("memories_from_turn (",)),
     (
         "after: memory scheduling",
@@ -45,6 +54,7 @@ STAGES: list[tuple[str, tuple[str, ...]]] = [
             "conversation_after_turn (memory/services/summaries.py",
             "conversations_after_turn (memory/services/summaries.py",
             "memory_enabled_many (",
+            "profiles_get_many (",  # the batch's one profile read: the switch and the style
         ),
     ),
     (

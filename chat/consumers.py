@@ -210,7 +210,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         if prepared.start.replayed:
             await self.replay(prepared.start)
             return
-        await self.publish(protocol.user_message(prepared.start.user_message))
+        await self.publish(prepared.user_frame)
         if untitled and self.conversation.title:  # the first message gave it its title
             await self.publish(protocol.title(self.conversation.title))
         self.start_reply(prepared, started=started)
@@ -244,7 +244,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         started = time.monotonic()
         prepared = await in_setup_thread(self._admit_and_prepare_again, prepare, **arguments)
         if "text" in arguments:
-            await self.publish(protocol.user_message(prepared.start.user_message))
+            await self.publish(prepared.user_frame)
         self.start_reply(prepared, new_message="text" in arguments, started=started)
 
     def _admit_and_prepare_again(self, prepare, **arguments):

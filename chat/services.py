@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, OperationalError, connection, transaction
 from django.db.models import Count
 from django.utils import timezone
 
@@ -328,6 +328,14 @@ def _replayed(conversation: Conversation, client_id: str) -> TurnStart | None:
     return TurnStart(user_message=existing, reply=reply, replayed=True)
 
 
+DEADLOCK_RETRIES = 2
+DEADLOCK_SQLSTATE = "40P01"
+
+
+def _is_deadlock(exc: OperationalError) -> bool:
+    return getattr(exc.__cause__, "sqlstate", None) == DEADLOCK_SQLSTATE
+
+
 def turn_begin(*, conversation: Conversation, text: str, client_id: str = "") -> TurnStart:
     """Store the user's message and the reply's placeholder, atomically; or, for a client_id
     already stored, return what exists without storing anything.
@@ -339,22 +347,31 @@ def turn_begin(*, conversation: Conversation, text: str, client_id: str = "") ->
     """
     title = conversation.title
     try:
-        with transaction.atomic():
-            _lock_and_check_idle(conversation)
-            user_message = message_create(
-                conversation=conversation,
-                role=Message.Role.USER,
-                content=text,
-                client_id=client_id,
-            )
-            reply = message_create(
-                conversation=conversation,
-                role=Message.Role.ASSISTANT,
-                content="",
-                status=Message.Status.STREAMING,
-                reply_to=user_message,
-                touch=False,
-            )
+        for attempt in range(DEADLOCK_RETRIES + 1):
+            try:
+                with transaction.atomic():
+                    _lock_and_check_idle(conversation)
+                    user_message = message_create(
+                        conversation=conversation,
+                        role=Message.Role.USER,
+                        content=text,
+                        client_id=client_id,
+                    )
+                    reply = message_create(
+                        conversation=conversation,
+                        role=Message.Role.ASSISTANT,
+                        content="",
+                        status=Message.Status.STREAMING,
+                        reply_to=user_message,
+                        touch=False,
+                    )
+                break
+            except OperationalError as exc:
+                # PostgreSQL broke a deadlock with the previous turn's memory work (both
+                # write the user's search statistics): nothing was stored, so try again.
+                if attempt == DEADLOCK_RETRIES or not _is_deadlock(exc):
+                    raise
+                conversation.title = title
     except ChatError:
         replayed = _replayed(conversation, client_id)
         if replayed is None:

@@ -31,7 +31,8 @@ from llm.providers import Usage, get_provider
 from memory import context
 from memory.recall import memory_enabled_many
 from memory.services import conversations_after_turn, memories_from_turn
-from profiles.services import profile_observe_message
+from profiles.selectors import profiles_get_many
+from profiles.services import profiles_observe_messages
 
 logger = logging.getLogger(__name__)
 
@@ -127,6 +128,20 @@ class PreparedTurn:
     start: services.TurnStart
     built: context.BuiltContext | None  # None when the message was a resend (replayed)
     prefix: str = ""  # the text a continued reply already has
+    # The first frames, their articles rendered in the set-up thread rather than on the
+    # event loop, where they would delay this reply's request and every other chat's chunks.
+    user_frame: dict | None = None
+    start_frame: dict | None = None
+
+
+def _prepared(start: services.TurnStart, built, prefix: str = "") -> PreparedTurn:
+    return PreparedTurn(
+        start,
+        built,
+        prefix=prefix,
+        user_frame=protocol.user_message(start.user_message),
+        start_frame=protocol.reply_start(start.reply),
+    )
 
 
 def prepare_turn(*, conversation, text: str, client_id: str) -> PreparedTurn:
@@ -135,22 +150,22 @@ def prepare_turn(*, conversation, text: str, client_id: str) -> PreparedTurn:
     start = services.turn_begin(conversation=conversation, text=text, client_id=client_id)
     if start.replayed:
         return PreparedTurn(start, None)
-    return PreparedTurn(start, _build(conversation, start.user_message))
+    return _prepared(start, _build(conversation, start.user_message))
 
 
 def prepare_retry(*, conversation, message_id: int) -> PreparedTurn:
     start = services.turn_retry(conversation=conversation, user_message_id=message_id)
-    return PreparedTurn(start, _build(conversation, start.user_message))
+    return _prepared(start, _build(conversation, start.user_message))
 
 
 def prepare_regenerate(*, conversation, message_id: int) -> PreparedTurn:
     start = services.turn_regenerate(conversation=conversation, user_message_id=message_id)
-    return PreparedTurn(start, _build(conversation, start.user_message))
+    return _prepared(start, _build(conversation, start.user_message))
 
 
 def prepare_edit(*, conversation, message_id: int, text: str) -> PreparedTurn:
     start = services.turn_edit(conversation=conversation, user_message_id=message_id, text=text)
-    return PreparedTurn(start, _build(conversation, start.user_message))
+    return _prepared(start, _build(conversation, start.user_message))
 
 
 def prepare_continue(*, conversation, reply_id: int) -> PreparedTurn:
@@ -164,7 +179,7 @@ def prepare_continue(*, conversation, reply_id: int) -> PreparedTurn:
         {"role": "user", "content": CONTINUE_PROMPT},
     ]
     built = _build(conversation, start.user_message, tail=tail)
-    return PreparedTurn(start, built, prefix=prefix)
+    return _prepared(start, built, prefix=prefix)
 
 
 def _build(conversation, user_message: Message, tail=()) -> context.BuiltContext:
@@ -196,6 +211,7 @@ class ReplyTask:
         self.reply = prepared.start.reply
         self.previous_content = prepared.start.previous_content
         self.prefix = prepared.prefix
+        self.start_frame = prepared.start_frame
         self.publish = publish
         self.stop_reason = ""
         self.streaming = True  # until the reply is stored; after that, nothing to stop
@@ -247,7 +263,7 @@ class ReplyTask:
                     built.messages, model=model, report=report, max_tokens=max_tokens
                 )
             )
-            await self.publish(protocol.reply_start(reply))
+            await self.publish(self.start_frame or protocol.reply_start(reply))
             stream = await request
             model = stream.model
             renewed = time.monotonic()
@@ -382,7 +398,15 @@ def _after_turns(items) -> None:
     three queries for all of them."""
     ids = [c.pk for c, _ in items]
     try:
-        enabled = memory_enabled_many([c for c, _ in items])
+        # One read of the users' profiles: the memory switch and the style learned from.
+        profiles = profiles_get_many([c.user for c, _ in items])
+        enabled = memory_enabled_many([c for c, _ in items], profiles=profiles)
+        profiles_observe_messages(
+            observations=[
+                (c.user, m.content) for c, m in items if m is not None and not c.temporary
+            ],
+            profiles=profiles,
+        )
     except Exception:
         logger.exception("after-turn memory work failed for conversations %s", ids)
         return
@@ -390,13 +414,11 @@ def _after_turns(items) -> None:
         if user_message is None:
             continue
         try:
-            if not conversation.temporary:
-                profile_observe_message(user=conversation.user, text=user_message.content)
             if enabled.get(conversation.pk):
                 memories_from_turn(conversation=conversation, message=user_message)
         except Exception:
             logger.exception("after-turn memory work failed for conversation %s", conversation.pk)
     try:
-        conversations_after_turn(conversations=[c for c, _ in items])
+        conversations_after_turn(conversations=[c for c, _ in items], enabled=enabled)
     except Exception:
         logger.exception("after-turn memory work failed for conversations %s", ids)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from django.conf import settings
 
@@ -112,23 +113,20 @@ def format_summary_block(text: str) -> str:
     return f"{SUMMARY_HEADER}\n<summary>\n{quote(text)}\n</summary>"
 
 
-def token_scale(conversation: Conversation, model: str) -> float | None:
+def token_scale(rows, model: str) -> float | None:
     """How many tokens the server counted per estimated token on this conversation's recent
     replies with ``model`` (their reported prompt tokens over their report's total), or None
     when no reply reported usage. Only a server counting more than estimated changes the
-    budget: the largest recent ratio, capped at MAX_TOKEN_SCALE."""
-    rows = (
-        Message.objects.filter(
-            conversation=conversation,
-            role=Message.Role.ASSISTANT,
-            model=model,
-            prompt_tokens__gt=0,
-            context_report__isnull=False,
-        )
-        .order_by("-id")
-        .values_list("prompt_tokens", "context_report__total_tokens")[:SCALE_SAMPLES]
-    )
-    ratios = [reported / estimated for reported, estimated in rows if estimated]
+    budget: the largest recent ratio, capped at MAX_TOKEN_SCALE. ``rows``: the history's
+    newest page (``_History.recent``): the replies it holds are the recent ones, so the scale
+    costs no query of its own."""
+    ratios = []
+    for row in rows:
+        if row.role == Message.Role.ASSISTANT and row.model == model and row.prompt_tokens:
+            if row.estimated:
+                ratios.append(row.prompt_tokens / row.estimated)
+            if len(ratios) == SCALE_SAMPLES:
+                break
     if not ratios:
         return None
     return round(min(max(ratios), MAX_TOKEN_SCALE), 3)
@@ -148,12 +146,21 @@ def build(
     model = conversation.effective_model
     total_budget = conversation.effective_budget
     reserve = min(settings.MEMORYCHAT_REPLY_RESERVE, int(total_budget * MIN_REPLY_SHARE))
-    scale = token_scale(conversation, model)
+    strategy = MemoryStrategy(conversation.strategy)
+    summary = None
+    if strategy is MemoryStrategy.SUMMARY_BUFFER:
+        summary = selectors.summary_current(conversation)
+    if summary is not None and not summary.text.strip():
+        # A blank version is what forgetting leaves (memory.services.forget): nothing to say,
+        # and the conversation's own messages stay in the window.
+        summary = None
+    # The newest page of history, read first: its replies give the token scale.
+    history = _History(conversation, user_message, strategy, summary)
+    scale = token_scale(history.recent(), model)
     limit = total_budget - reserve
     if scale is not None and scale > 1.0:
         limit = int(limit / scale)
-    budget = _Budget(model, limit)
-    strategy = MemoryStrategy(conversation.strategy)
+    budget = history.budget = _Budget(model, limit)
     profile = profile_get(user=conversation.user)  # one read for the switch and the block
     memory_on = recall.memory_enabled(conversation, profile=profile)
     prompt = selectors.system_prompt_current()
@@ -198,13 +205,6 @@ def build(
                 skipped=instructions.skipped,
             )
 
-    summary = None
-    if strategy is MemoryStrategy.SUMMARY_BUFFER:
-        summary = selectors.summary_current(conversation)
-    if summary is not None and not summary.text.strip():
-        # A blank version is what forgetting leaves (memory.services.forget): nothing to say,
-        # and the conversation's own messages stay in the window.
-        summary = None
     if summary is not None:
         text = format_summary_block(summary.text)
         cost = budget.cost("system", text)
@@ -213,9 +213,10 @@ def build(
             report["summary"] = summary_item(summary, cost)
         else:
             report["summary"] = summary_item(summary, cost, left_out="budget")
-            summary = None
+            # Rare: the history is read again, from before the summary.
+            history = _History(conversation, user_message, strategy, None)
+            history.budget = budget
 
-    history = _History(conversation, user_message, strategy, summary, budget)
     candidates = []
     if memory_on:
         candidates = recall.recall_for_turn(
@@ -232,7 +233,7 @@ def build(
     # whatever memory did not use goes back to older messages.
     history.fill(budget.left - memory_cap)
     if candidates:
-        in_window = {row[0] for row, _ in history.kept}
+        in_window = {row.id for row, _ in history.kept}
         fresh = [c for c in candidates if not (c.kind == "message" and c.id in in_window)]
         _add_memory(fresh, memory_cap, budget, add_block, report)
     history.fill(budget.left)
@@ -266,10 +267,20 @@ def _add_memory(candidates, cap, budget, add_block, report) -> None:
         report["memories"] = [memory_item(item) for item in chosen]
 
 
+class _Row(NamedTuple):
+    id: int
+    role: str
+    content: str
+    token_count: int
+    model: str
+    prompt_tokens: int | None
+    estimated: int | None  # the context report's total tokens (a reply's estimate)
+
+
 class _History:
     """Stored messages read newest-first, a page at a time, while they fit."""
 
-    def __init__(self, conversation, user_message, strategy, summary, budget):
+    def __init__(self, conversation, user_message, strategy, summary):
         qs = (
             Message.objects.filter(conversation=conversation)
             .exclude(status=Message.Status.FAILED)
@@ -279,37 +290,52 @@ class _History:
             qs = qs.filter(id__lt=user_message.pk)
         if summary is not None:
             qs = qs.filter(id__gt=summary.covered_through)
-        self.qs = qs.order_by("-created_at", "-id").values_list(
-            "id", "role", "content", "token_count"
-        )
+        self.qs = qs.order_by("-created_at", "-id")
         self.summary = summary
-        self.budget = budget
+        self.budget: _Budget | None = None  # set before fill
         self.max_messages = (
             SLIDING_WINDOW_MESSAGES if strategy is MemoryStrategy.SLIDING_WINDOW else None
         )
-        self.kept: list[tuple[tuple, int]] = []
+        self.kept: list[tuple[_Row, int]] = []
         self.offset = 0  # rows consumed from the newest end
         self.stopped_by = ""
         self.exhausted = False
         self.tokens = 0
-        self._first_page: list | None = None
+        self._rows: list[_Row] = []  # read so far, newest first
+        self._complete = False  # the last read came back short: nothing older
 
-    def _page(self) -> list:
-        if self.offset == 0 and self._first_page is not None:
-            return self._first_page
-        return list(self.qs[self.offset : self.offset + HISTORY_PAGE])
+    def _read_more(self) -> None:
+        start = len(self._rows)
+        page = self.qs[start : start + HISTORY_PAGE].values_list(
+            "id",
+            "role",
+            "content",
+            "token_count",
+            "model",
+            "prompt_tokens",
+            "context_report__total_tokens",
+        )
+        rows = [_Row(*row) for row in page]
+        self._rows += rows
+        self._complete = len(rows) < HISTORY_PAGE
+
+    def recent(self) -> list[_Row]:
+        """The newest page (read once: fill starts from it)."""
+        if not self._rows and not self._complete:
+            self._read_more()
+        return self._rows[:HISTORY_PAGE]
 
     def peek(self) -> int:
-        """How many messages the newest page holds (read once: fill starts from it)."""
-        if self._first_page is None:
-            self._first_page = list(self.qs[:HISTORY_PAGE])
-        return len(self._first_page)
+        """How many messages the newest page holds."""
+        return len(self.recent())
 
     def fill(self, limit: int) -> None:
         """Add older messages while they fit in ``limit`` more tokens."""
         while not self.exhausted:
-            page = self._page()
-            costs = [self.budget.stored_cost(role, n) for _, role, _, n in page]
+            if self.offset >= len(self._rows) and not self._complete:
+                self._read_more()
+            page = self._rows[self.offset :]
+            costs = [self.budget.stored_cost(row.role, row.token_count) for row in page]
             room = None if self.max_messages is None else self.max_messages - len(self.kept)
             fits = select_recent(costs, limit, room, keep_newest=False)
             for row, cost in zip(page[:fits], costs[:fits], strict=True):
@@ -322,15 +348,15 @@ class _History:
                 full = room is not None and fits == room
                 self.stopped_by = "sliding window" if full else "budget"
                 return
-            if len(page) < HISTORY_PAGE:
+            if self._complete:
                 self.exhausted = True
                 self.stopped_by = ""
 
     def sent(self) -> tuple[list[MessageItem], list[dict[str, str]]]:
         """The kept messages, oldest first: as the report lists them, and as they are sent."""
         ordered = list(reversed(self.kept))
-        entries = [message_item(row[0], row[1], cost) for row, cost in ordered]
-        return entries, [{"role": row[1], "content": row[2]} for row, _ in ordered]
+        entries = [message_item(row.id, row.role, cost) for row, cost in ordered]
+        return entries, [{"role": row.role, "content": row.content} for row, _ in ordered]
 
     def left_out(self) -> MessagesLeftOut:
         count, reason = 0, ""

@@ -43,9 +43,12 @@ def memory_enabled(conversation: Conversation, *, profile: UserProfile | None = 
     return not conversation.temporary and user_memory_enabled(conversation.user, profile=profile)
 
 
-def memory_enabled_many(conversations) -> dict[int, bool]:
-    """``memory_enabled`` for several conversations at once (one query): id -> the rule."""
-    switches = user_memory_enabled_many({c.user_id: c.user for c in conversations}.values())
+def memory_enabled_many(conversations, *, profiles=None) -> dict[int, bool]:
+    """``memory_enabled`` for several conversations at once (one query; none with
+    ``profiles``, the users' profiles by user id): conversation id -> the rule."""
+    switches = user_memory_enabled_many(
+        {c.user_id: c.user for c in conversations}.values(), profiles=profiles
+    )
     return {c.pk: not c.temporary and switches.get(c.user_id, False) for c in conversations}
 
 
@@ -113,13 +116,27 @@ def _early_in(conversation: Conversation, exclude_message_ids: frozenset[int]) -
 
 
 def pinned_facts(*, user) -> list[Recalled]:
+    """Asked on every turn past the first few: the few columns it needs, no instances."""
     facts = (
         Fact.objects.filter(user=user, status=Fact.Status.ACTIVE, pinned=True)
         .exclude(state=MemoryState.SUGGESTED)
-        .select_related("conversation")
-        .order_by("-importance", "-updated_at")[:RESUME_FACTS]
+        .order_by("-importance", "-updated_at")
+        .values_list("pk", "text", "updated_at", "conversation_id", "conversation__title")[
+            :RESUME_FACTS
+        ]
     )
-    return [_recalled(fact, "fact", fact.text, 1.0, "pinned fact") for fact in facts]
+    return [
+        Recalled(
+            kind="fact",
+            id=pk,
+            text=text,
+            score=1.0,
+            why="pinned fact",
+            date=_date(updated_at),
+            source=Conversation(title=title or "").display_title if conversation_id else "",
+        )
+        for pk, text, updated_at, conversation_id, title in facts
+    ]
 
 
 def resume_items(*, user) -> list[Recalled]:

@@ -34,12 +34,25 @@ def memory_mode(user: AbstractBaseUser, *, profile: UserProfile | None = None) -
     return next(iter(mode), UserProfile.MemoryMode.AUTOMATIC)
 
 
-def memory_enabled_many(users) -> dict[int, bool]:
-    """``memory_enabled`` for several users in one query: user id -> the switch."""
+def profiles_get_many(users) -> dict[int, UserProfile]:
+    """The profiles of several users in one query: user id -> profile (only those that exist)."""
     users = [u for u in users if u is not None and getattr(u, "is_authenticated", False)]
-    found = dict(UserProfile.objects.filter(user__in=users).values_list("user_id", "memory_mode"))
-    off = UserProfile.MemoryMode.OFF
-    return {user.pk: found.get(user.pk, UserProfile.MemoryMode.AUTOMATIC) != off for user in users}
+    return {p.user_id: p for p in UserProfile.objects.filter(user__in=users)}
+
+
+def memory_enabled_many(
+    users, *, profiles: dict[int, UserProfile] | None = None
+) -> dict[int, bool]:
+    """``memory_enabled`` for several users in one query (none with ``profiles``, their
+    profiles as ``profiles_get_many`` read them): user id -> the switch."""
+    users = [u for u in users if u is not None and getattr(u, "is_authenticated", False)]
+    if profiles is not None:
+        found = {user_id: p.memory_enabled for user_id, p in profiles.items()}
+    else:
+        off = UserProfile.MemoryMode.OFF
+        modes = UserProfile.objects.filter(user__in=users).values_list("user_id", "memory_mode")
+        found = {user_id: mode != off for user_id, mode in modes}
+    return {user.pk: found.get(user.pk, True) for user in users}
 
 
 def style_snapshot_list(*, profile: UserProfile) -> list[StyleSnapshot]:

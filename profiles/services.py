@@ -39,6 +39,7 @@ __all__ = [
     "profile_set_memory_mode",
     "profile_set_style",
     "profile_update_preferences",
+    "profiles_observe_messages",
     "validate_preferences",
 ]
 
@@ -86,30 +87,85 @@ def profile_observe_message(*, user: AbstractBaseUser, text: str) -> StyleReadin
     In async code wrap it: ``await database_sync_to_async(profile_observe_message)(...)``.
     """
     reading = analyse(text)  # pure and fast: outside the transaction
-    if not reading.has_evidence:
-        return reading
-    with transaction.atomic():
-        profile = _locked_profile(user)
-        if not profile.memory_enabled:
-            return reading
-        changes: dict[str, Any] = {}
+    if reading.has_evidence:
+        _observe_locked(user, [reading])
+    return reading
+
+
+def profiles_observe_messages(
+    *, observations: list[tuple[AbstractBaseUser, str]], profiles: Mapping[int, UserProfile]
+) -> None:
+    """``profile_observe_message`` for the user messages of several replies that ended
+    together, the same result as one call per message in order: one update per user.
+    ``profiles``: the users' profiles as read just before (user id -> profile); the update
+    applies only if the row still holds what was read (and memory is still on), else the
+    user's messages are learned under the row lock as ``profile_observe_message`` does."""
+    readings: dict[int, list[StyleReading]] = {}
+    users: dict[int, AbstractBaseUser] = {}
+    for user, text in observations:
+        reading = analyse(text)
+        if reading.has_evidence:
+            readings.setdefault(user.pk, []).append(reading)
+            users[user.pk] = user
+    for user_id, found in readings.items():
+        profile = profiles.get(user_id)
+        if profile is None or profile.pk is None or not _observe_unlocked(profile, found):
+            _observe_locked(users[user_id], found)
+
+
+def _learned(profile: UserProfile, readings: list[StyleReading]) -> tuple[dict, list[dict]]:
+    """The profile's style fields after ``readings``, in order, and the states at which a
+    snapshot is due."""
+    changes: dict[str, Any] = {}
+    snapshots = []
+    values = {name: profile.metric(name) for name in METRICS}
+    observed = profile.messages_observed
+    for reading in readings:
         for name in METRICS:
             value = getattr(reading, name)
             if value is None:
                 continue
-            current, count = profile.metric(name)
-            changes[name] = blend(current, count, value)
-            changes[f"{name}_count"] = count + 1
-        observed = profile.messages_observed + 1
+            current, count = values[name]
+            values[name] = (blend(current, count, value), count + 1)
+            changes[name], changes[f"{name}_count"] = values[name]
+        observed += 1
         changes["messages_observed"] = observed
-        changes["style_updated_at"] = timezone.now()
-        UserProfile.objects.filter(pk=profile.pk).update(**changes)
-
         if observed % SNAPSHOT_EVERY == 0:
-            for name, value in changes.items():
+            snapshots.append(dict(changes))
+    changes["style_updated_at"] = timezone.now()
+    return changes, snapshots
+
+
+def _observe_unlocked(profile: UserProfile, readings: list[StyleReading]) -> bool:
+    """One conditional update from the profile as read: False (nothing written) when the
+    row changed since, memory is off, or a snapshot is due (that takes the lock)."""
+    if not profile.memory_enabled:
+        return False
+    changes, snapshots = _learned(profile, readings)
+    if snapshots:
+        return False
+    unchanged = {"messages_observed": profile.messages_observed}
+    for name in changes:
+        if name in METRICS or name.endswith("_count"):
+            unchanged[name] = getattr(profile, name)
+    rows = UserProfile.objects.filter(pk=profile.pk, **unchanged).exclude(
+        memory_mode=UserProfile.MemoryMode.OFF
+    )
+    return rows.update(**changes) == 1
+
+
+def _observe_locked(user: AbstractBaseUser, readings: list[StyleReading]) -> None:
+    with transaction.atomic():
+        profile = _locked_profile(user)
+        if not profile.memory_enabled:
+            return
+        changes, snapshots = _learned(profile, readings)
+        UserProfile.objects.filter(pk=profile.pk).update(**changes)
+        for state in snapshots:
+            for name, value in state.items():
                 setattr(profile, name, value)
+            profile.style_updated_at = changes["style_updated_at"]
             _snapshot_take(profile=profile)
-    return reading
 
 
 def _snapshot_take(*, profile: UserProfile) -> StyleSnapshot:

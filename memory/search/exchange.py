@@ -34,9 +34,11 @@ class Around:
     after: list[Neighbour] = field(default_factory=list)  # nearest first
 
 
+# The pivot is a parameter, so a statement's text depends only on how many pivots it holds:
+# the database's statement cache then parses and plans it once, not on every turn.
 _SIDE = (
-    "SELECT * FROM (SELECT {pivot} AS pivot, {side} AS side, m.id, m.role "
-    "FROM chat_message m, chat_message p WHERE p.id = {pivot} "
+    "SELECT * FROM (SELECT p.id AS pivot, {side} AS side, m.id, m.role "
+    "FROM chat_message m, chat_message p WHERE p.id = %s "
     "AND m.conversation_id = p.conversation_id AND (m.created_at, m.id) {op} (p.created_at, p.id) "
     f"AND m.status <> 'failed' AND m.content <> '' AND m.model <> '{OFFLINE_MODEL}' "
     "ORDER BY m.created_at {order}, m.id {order} LIMIT {span}) s{n}"
@@ -46,15 +48,15 @@ _SIDE = (
 def neighbours(message_ids: list[int]) -> dict[int, Around]:
     """Each message's neighbours in its conversation, nearest first on each side."""
     around: dict[int, Around] = {int(i): Around() for i in message_ids}
-    parts = []
+    parts, params = [], []
     for n, pivot in enumerate(around):
         for side, op, order in ((0, "<", "DESC"), (1, ">", "ASC")):
-            parts.append(
-                _SIDE.format(pivot=pivot, side=side, op=op, order=order, span=SPAN, n=2 * n + side)
-            )
+            parts.append(_SIDE.format(side=side, op=op, order=order, span=SPAN, n=2 * n + side))
+            params.append(pivot)
     with connection.cursor() as cursor:
         for start in range(0, len(parts), PER_STATEMENT):
-            cursor.execute(" UNION ALL ".join(parts[start : start + PER_STATEMENT]))
+            chunk = slice(start, start + PER_STATEMENT)
+            cursor.execute(" UNION ALL ".join(parts[chunk]), params[chunk])
             for pivot, side, message_id, role in cursor.fetchall():
                 entry = around[pivot]
                 (entry.after if side else entry.before).append(Neighbour(message_id, role))

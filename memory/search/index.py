@@ -18,7 +18,7 @@ commonest terms together.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from django.core.cache import cache
@@ -36,6 +36,8 @@ class Stats:
     rows: int
     average_words: float
     df: dict[str, int]  # query term -> the user's rows holding it
+    # rare term -> the ids of the rows holding it, read with its count (candidates use them)
+    rowids: dict[str, list[int]] = field(default_factory=dict)
 
 
 @dataclass
@@ -74,16 +76,38 @@ def user_size(user_id: int) -> tuple[int, int]:
 
 
 def user_stats(user_id: int, terms: list[str]) -> Stats:
+    """The user's statistics for ``terms``. A term's count comes from the cache (keyed by the
+    user's row count) or, with its row ids, from one statement for all uncounted terms: the
+    ids of a rare term are its count, and the candidates need them anyway."""
     rows, words = user_size(user_id)
-    df = {}
+    keys = {term: f"fts-df:{connection.vendor}:{user_id}:{rows}:{term}" for term in terms}
+    cached = cache.get_many(list(keys.values()))
+    df: dict[str, int] = {}
+    to_read = []
     for term in terms:
-        key = f"fts-df:{connection.vendor}:{user_id}:{rows}:{term}"
-        count = cache.get(key)
-        if count is None:
-            count = _count(user_id, term, rows)
-            cache.set(key, count, COUNT_TTL)
-        df[term] = count
-    return Stats(rows=max(rows, 1), average_words=(words / rows) if rows else 1.0, df=df)
+        count = cached.get(keys[term])
+        if count is not None and count >= COMMON_MATCHES:
+            df[term] = count  # common: its row ids are not needed
+        else:
+            to_read.append(term)
+    rowids = _rowids_many(user_id, to_read)
+    fresh = {}
+    for term in to_read:
+        ids = rowids[term]
+        if len(ids) < COMMON_MATCHES:
+            df[term] = len(ids)
+        else:
+            del rowids[term]
+            df[term] = _count(user_id, term, rows)
+        fresh[keys[term]] = df[term]
+    if fresh:
+        cache.set_many(fresh, COUNT_TTL)
+    return Stats(
+        rows=max(rows, 1),
+        average_words=(words / rows) if rows else 1.0,
+        df=df,
+        rowids=rowids,
+    )
 
 
 def _count(user_id: int, term: str, rows: int) -> int:
@@ -134,7 +158,8 @@ def candidates(user_id: int, terms: list[str], stats: Stats) -> list[Row]:
     weight: dict[int, float] = {}
     for term in rare:
         term_idf = idf(stats, term)
-        for rowid in _rowids(user_id, term):
+        ids = stats.rowids.get(term)
+        for rowid in _rowids(user_id, term) if ids is None else ids:
             weight[rowid] = weight.get(rowid, 0.0) + term_idf
     # Best by the idf of the terms held, then newest (row ids grow with time).
     chosen = sorted(weight, key=lambda r: (-weight[r], -r))[:POOL]
@@ -158,6 +183,31 @@ def _rowids(user_id: int, term: str) -> list[int]:
                 [user_id, term, COMMON_MATCHES],
             )
         return [r for (r,) in cursor.fetchall()]
+
+
+def _rowids_many(user_id: int, terms: list[str]) -> dict[str, list[int]]:
+    """``_rowids`` of every term, in one statement (each term's subquery keeps its limit)."""
+    found: dict[str, list[int]] = {term: [] for term in terms}
+    if not terms:
+        return found
+    if connection.vendor == "sqlite":
+        part = (
+            "SELECT {n}, rowid FROM (SELECT rowid FROM memory_search "
+            "WHERE memory_search MATCH %s LIMIT %s)"
+        )
+        params = [p for t in terms for p in (_owner_match(user_id, [t]), COMMON_MATCHES)]
+    else:
+        part = (
+            "(SELECT {n}, rowid FROM memory_search WHERE user_id = %s "
+            "AND tsv @@ plainto_tsquery('english', %s) LIMIT %s)"
+        )
+        params = [p for t in terms for p in (user_id, t, COMMON_MATCHES)]
+    sql = " UNION ALL ".join(part.format(n=n) for n in range(len(terms)))
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        for n, rowid in cursor.fetchall():
+            found[terms[n]].append(rowid)
+    return found
 
 
 def _newest_with_all(user_id: int, terms: list[str]) -> list[int]:

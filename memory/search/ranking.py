@@ -172,7 +172,12 @@ def search(
     times = [r.created_at.timestamp() for r in rows if r.created_at]
     oldest, newest = (min(times), max(times)) if times else (0.0, 0.0)
     w_recency = W_RECENCY_NOW if asks_about_now(query) else W_RECENCY
-    facts = Fact.objects.in_bulk([r.object_id for r in rows if r.kind == "fact"])
+    facts = {  # only what the score needs: no model instances
+        pk: (pinned, importance)
+        for pk, pinned, importance in Fact.objects.filter(
+            pk__in=[r.object_id for r in rows if r.kind == "fact"]
+        ).values_list("pk", "pinned", "importance")
+    }
 
     scored: list[tuple[float, int, str]] = []
     for i, row in enumerate(rows):
@@ -184,7 +189,8 @@ def search(
         importance = KIND_PRIOR[row.kind]
         fact = facts.get(row.object_id) if row.kind == "fact" else None
         if fact is not None:
-            importance = 1.0 if fact.pinned else max(importance, fact.importance)
+            pinned, fact_importance = fact
+            importance = 1.0 if pinned else max(importance, fact_importance)
         score = text_score + w_recency * recency + W_IMPORTANCE * importance
         why = f"text {text_score:.2f}, recency {recency:.2f}, importance {importance:.2f}"
         scored.append((score, i, why))

@@ -2,20 +2,45 @@
 
 from __future__ import annotations
 
+from django.core.cache import cache
+from django.db import transaction
 from django.db.models import Max
 
 from memory.models import Summary, SummaryRun, SystemPrompt
 from memory.prompts import DEFAULT_SYSTEM_PROMPT
 
+SYSTEM_PROMPT_CACHE_KEY = "memory:system-prompt:current"
+# Saving or deleting a SystemPrompt clears the cached one (``memory.apps``); the timeout
+# bounds how long a change made outside the ORM (raw SQL, another process on a per-process
+# cache) goes unseen.
+SYSTEM_PROMPT_CACHE_SECONDS = 60
+
 
 def system_prompt_current() -> SystemPrompt:
-    """The newest system prompt version (version 1, the default text, when there is none)."""
+    """The newest system prompt version (version 1, the default text, when there is none).
+    Read on every turn, so it is cached: (id, version, text) until a prompt changes."""
+    cached = cache.get(SYSTEM_PROMPT_CACHE_KEY)
+    if cached is not None:
+        pk, version, text = cached
+        return SystemPrompt(pk=pk, version=version, text=text)
     prompt = SystemPrompt.objects.order_by("-version").first()
     if prompt is None:
         prompt, _ = SystemPrompt.objects.get_or_create(
             version=1, defaults={"text": DEFAULT_SYSTEM_PROMPT}
         )
+    cache.set(
+        SYSTEM_PROMPT_CACHE_KEY,
+        (prompt.pk, prompt.version, prompt.text),
+        SYSTEM_PROMPT_CACHE_SECONDS,
+    )
     return prompt
+
+
+def system_prompt_forget() -> None:
+    """Drop the cached current prompt (a prompt was saved or deleted), now and again once
+    the transaction commits, so no turn caches the old text in between."""
+    cache.delete(SYSTEM_PROMPT_CACHE_KEY)
+    transaction.on_commit(lambda: cache.delete(SYSTEM_PROMPT_CACHE_KEY))
 
 
 def forgotten_through(*, conversation_ids) -> dict[int, int]:

@@ -62,12 +62,14 @@ def conversation_after_turn(*, conversation: Conversation) -> SummaryRun | None:
     return conversations_after_turn(conversations=[conversation]).get(conversation.pk)
 
 
-def conversations_after_turn(*, conversations) -> dict[int, SummaryRun]:
+def conversations_after_turn(*, conversations, enabled=None) -> dict[int, SummaryRun]:
     """``conversation_after_turn`` for several conversations at once (the replies that ended
-    together): the same checks, in three queries for all of them. Returns the runs started,
+    together): the same checks, in three queries for all of them (two with ``enabled``, the
+    memory rule by conversation id as the caller just read it). Returns the runs started,
     by conversation id."""
     unique = list({c.pk: c for c in conversations}.values())
-    enabled = recall.memory_enabled_many(unique)
+    if enabled is None:
+        enabled = recall.memory_enabled_many(unique)
     candidates = [c for c in unique if enabled.get(c.pk)]
     if not candidates:
         return {}
