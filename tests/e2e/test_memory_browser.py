@@ -74,9 +74,12 @@ def test_tell_undo_tell_again_follow_the_source_and_edit(
     expect(page.locator(".memory-item.kind-fact")).to_contain_text("Edited by you")
 
     page.goto(conversation_url)
+    replies = page.locator('[data-role="assistant"]')
+    earlier = replies.count()
     send(page, "How old is my daughter Ada?")
-    reply = page.locator('[data-role="assistant"]').last
-    expect(open_report(reply)).to_contain_text("seven years old")
+    expect(replies).to_have_count(earlier + 1)  # the new reply's report, not the last one's
+    reply = last_reply_done(page)
+    expect(reply.locator(".context-report")).to_contain_text("seven years old")
     context.close()
 
 
