@@ -43,11 +43,30 @@ fresh = conversation_create(user=user, title="Turns")
 result["fresh_id"] = fresh.pk
 """
 
+# --reports: each reply with a stored "What the model saw" report, as real replies have (the
+# seed's replies have none). A typical turn: the blocks, three memories, ten earlier messages.
+REPORTS = """
+from chat.models import Message
+memories = [{"kind": "fact", "id": n, "text": f"Remembered fact {n} about prices and tax rates",
+             "score": 0.8, "why": "shares words with the message", "date": "2026-11-30",
+             "source": "how do I sum prices with tax?", "message_ids": []} for n in range(3)]
+report = {"schema_version": 2, "total_tokens": 1834, "limit": 7000, "budget": 8000,
+          "reserve": 1000, "model": "gpt-4o-mini", "strategy": "token_limit",
+          "tokens_estimated": False, "memory_enabled": True, "system_prompt_version": 3,
+          "blocks": [{"name": n, "tokens": t, "detail": ""} for n, t in (
+              ("system", 120), ("preferences", 40), ("memory", 90), ("history", 1500),
+              ("message", 84))],
+          "preferences": {"text": "Answer briefly. Use metric units.", "sources": ["a", "b"]},
+          "memories": memories, "memories_left_out": memories[:1],
+          "messages": list(range(10)), "messages_left_out": {"count": 2, "reason": "budget"}}
+Message.objects.filter(conversation=conversation, role="assistant").update(context_report=report)
+"""
+
 
 class Side:
     """One checkout, served."""
 
-    def __init__(self, label: str, root: Path, upstream_url: str):
+    def __init__(self, label: str, root: Path, upstream_url: str, reports: bool = False):
         self.label, self.root = label, root
         work = Path(tempfile.mkdtemp(prefix=f"bench-ux-{label}-"))
         self.env = bench_env(
@@ -63,7 +82,9 @@ class Side:
         )
         manage("migrate", "--noinput", env=self.env, root=root)
         manage("collectstatic", "--noinput", "-v0", env=self.env, root=root)
-        self.seeded = django_run(SEED + FRESH, env=self.env, root=root)
+        self.seeded = django_run(
+            SEED + (REPORTS if reports else "") + FRESH, env=self.env, root=root
+        )
         self.server = AppServer(self.env, log_path=work / "server.log", root=root).start()
         self.page_ms: list[float] = []
         self.marks: dict[str, list[float]] = {"response": [], "dom": [], "load": []}
@@ -180,12 +201,17 @@ def main(argv=None) -> int:
     parser.add_argument("--loads", type=int, default=15)
     parser.add_argument("--turns", type=int, default=20)
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument(
+        "--reports", action="store_true", help="give each seeded reply a stored context report"
+    )
     args = parser.parse_args(argv)
     upstream = Upstream(interval=0.005, words=40).start()
     sides: list[Side] = []
     try:
-        sides.append(Side(args.before_label, args.before.resolve(), upstream.base_url))
-        sides.append(Side(args.after_label, args.after.resolve(), upstream.base_url))
+        sides.append(
+            Side(args.before_label, args.before.resolve(), upstream.base_url, args.reports)
+        )
+        sides.append(Side(args.after_label, args.after.resolve(), upstream.base_url, args.reports))
         measure(sides, args.requests, args.loads, args.turns)
     finally:
         for side in sides:

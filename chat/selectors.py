@@ -8,6 +8,7 @@ from django.db.models import Count, QuerySet
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 
+from chat.jsonsafe import MAX_ID
 from chat.models import Conversation, Message, ReplyVersion
 from memory.report import ContextReport, report_read
 from memory.selectors import notices_for_messages
@@ -105,6 +106,26 @@ def reply_version_shown(*, conversation: Conversation, reply_id: int, number: in
     shown.version_number = number
     shown.version_question = version.question
     return shown
+
+
+def reply_report_shown(
+    *, conversation: Conversation, reply_id: int, version: str | None = None
+) -> Message:
+    """The reply (or its earlier ``version``) whose context report is asked for; 404 if the
+    conversation has no such reply or it stored no report."""
+    if version is None:
+        reply = Message.objects.filter(
+            conversation=conversation, pk=reply_id, role=Message.Role.ASSISTANT
+        ).first()
+    elif version.isdigit() and int(version) <= MAX_ID:
+        reply = reply_version_shown(
+            conversation=conversation, reply_id=reply_id, number=int(version)
+        )
+    else:
+        raise Http404("No such version.")
+    if reply is None or not reply.context_report:
+        raise Http404("No report for this message.")
+    return reply
 
 
 @dataclass(frozen=True)

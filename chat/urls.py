@@ -17,4 +17,9 @@ urlpatterns = [
         views.reply_version,
         name="reply_version",
     ),
+    path(
+        "c/<int:conversation_id>/m/<int:message_id>/report/",
+        views.context_report,
+        name="context_report",
+    ),
 ]

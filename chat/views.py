@@ -17,6 +17,7 @@ from django_ratelimit.core import is_ratelimited
 from chat import limits, selectors, services
 from chat.forms import ConversationSettingsForm, NewConversationForm, RenameForm, SignupForm
 from chat.jsonsafe import MAX_ID
+from chat.templatetags.chat_tags import report_view
 from memory.services import conversation_forget, conversation_forget_plan
 from web.access import login_required
 from web.fragments import render_fragments, render_page_or_fragment
@@ -220,6 +221,27 @@ def reply_version(request, conversation_id: int, message_id: int, number: int):
         conversation=conversation, reply_id=message_id, number=number
     )
     return render(request, "chat/_message.html", {"message": message})
+
+
+@login_required
+@require_GET
+@vary_on_headers("HX-Request")
+def context_report(request, conversation_id: int, message_id: int):
+    """A reply's "What the model saw": the fragment the chat page's summary fetches when
+    opened, or (no JS) a page; ``?version=N`` for an earlier version's report."""
+    conversation = selectors.conversation_get_for_user(
+        user=request.user, conversation_id=conversation_id
+    )
+    message = selectors.reply_report_shown(
+        conversation=conversation, reply_id=message_id, version=request.GET.get("version")
+    )
+    if request.htmx:
+        return render(
+            request, "chat/_context_report_body.html", report_view(message.context_report)
+        )
+    return render(
+        request, "chat/context_report.html", {"conversation": conversation, "message": message}
+    )
 
 
 @login_required

@@ -51,6 +51,7 @@ OWNED = {
     "chat:delete",
     "chat:settings",
     "chat:reply_version",
+    "chat:context_report",
     "memory:row",
     "memory:edit",
     "memory:pin",
@@ -110,6 +111,8 @@ def owned_url(name, world):
         return reverse(name, args=["fact", world["fact"].pk])
     if name == "chat:reply_version":
         return reverse(name, args=[world["conversation"].pk, world["message"].pk, 1])
+    if name == "chat:context_report":
+        return reverse(name, args=[world["conversation"].pk, world["message"].pk])
     return reverse(name, args=[world["conversation"].pk])
 
 
@@ -147,7 +150,13 @@ def post_urls(world, alice, staff):
     conversation, fact = world["conversation"], world["fact"]
     run = summary_run_start(conversation=conversation)
     first = fact.history.earliest("history_date").history_id
-    get_only = {"chat:history", "chat:conversation", "chat:reply_version", "memory:row"}
+    get_only = {
+        "chat:history",
+        "chat:conversation",
+        "chat:reply_version",
+        "chat:context_report",
+        "memory:row",
+    }
     urls = [(alice, owned_url(n, world)) for n in OWNED - get_only]
     urls += [
         (alice, reverse(n))
@@ -304,9 +313,15 @@ def poisoned(alice, staff):
 def test_payloads_are_inert_on_every_page_that_shows_them(client, alice, staff, poisoned):
     """User text, model text, memory text, titles and profile fields render as text."""
     client.force_login(alice)
+    reply = poisoned.messages.get(role="assistant")
+    report = reverse("chat:context_report", args=[poisoned.pk, reply.pk])
     pages = ["/", poisoned.get_absolute_url(), reverse("profiles:profile"), reverse("memory:page")]
     for url in pages:
         assert_safe(client.get(url).content.decode(), url)
+    for headers in ({}, {"HX-Request": "true"}):  # the report's page and its fetched fragment
+        response = client.get(report, headers=headers)
+        assert response.status_code == 200 and "report-totals" in response.text
+        assert_safe(response.content.decode(), report)
     client.force_login(staff)
     staff_pages = [
         reverse("staff:users"),

@@ -1,4 +1,5 @@
 from django import template
+from django.urls import reverse
 from django.utils.safestring import mark_safe
 
 from chat.rendering import render_stored
@@ -63,6 +64,24 @@ def _block_detail(block: dict, report: ContextReport) -> str:
 def context_report(stored: dict | None) -> dict:
     """The "what the model saw" fragment, for a stored report of any schema version, in
     words for people (no internal names)."""
+    return report_view(stored)
+
+
+@register.inclusion_tag("chat/_context_report_body.html")
+def context_report_body(stored: dict | None) -> dict:
+    """The fragment's body alone: what the chat page fetches when its summary is opened."""
+    return report_view(stored)
+
+
+@register.inclusion_tag("chat/_context_report_lazy.html")
+def context_report_lazy(message, number: int, total: int) -> dict:
+    """The chat page's summary of a reply's report, the body loaded on demand from
+    chat:context_report (an earlier version's report by its number)."""
+    url = reverse("chat:context_report", args=[message.conversation_id, message.pk])
+    return {"url": url if number == total else f"{url}?version={number}"}
+
+
+def report_view(stored: dict | None) -> dict:
     from chat.models import Conversation
 
     report = report_read(stored)

@@ -4,6 +4,8 @@ whose tokenizer is not known, the models the server lists."""
 
 import pytest
 from asgiref.sync import sync_to_async
+from django.test import AsyncClient
+from django.urls import reverse
 
 from chat.models import Message
 from chat.services import message_create
@@ -194,7 +196,13 @@ async def test_a_model_with_an_unknown_tokenizer_says_estimated_and_is_corrected
         (reply.context_report["budget"] - reply.context_report["reserve"]) / scale
     )
     assert second["context"]["limit"] < first["context"]["limit"]
-    assert "estimated" in second["article"]
+    client = AsyncClient()
+    await client.aforce_login(alice)
+    shown = await client.get(
+        reverse("chat:context_report", args=[conversation.pk, reply.pk]),
+        headers={"HX-Request": "true"},
+    )
+    assert "estimated" in shown.text  # the report the reply's "What the model saw" opens
 
 
 async def test_an_openai_model_is_counted_exactly(aconversation, alice, fake_llm):

@@ -180,14 +180,21 @@ def test_reply_end_carries_the_rendered_reply_and_its_context_report():
 
     report = {"total_tokens": 120, "limit": 4000, "budget": 3000, "model": "m", "blocks": []}
     reply = Message(
-        pk=12, role="assistant", reply_to_id=11, status="complete", content="**Hi** <b>x</b>"
+        pk=12,
+        conversation_id=3,
+        role="assistant",
+        reply_to_id=11,
+        status="complete",
+        content="**Hi** <b>x</b>",
     )
     reply.context_report = report
     frame = protocol.reply_end(reply)
     assert frame["html"] == "<p><strong>Hi</strong> &lt;b&gt;x&lt;/b&gt;</p>\n"
     assert frame["html"] in frame["article"]
-    assert '<details class="context-report">' in frame["article"]
-    assert "120 of 4,000 tokens" in frame["article"]
+    # the report's summary, its body fetched when opened (the same template as the page)
+    assert '<details class="context-report" hx-get="/c/3/m/12/report/"' in frame["article"]
+    assert "What the model saw" in frame["article"]
+    assert "120 of 4,000 tokens" not in frame["article"]
     assert frame["context"] == {"used": 120, "limit": 4000, "budget": 3000, "estimated": False}
 
 

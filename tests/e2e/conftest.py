@@ -72,3 +72,10 @@ def log_in(page, app_server, username="alice", password=PASSWORD):
     page.get_by_label("Password").fill(password)
     page.get_by_role("button", name="Log in").click()
     page.wait_for_url(f"{app_server.url}/")
+
+
+def open_report(reply):
+    """Open a reply's "What the model saw" and wait for its body (fetched when first opened)."""
+    reply.locator(".context-report summary").click()
+    expect(reply.locator(".context-report .report-totals")).to_be_visible()
+    return reply.locator(".context-report")

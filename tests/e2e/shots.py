@@ -13,6 +13,7 @@ from pathlib import Path
 
 from playwright.sync_api import expect, sync_playwright
 
+from tests.e2e.conftest import open_report
 from tests.e2e.site import (
     CHROMIUM_ARGS,
     LONG_REPLY,
@@ -67,7 +68,7 @@ def chat_shots(page, site: Site, out: Path, prefix: str, phone: bool) -> int:
     take(page, out, f"{prefix}-chat-reply-end")
     reply.locator(".content table").scroll_into_view_if_needed()
     take(page, out, f"{prefix}-chat-reply-table")
-    reply.get_by_text("What the model saw").click()
+    open_report(reply)
     reply.locator(".context-report").scroll_into_view_if_needed()
     take(page, out, f"{prefix}-chat-what-the-model-saw")
     conversation_id = int(re.search(r"/c/(\d+)/", page.url)[1])

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import log_in
+from tests.e2e.conftest import log_in, open_report
 from tests.support.live_server import create_user, manage
 
 pytestmark = pytest.mark.e2e
@@ -92,7 +92,7 @@ def test_every_page_passes_the_audit(browser, app_server, fake_upstream, auditor
     page.wait_for_url(re.compile(r"/c/\d+/$"))
     reply = page.locator('[data-role="assistant"]').last
     expect(reply.locator(".context-report")).to_be_attached()
-    reply.get_by_text("What the model saw").click()
+    open_report(reply)
     problems += audit(page, "chat, a reply") + overflow(page, "chat, a reply")
     conversation_url = page.url
     if viewport == "phone":

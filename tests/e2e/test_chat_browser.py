@@ -5,7 +5,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import log_in
+from tests.e2e.conftest import log_in, open_report
 
 pytestmark = pytest.mark.e2e
 
@@ -43,6 +43,30 @@ def test_a_reply_streams_in_pieces_and_survives_a_reload(page, app_server, fake_
         ("user", "complete"),
         ("assistant", "complete"),
     ]
+
+
+def test_what_the_model_saw_loads_its_blocks_when_opened(page, app_server, fake_upstream):
+    """The page carries only the summary; opening it fetches the report's blocks, on a reply
+    just streamed and on one from a reload."""
+    fake_upstream.behaviour.reply = "A short answer."
+    log_in(page, app_server)
+    box = page.get_by_role("textbox", name="Message")
+    box.fill("What did you see?")
+    box.press("Enter")
+    page.wait_for_url(re.compile(r"/c/\d+/$"))
+    for reload in (False, True):
+        if reload:
+            page.reload()
+        reply = page.locator('[data-role="assistant"]').last
+        expect(reply.locator(".context-report summary")).to_have_text("What the model saw")
+        expect(reply.locator(".report-blocks")).to_have_count(0)
+        report = open_report(reply)
+        rows = report.locator(".report-blocks tbody tr")
+        expect(rows.first).to_contain_text("System prompt")
+        expect(rows.last).to_contain_text("Your message")
+        expect(report.locator(".report-totals")).to_contain_text(
+            re.compile(r"[\d,]+ of [\d,]+ tokens")
+        )
 
 
 def test_stop_keeps_the_partial_reply(page, app_server, fake_upstream, db_rows):

@@ -10,6 +10,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from tests.e2e.conftest import open_report
 from tests.e2e.site import (
     LONG_REPLY,
     PLAIN,
@@ -107,7 +108,7 @@ def test_every_page_fits_the_screen_in_both_themes(browser, site, fake_upstream,
     # The header fetched for the new conversation keeps the title that came by the socket.
     expect(page.locator("#conversation-title")).to_have_text("Plan a week in Lisbon")
     assert in_view(page, box), "the composer is out of view under a long reply"
-    reply.get_by_text("What the model saw").click()
+    open_report(reply)
     problems += check(page, "chat, a long reply", scheme)
     conversation_id = int(re.search(r"/c/(\d+)/", page.url)[1])
 

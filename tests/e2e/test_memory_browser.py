@@ -8,7 +8,7 @@ import re
 
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import PASSWORD, log_in
+from tests.e2e.conftest import PASSWORD, log_in, open_report
 from tests.support.live_server import create_user
 
 
@@ -21,6 +21,7 @@ def send(page, text):
 def last_reply_done(page):
     reply = page.locator('[data-role="assistant"]').last
     expect(reply.locator(".context-report")).to_be_attached()
+    open_report(reply)
     return reply
 
 
@@ -73,8 +74,11 @@ def test_tell_undo_tell_again_follow_the_source_and_edit(
     expect(page.locator(".memory-item.kind-fact")).to_contain_text("Edited by you")
 
     page.goto(conversation_url)
+    replies = page.locator('[data-role="assistant"]')
+    earlier = replies.count()
     send(page, "How old is my daughter Ada?")
-    reply = page.locator('[data-role="assistant"]').last
+    expect(replies).to_have_count(earlier + 1)  # the new reply's report, not the last one's
+    reply = last_reply_done(page)
     expect(reply.locator(".context-report")).to_contain_text("seven years old")
     context.close()
 
