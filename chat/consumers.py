@@ -62,6 +62,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
     slots: limits.SocketSlots | None = None
     renewing: asyncio.Task | None = None
     session_group: str | None = None
+    user_group: str | None = None
 
     async def connect(self):
         # A refusal is an accepted socket closed with our code: closed before the handshake,
@@ -94,6 +95,9 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         self.group = protocol.group_name(self.conversation.pk)
         self.fanout = TabFanout(self.channel_layer, self.group, self.channel_name)
         await self.fanout.start()
+        # Memory notices of the user's other conversations reach this tab too.
+        self.user_group = protocol.user_group(user.pk)
+        await self.channel_layer.group_add(self.user_group, self.channel_name)
         session_key = getattr(self.scope.get("session"), "session_key", None)
         if session_key:  # signing out in another tab closes this socket
             self.session_group = protocol.session_group(session_key)
@@ -135,9 +139,11 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
 
     async def disconnect(self, code):
         await self._release_slot()
-        if self.session_group is not None:
+        for group in (self.session_group, self.user_group):
+            if group is None:
+                continue
             try:
-                await self.channel_layer.group_discard(self.session_group, self.channel_name)
+                await self.channel_layer.group_discard(group, self.channel_name)
             except Exception:
                 logger.warning("channel layer unavailable at disconnect", exc_info=True)
         if self.fanout is None:
@@ -337,6 +343,8 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
                 await self.chat_frame(message)
             elif message["type"] == "chat.stop":
                 await self.chat_stop(message)
+            elif message["type"] == "chat.user_frame":
+                await self.chat_user_frame(message)
             elif message["type"] == "chat.signed_out":
                 await self.chat_signed_out(message)
             return
@@ -344,6 +352,10 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
 
     async def chat_frame(self, event):
         if event.get("sender") != self.channel_name:  # this tab already has it
+            await self.send_json(event["frame"])
+
+    async def chat_user_frame(self, event):
+        if self.conversation is not None and event.get("conversation_id") != self.conversation.pk:
             await self.send_json(event["frame"])
 
     async def chat_stop(self, event):

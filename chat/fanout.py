@@ -39,6 +39,18 @@ def send_to_conversation(conversation_id: int, frame: dict) -> None:
         async_to_sync(layer.group_send)(group, protocol.group_frame(frame, sender=""))
 
 
+def send_to_users_other_tabs(user_id: int, conversation_id: int, frame: dict) -> None:
+    """Like ``send_to_conversation``: ``frame`` to the user's tabs on their other
+    conversations (the tabs on ``conversation_id`` get that conversation's frames)."""
+    from asgiref.sync import async_to_sync
+    from channels.layers import get_channel_layer
+
+    layer = get_channel_layer()
+    if layer is not None:
+        event = protocol.group_user_frame(frame, conversation_id=conversation_id)
+        async_to_sync(layer.group_send)(protocol.user_group(user_id), event)
+
+
 class TabFanout:
     def __init__(self, channel_layer, group: str, channel_name: str):
         self.layer = channel_layer

@@ -285,6 +285,21 @@ def memory_event(notice) -> dict:
     }
 
 
+ELSEWHERE_TEMPLATE = "memory/_notice_elsewhere.html"
+
+
+def memory_elsewhere(notice) -> dict:
+    """The same notice for the user's tabs on their other conversations: what was remembered,
+    where, with a link to the message (Undo lives under it)."""
+    event = notice.event
+    return {
+        "type": "memory_elsewhere",
+        "id": event.pk,
+        "conversation_id": event.conversation_id,
+        "html": render_to_string(ELSEWHERE_TEMPLATE, {"notice": notice}),
+    }
+
+
 def error(exc: ChatError, *, client_id: str = "") -> dict:
     """Only to the tab that caused it."""
     return {"type": "error", "code": exc.code, "message": exc.message, "client_id": client_id}
@@ -299,6 +314,7 @@ SERVER_FRAMES = {
     "snapshot": snapshot,
     "reply_end": reply_end,
     "memory_event": memory_event,
+    "memory_elsewhere": memory_elsewhere,
     "error": error,
 }
 
@@ -319,6 +335,16 @@ def group_frame(frame: dict, *, sender: str) -> dict:
 def group_stop() -> dict:
     """Stop: the reply may be streaming from another tab's consumer."""
     return {"type": "chat.stop"}
+
+
+def user_group(user_id: int) -> str:
+    """Every tab of one user, whatever conversation it shows."""
+    return f"user-{user_id}"
+
+
+def group_user_frame(frame: dict, *, conversation_id: int) -> dict:
+    """A server frame for the user's tabs on conversations other than ``conversation_id``."""
+    return {"type": "chat.user_frame", "frame": frame, "conversation_id": conversation_id}
 
 
 def session_group(session_key: str) -> str:
@@ -345,4 +371,5 @@ GROUP_EVENTS = {
     "chat.signed_out": group_signed_out,
     "chat.present": group_present,
     "chat.left": group_left,
+    "chat.user_frame": group_user_frame,
 }

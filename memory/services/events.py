@@ -143,6 +143,10 @@ def _broadcast(event_id: int) -> None:
     try:
         notice = notice_get(event_id=event_id)
         if notice is not None:
-            fanout.send_to_conversation(notice.event.conversation_id, protocol.memory_event(notice))
+            event = notice.event
+            fanout.send_to_conversation(event.conversation_id, protocol.memory_event(notice))
+            fanout.send_to_users_other_tabs(
+                event.user_id, event.conversation_id, protocol.memory_elsewhere(notice)
+            )
     except Exception:  # the notice is stored: a reload shows it
         logger.warning("could not tell the tabs of memory event %s", event_id, exc_info=True)

@@ -215,6 +215,26 @@
       showTitle();
       refreshSidebar();
     },
+    memory_elsewhere(frame) {
+      // A notice of another conversation: a dismissable note, newest last, three at most.
+      let region = document.getElementById("memory-toasts");
+      if (!region) {
+        region = document.createElement("div");
+        region.id = "memory-toasts";
+        region.setAttribute("role", "status");
+        region.setAttribute("aria-live", "polite");
+        document.body.appendChild(region);
+      }
+      const holder = document.createElement("template");
+      holder.innerHTML = frame.html.trim();
+      const node = holder.content.firstElementChild;
+      if (!node) return;
+      const old = region.querySelector(`.memory-toast[data-event="${frame.id}"]`);
+      if (old) old.replaceWith(node);
+      else region.appendChild(node);
+      while (region.children.length > 3) region.firstElementChild.remove();
+      node.querySelector(".toast-close")?.addEventListener("click", () => node.remove());
+    },
     memory_event(frame) {
       // "Remembered: ..." under a message: new, or changed (undone, an item kept).
       const holder = document.createElement("template");

@@ -83,10 +83,11 @@ def test_an_error_echoes_the_frames_client_id_when_it_is_text():
 
 def _notice():
     """A "Remembered: ..." notice of one fact, as memory.selectors builds it (unsaved)."""
+    from chat.models import Conversation
     from memory.models import MemoryEvent
     from memory.selectors import Notice, NoticeItem
 
-    event = MemoryEvent(pk=5, message_id=12, conversation_id=3)
+    event = MemoryEvent(pk=5, message_id=12, conversation=Conversation(pk=3, title="<Trip>"))
     item = NoticeItem("fact", 9, "added", "Her daughter is <Ada>", exists=True, suggested=False)
     return Notice(event=event, items=[item])
 
@@ -111,6 +112,7 @@ def server_frames() -> dict[str, dict]:
         "reply_end": {"reply": failed},
         "error": {"exc": ChatError("Slow down.", code="rate_limited"), "client_id": "c-1"},
         "memory_event": {"notice": _notice()},
+        "memory_elsewhere": {"notice": _notice()},
     }
     return {name: build(**arguments[name]) for name, build in protocol.SERVER_FRAMES.items()}
 
@@ -122,6 +124,7 @@ def group_events() -> dict[str, dict]:
         "chat.signed_out": {},
         "chat.present": {"sender": "a"},
         "chat.left": {"sender": "a"},
+        "chat.user_frame": {"frame": protocol.title("Trip"), "conversation_id": 3},
     }
     return {name: build(**arguments[name]) for name, build in protocol.GROUP_EVENTS.items()}
 
@@ -133,7 +136,7 @@ def test_each_frame_the_server_sends_keeps_its_json():
     for frame in frames.values():
         if "article" in frame:
             frame["article"] = "…"
-        if frame["type"] == "memory_event":
+        if frame["type"] in ("memory_event", "memory_elsewhere"):
             frame["html"] = "…"
     assert {name: json.dumps(frame) for name, frame in frames.items()} == {
         "ready": '{"type": "ready", "streaming": null, "offline": true}',
@@ -150,6 +153,8 @@ def test_each_frame_the_server_sends_keeps_its_json():
         "error": '{"type": "error", "code": "rate_limited", "message": "Slow down.", '
         '"client_id": "c-1"}',
         "memory_event": '{"type": "memory_event", "id": 5, "message_id": 12, "html": "\\u2026"}',
+        "memory_elsewhere": '{"type": "memory_elsewhere", "id": 5, "conversation_id": 3, '
+        '"html": "\\u2026"}',
     }
 
 
@@ -201,6 +206,7 @@ def test_reply_end_carries_the_rendered_reply_and_its_context_report():
 def test_each_channel_layer_event_keeps_its_shape():
     """Other processes (and a server not yet restarted) read these events."""
     assert protocol.group_name(7) == "conversation-7"
+    assert protocol.user_group(7) == "user-7"
     assert {name: json.dumps(event) for name, event in group_events().items()} == {
         "chat.frame": '{"type": "chat.frame", "frame": {"type": "title", "title": "Trip"}, '
         '"sender": "a"}',
@@ -208,6 +214,8 @@ def test_each_channel_layer_event_keeps_its_shape():
         "chat.signed_out": '{"type": "chat.signed_out"}',
         "chat.present": '{"type": "chat.present", "sender": "a"}',
         "chat.left": '{"type": "chat.left", "sender": "a"}',
+        "chat.user_frame": '{"type": "chat.user_frame", "frame": {"type": "title", "title": '
+        '"Trip"}, "conversation_id": 3}',
     }
 
 
@@ -263,7 +271,15 @@ def test_every_builder_is_registered_under_the_type_it_makes():
         if function.__module__ == protocol.__name__ and not name.startswith("_")
     }
     registered = {*protocol.SERVER_FRAMES.values(), *protocol.GROUP_EVENTS.values()}
-    not_builders = {"decode", "parse", "error_client_id", "group_name", "session_group", "article"}
+    not_builders = {
+        "decode",
+        "parse",
+        "error_client_id",
+        "group_name",
+        "session_group",
+        "user_group",
+        "article",
+    }
     assert public - not_builders == {build.__name__ for build in registered}
 
 
@@ -278,3 +294,11 @@ def test_no_other_chat_module_builds_a_frame_by_hand():
         if re.search(r"""["']type["']\s*:""", line)
     ]
     assert by_hand == []
+
+
+def test_a_notice_elsewhere_names_its_conversation_escaped_and_links_to_the_message():
+    """memory_elsewhere: the conversation's title and the item escaped, a link to the message."""
+    html = server_frames()["memory_elsewhere"]["html"]
+    assert html.startswith('<aside class="memory-toast" data-event="5"')
+    assert "&lt;Trip&gt;" in html and "Her daughter is &lt;Ada&gt;" in html
+    assert 'href="/c/3/?highlight=12#m12"' in html

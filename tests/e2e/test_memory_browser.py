@@ -125,3 +125,38 @@ def test_ask_first_keeps_a_suggestion_out_of_the_context_until_it_is_kept(
     texts = reply.locator(".report-memories li").all_text_contents()
     assert [text for text in remembered_facts(reply) if "green" in text], texts
     context.close()
+
+
+def test_a_tab_on_another_conversation_hears_what_was_remembered(
+    browser, app_server, fake_upstream, live_env
+):
+    """The notice reaches the user's tab on another conversation as a note linking to the
+    reply where it was learned (its Undo is there)."""
+    fake_upstream.behaviour.reply = "Noted."
+    fake_upstream.behaviour.interval = 0.0
+    create_user(live_env["env"], "noor", PASSWORD)
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    elsewhere = context.new_page()
+    log_in(elsewhere, app_server, username="noor")
+    send(elsewhere, "Hello there.")
+    elsewhere.wait_for_url(re.compile(r"/c/\d+/$"))
+    last_reply_done(elsewhere)
+
+    talking = context.new_page()
+    talking.goto(f"{app_server.url}/")
+    send(talking, "My daughter's name is Ada.")
+    talking.wait_for_url(re.compile(r"/c/\d+/$"))
+    expect(talking.locator(".memory-notice").last).to_contain_text("Ada")
+    assert talking.locator(".memory-toast").count() == 0
+
+    toast = elsewhere.locator(".memory-toast")
+    expect(toast).to_contain_text("Remembered")
+    expect(toast).to_contain_text("Ada")
+    assert elsewhere.evaluate("document.scrollingElement.scrollWidth") <= 390
+    toast.get_by_role("link").click()
+    elsewhere.wait_for_url(re.compile(r"/c/\d+/\?highlight=\d+#m\d+$"))
+    # The reply the notice sits under, with its Undo.
+    expect(elsewhere.locator("article.is-source")).to_contain_text("Noted.")
+    notice = elsewhere.locator(".memory-notice").filter(has_text="Ada")
+    expect(notice.get_by_role("button", name="Undo")).to_be_visible()
+    context.close()

@@ -71,3 +71,28 @@ async def test_undo_of_another_users_notice_is_refused(alice, bob):
     await elsewhere.disconnect()
     assert (await _event_of(alice)).undone_at is None
     assert any("Ada" in text for text in await _facts(alice))
+
+
+async def test_a_notice_reaches_the_users_tabs_on_other_conversations(alice, bob):
+    """A tab on another of Alice's conversations gets memory_elsewhere (with a link to the
+    message); the tab on the conversation gets memory_event, not both; Bob gets nothing."""
+    here, there = await _conversation(alice), await _conversation(alice)
+    talking = await connected(alice, here.pk)
+    watching = await connected(alice, there.pk)
+    bobs = await connected(bob, (await _conversation(bob)).pk)
+    await talking.send_json_to(
+        {"type": "send", "text": "My daughter's name is Ada.", "client_id": "a1"}
+    )
+    seen = await frames_until(talking, "memory_event")
+    notice = seen[-1]
+    elsewhere = (await frames_until(watching, "memory_elsewhere"))[-1]
+    assert elsewhere["id"] == notice["id"] and elsewhere["conversation_id"] == here.pk
+    assert "Ada" in elsewhere["html"] and f"/c/{here.pk}/?highlight=" in elsewhere["html"]
+    await talking.send_json_to({"type": "memory_undo", "event_id": notice["id"]})
+    seen += await frames_until(talking, "memory_event")
+    assert "Undone." in seen[-1]["html"]
+    assert "Undone" in (await frames_until(watching, "memory_elsewhere"))[-1]["html"]
+    assert "memory_elsewhere" not in [frame["type"] for frame in seen]
+    assert await bobs.receive_nothing(timeout=0.3)
+    for socket in (talking, watching, bobs):
+        await socket.disconnect()
