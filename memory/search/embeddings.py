@@ -20,6 +20,7 @@ Similarity is a dot product, on the lexical candidates (``ranking``).
 
 from __future__ import annotations
 
+import contextlib
 import math
 from array import array
 from functools import lru_cache
@@ -210,9 +211,12 @@ def embed_pending(limit: int = 1000, progress=None) -> int:
     model = model_name()
     rows = pending(limit)
     done = 0
+    # The slots ration a model server's parallel requests; the local model talks to none, and
+    # a killed worker holding a slot would stall every summary run until its lease ran out.
+    remote = backend() == "openai"
     for start in range(0, len(rows), BATCH):
         batch = rows[start : start + BATCH]
-        with background_slot():
+        with background_slot() if remote else contextlib.nullcontext():
             vectors = embed_texts([row[3][:MAX_CHARS] for row in batch])
         Embedding.objects.bulk_create(
             [

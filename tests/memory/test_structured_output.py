@@ -269,3 +269,34 @@ def test_staff_see_what_answered_and_what_failed_before(client, staff, conversat
     client.force_login(staff)
     html = client.get(reverse("staff:conversation", args=[conversation.pk])).content.decode()
     assert "(offline)" in html and "cut at the token cap" in html
+
+
+def test_a_slot_is_kept_while_its_holder_lives_and_freed_soon_after_it_dies(settings, monkeypatch):
+    """The holder renews its lease; a killed worker's slot (no renewals) frees after the
+    lease, not after the longest request."""
+    from django.core.cache import cache
+
+    from llm import slots
+
+    settings.BACKGROUND_MODEL_CONCURRENCY = 1
+    monkeypatch.setattr(slots, "LEASE_SECONDS", 1)
+    held, release = threading.Event(), threading.Event()
+
+    def long_call():
+        with background_slot():
+            held.set()
+            release.wait(10)
+
+    thread = threading.Thread(target=long_call)
+    thread.start()
+    held.wait(5)
+    time.sleep(1.8)  # past one lease: still held, renewed
+    with pytest.raises(NoSlot), background_slot(wait=0.3):
+        pass
+    release.set()
+    thread.join()
+
+    cache.add("llm-background-slot-0", "a killed worker", 1)
+    started = time.monotonic()
+    with background_slot(wait=5):
+        assert time.monotonic() - started < 3
