@@ -13,6 +13,11 @@ terms they hold, and the best ``POOL`` are read and ranked with BM25 (``ranking`
 more rows than that weighs little in BM25: it is counted (on a sample of the newest rows, for
 its idf), scored on the pool, and adds only the newest ``NEWEST_WINDOW`` rows holding the
 commonest terms together.
+
+A common term's count is cached and reused while the user's index grows by less than
+``COUNT_GROWTH`` (every turn adds rows, and recounting every common term of every query on
+each turn costs more than the search itself on a long history); any shrink (a deletion)
+counts again. A rare term's rows are read on every search, so its count is always exact.
 """
 
 from __future__ import annotations
@@ -28,7 +33,8 @@ COMMON_MATCHES = 4000  # a term in more of a user's rows than this is common
 POOL = 200  # rows read and ranked with BM25
 NEWEST_WINDOW = 60  # rows taken from the common terms together
 SAMPLE = 2000  # newest rows a common term's frequency is estimated on
-COUNT_TTL = 3600  # seconds a count is cached (its key changes with the user's index)
+COUNT_TTL = 3600  # seconds a common term's count is cached
+COUNT_GROWTH = 0.02  # a cached count serves while the user's rows grow by less than this
 
 
 @dataclass(frozen=True)
@@ -80,12 +86,12 @@ def user_stats(user_id: int, terms: list[str]) -> Stats:
     user's row count) or, with its row ids, from one statement for all uncounted terms: the
     ids of a rare term are its count, and the candidates need them anyway."""
     rows, words = user_size(user_id)
-    keys = {term: f"fts-df:{connection.vendor}:{user_id}:{rows}:{term}" for term in terms}
+    keys = {term: f"fts-df:{connection.vendor}:{user_id}:{term}" for term in terms}
     cached = cache.get_many(list(keys.values()))
     df: dict[str, int] = {}
     to_read = []
     for term in terms:
-        count = cached.get(keys[term])
+        count = _still_valid(cached.get(keys[term]), rows)
         if count is not None and count >= COMMON_MATCHES:
             df[term] = count  # common: its row ids are not needed
         else:
@@ -99,7 +105,7 @@ def user_stats(user_id: int, terms: list[str]) -> Stats:
         else:
             del rowids[term]
             df[term] = _count(user_id, term, rows)
-        fresh[keys[term]] = df[term]
+        fresh[keys[term]] = (df[term], rows)
     if fresh:
         cache.set_many(fresh, COUNT_TTL)
     return Stats(
@@ -108,6 +114,17 @@ def user_stats(user_id: int, terms: list[str]) -> Stats:
         df=df,
         rowids=rowids,
     )
+
+
+def _still_valid(cached, rows: int) -> int | None:
+    """A cached (count, rows when counted) while the index has only grown a little since."""
+    try:
+        count, counted_at = cached
+    except (TypeError, ValueError):
+        return None
+    if counted_at <= rows < counted_at * (1 + COUNT_GROWTH):
+        return int(count)
+    return None
 
 
 def _count(user_id: int, term: str, rows: int) -> int:
@@ -143,7 +160,7 @@ def _count(user_id: int, term: str, rows: int) -> int:
                 [user_id, SAMPLE, term],
             )
         sampled = cursor.fetchone()[0]
-    return max(COMMON_MATCHES, round(rows * sampled / SAMPLE))
+    return max(COMMON_MATCHES, round(rows * sampled / min(SAMPLE, rows)))
 
 
 def idf(stats: Stats, term: str) -> float:

@@ -99,3 +99,30 @@ def test_dates_the_query_names_are_matched_against_message_dates(alice, say):
 
 
 UTC = timezone.get_fixed_timezone(0)
+
+
+def test_a_common_terms_count_is_reused_as_the_index_grows_and_recounted_after_a_deletion(
+    alice, say, monkeypatch
+):
+    """Every turn adds a row: a common term is not recounted for each one, but a deletion
+    (the user's rows shrink) counts again, so a forgotten conversation's words stop counting."""
+    monkeypatch.setattr(index, "COMMON_MATCHES", 20)
+    monkeypatch.setattr(index, "COUNT_GROWTH", 0.5)
+    other = conversation_create(user=alice, title="Garden")
+    message_create_many(
+        conversation=other, messages=[NewMessage("user", f"garden note {i}") for i in range(30)]
+    )
+    for i in range(10):
+        say(f"a garden row {i}")
+    assert index.user_stats(alice.pk, ["garden"]).df["garden"] == 40
+    say("one more garden row")  # grown by one row: the count is reused, not recounted
+    calls = []
+    monkeypatch.setattr(index, "_count", lambda *a: calls.append(a) or 0)
+    assert index.user_stats(alice.pk, ["garden"]).df["garden"] == 40
+    assert calls == []
+    monkeypatch.undo()
+    monkeypatch.setattr(index, "COMMON_MATCHES", 20)
+    other.delete()  # 30 of the rows holding "garden" go
+    stats = index.user_stats(alice.pk, ["garden"])
+    assert stats.df["garden"] == 11
+    assert stats.rowids["garden"]  # rare again: its rows are candidates once more
