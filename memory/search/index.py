@@ -22,12 +22,15 @@ counts again. A rare term's rows are read on every search, so its count is alway
 
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from django.core.cache import cache
+from django.core.cache import caches
 from django.db import connection
+
+logger = logging.getLogger(__name__)
 
 COMMON_MATCHES = 4000  # a term in more of a user's rows than this is common
 POOL = 200  # rows read and ranked with BM25
@@ -87,7 +90,7 @@ def user_stats(user_id: int, terms: list[str]) -> Stats:
     ids of a rare term are its count, and the candidates need them anyway."""
     rows, words = user_size(user_id)
     keys = {term: f"fts-df:{connection.vendor}:{user_id}:{term}" for term in terms}
-    cached = cache.get_many(list(keys.values()))
+    cached = _cached_counts(list(keys.values()))
     df: dict[str, int] = {}
     to_read = []
     for term in terms:
@@ -107,13 +110,29 @@ def user_stats(user_id: int, terms: list[str]) -> Stats:
             df[term] = _count(user_id, term, rows)
         fresh[keys[term]] = (df[term], rows)
     if fresh:
-        cache.set_many(fresh, COUNT_TTL)
+        _cache_counts(fresh)
     return Stats(
         rows=max(rows, 1),
         average_words=(words / rows) if rows else 1.0,
         df=df,
         rowids=rowids,
     )
+
+
+# The counts are a shortcut: with the cache away (Redis down) the search counts afresh.
+def _cached_counts(keys: list[str]) -> dict:
+    try:
+        return caches["search"].get_many(keys)
+    except Exception:
+        logger.warning("search cache unavailable: counting afresh", exc_info=True)
+        return {}
+
+
+def _cache_counts(counts: dict) -> None:
+    try:
+        caches["search"].set_many(counts, COUNT_TTL)
+    except Exception:
+        logger.warning("search cache unavailable: counts not kept", exc_info=True)
 
 
 def _still_valid(cached, rows: int) -> int | None:
