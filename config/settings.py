@@ -135,17 +135,33 @@ if REDIS_URL:
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
-# Cache (abuse-limit counters): shared on Redis when REDIS_URL is set.
+# Caches, shared on Redis when REDIS_URL is set. "default" holds abuse-limit counters and
+# websocket leases, which must never be evicted to make room; "search" holds what the memory
+# search can recompute (term counts), apart so that it cannot push them out. Local memory
+# culls a third of its keys when full: hence the room.
 if REDIS_URL:
+    _REDIS_CACHE = {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": REDIS_URL,
+    }
+    _PREFIX = env_str("REDIS_PREFIX", "memorychat")
     CACHES = {
-        "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
-            "LOCATION": REDIS_URL,
-            "KEY_PREFIX": env_str("REDIS_PREFIX", "memorychat"),
-        }
+        "default": {**_REDIS_CACHE, "KEY_PREFIX": _PREFIX},
+        "search": {**_REDIS_CACHE, "KEY_PREFIX": f"{_PREFIX}:search"},
     }
 else:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+            "LOCATION": "default",
+            "OPTIONS": {"MAX_ENTRIES": 100_000},
+        },
+        "search": {
+            "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+            "LOCATION": "search",
+            "OPTIONS": {"MAX_ENTRIES": 20_000},
+        },
+    }
 
 # Background jobs: durable, in the database, run by `manage.py db_worker`.
 TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}

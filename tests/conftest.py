@@ -4,13 +4,14 @@ import os
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.core.cache import cache
+from django.core.cache import caches
 
 
 @pytest.fixture(autouse=True)
 def fresh_cache():
-    """Abuse-limit counters live in the cache: each test starts from zero."""
-    cache.clear()
+    """Abuse-limit counters and search counts live in the caches: each test starts empty."""
+    for cache in caches.all():
+        cache.clear()
 
 
 CHROMIUM = "/usr/bin/chromium"

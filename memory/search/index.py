@@ -13,22 +13,31 @@ terms they hold, and the best ``POOL`` are read and ranked with BM25 (``ranking`
 more rows than that weighs little in BM25: it is counted (on a sample of the newest rows, for
 its idf), scored on the pool, and adds only the newest ``NEWEST_WINDOW`` rows holding the
 commonest terms together.
+
+A common term's count is cached and reused while the user's index grows by less than
+``COUNT_GROWTH`` (every turn adds rows, and recounting every common term of every query on
+each turn costs more than the search itself on a long history); any shrink (a deletion)
+counts again. A rare term's rows are read on every search, so its count is always exact.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from django.core.cache import cache
+from django.core.cache import caches
 from django.db import connection
+
+logger = logging.getLogger(__name__)
 
 COMMON_MATCHES = 4000  # a term in more of a user's rows than this is common
 POOL = 200  # rows read and ranked with BM25
 NEWEST_WINDOW = 60  # rows taken from the common terms together
 SAMPLE = 2000  # newest rows a common term's frequency is estimated on
-COUNT_TTL = 3600  # seconds a count is cached (its key changes with the user's index)
+COUNT_TTL = 3600  # seconds a common term's count is cached
+COUNT_GROWTH = 0.02  # a cached count serves while the user's rows grow by less than this
 
 
 @dataclass(frozen=True)
@@ -80,12 +89,12 @@ def user_stats(user_id: int, terms: list[str]) -> Stats:
     user's row count) or, with its row ids, from one statement for all uncounted terms: the
     ids of a rare term are its count, and the candidates need them anyway."""
     rows, words = user_size(user_id)
-    keys = {term: f"fts-df:{connection.vendor}:{user_id}:{rows}:{term}" for term in terms}
-    cached = cache.get_many(list(keys.values()))
+    keys = {term: f"fts-df:{connection.vendor}:{user_id}:{term}" for term in terms}
+    cached = _cached_counts(list(keys.values()))
     df: dict[str, int] = {}
     to_read = []
     for term in terms:
-        count = cached.get(keys[term])
+        count = _still_valid(cached.get(keys[term]), rows)
         if count is not None and count >= COMMON_MATCHES:
             df[term] = count  # common: its row ids are not needed
         else:
@@ -99,15 +108,42 @@ def user_stats(user_id: int, terms: list[str]) -> Stats:
         else:
             del rowids[term]
             df[term] = _count(user_id, term, rows)
-        fresh[keys[term]] = df[term]
+        fresh[keys[term]] = (df[term], rows)
     if fresh:
-        cache.set_many(fresh, COUNT_TTL)
+        _cache_counts(fresh)
     return Stats(
         rows=max(rows, 1),
         average_words=(words / rows) if rows else 1.0,
         df=df,
         rowids=rowids,
     )
+
+
+# The counts are a shortcut: with the cache away (Redis down) the search counts afresh.
+def _cached_counts(keys: list[str]) -> dict:
+    try:
+        return caches["search"].get_many(keys)
+    except Exception:
+        logger.warning("search cache unavailable: counting afresh", exc_info=True)
+        return {}
+
+
+def _cache_counts(counts: dict) -> None:
+    try:
+        caches["search"].set_many(counts, COUNT_TTL)
+    except Exception:
+        logger.warning("search cache unavailable: counts not kept", exc_info=True)
+
+
+def _still_valid(cached, rows: int) -> int | None:
+    """A cached (count, rows when counted) while the index has only grown a little since."""
+    try:
+        count, counted_at = cached
+    except (TypeError, ValueError):
+        return None
+    if counted_at <= rows < counted_at * (1 + COUNT_GROWTH):
+        return int(count)
+    return None
 
 
 def _count(user_id: int, term: str, rows: int) -> int:
@@ -143,7 +179,7 @@ def _count(user_id: int, term: str, rows: int) -> int:
                 [user_id, SAMPLE, term],
             )
         sampled = cursor.fetchone()[0]
-    return max(COMMON_MATCHES, round(rows * sampled / SAMPLE))
+    return max(COMMON_MATCHES, round(rows * sampled / min(SAMPLE, rows)))
 
 
 def idf(stats: Stats, term: str) -> float:

@@ -3,6 +3,7 @@
 from datetime import datetime, timedelta
 
 import pytest
+from django.test import override_settings
 from django.utils import timezone
 
 from chat.services import NewMessage, conversation_create, message_create_many
@@ -99,3 +100,64 @@ def test_dates_the_query_names_are_matched_against_message_dates(alice, say):
 
 
 UTC = timezone.get_fixed_timezone(0)
+
+
+def test_a_common_terms_count_is_reused_as_the_index_grows_and_recounted_after_a_deletion(
+    alice, say, monkeypatch
+):
+    """Every turn adds a row: a common term is not recounted for each one, but a deletion
+    (the user's rows shrink) counts again, so a forgotten conversation's words stop counting."""
+    monkeypatch.setattr(index, "COMMON_MATCHES", 20)
+    monkeypatch.setattr(index, "COUNT_GROWTH", 0.5)
+    other = conversation_create(user=alice, title="Garden")
+    message_create_many(
+        conversation=other, messages=[NewMessage("user", f"garden note {i}") for i in range(30)]
+    )
+    for i in range(10):
+        say(f"a garden row {i}")
+    assert index.user_stats(alice.pk, ["garden"]).df["garden"] == 40
+    say("one more garden row")  # grown by one row: the count is reused, not recounted
+    calls = []
+    monkeypatch.setattr(index, "_count", lambda *a: calls.append(a) or 0)
+    assert index.user_stats(alice.pk, ["garden"]).df["garden"] == 40
+    assert calls == []
+    monkeypatch.undo()
+    monkeypatch.setattr(index, "COMMON_MATCHES", 20)
+    other.delete()  # 30 of the rows holding "garden" go
+    stats = index.user_stats(alice.pk, ["garden"])
+    assert stats.df["garden"] == 11
+    assert stats.rowids["garden"]  # rare again: its rows are candidates once more
+
+
+BROKEN_SEARCH_CACHE = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "search": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": "redis://127.0.0.1:1/0",  # nothing listens there: every call fails
+    },
+}
+
+
+def test_search_works_while_its_cache_is_away(alice, say):
+    """Redis down (scaled out) costs the search its shortcut, not its answer."""
+    told = say("The spare key hides under the geranium pot")
+    say("Something else entirely about the weather")
+    with override_settings(CACHES=BROKEN_SEARCH_CACHE):
+        hits = search(user=alice, query="where is the spare key?")
+    assert hits[0].id == told.pk
+
+
+def test_search_counts_cannot_evict_abuse_counters(alice, say):
+    """The counts live in their own cache: thousands of them leave the default cache's
+    counters and websocket leases alone."""
+    from django.core.cache import cache, caches
+    from django.db import connection
+
+    say("The spare key hides under the geranium pot")
+    search(user=alice, query="spare key")
+    key = f"fts-df:{connection.vendor}:{alice.pk}:spare"
+    assert caches["search"].get(key) is not None
+    assert cache.get(key) is None
+    cache.set("limit-counter", 7)
+    caches["search"].set_many({f"fts-df:test:{i}": (i, 1) for i in range(5000)})
+    assert cache.get("limit-counter") == 7
