@@ -22,7 +22,8 @@ similarity of each candidate.
 
 A message hit is the exchange around it (``exchange``): the matching turn, then those of its
 neighbours (two on each side at most) that match the query too, within a token cap; for a
-summary, the other half of its exchange always.
+summary, the other half of its exchange always. Each hit also carries ``relevance``, how much
+of the query its text holds on an absolute scale (module ``relevance``): scores are relative.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from django.utils import timezone
 from chat.models import Conversation, Message
 from memory.models import ActionItem, Decision, Fact, Summary
 from memory.search import exchange, index
+from memory.search.relevance import held_share, query_weights
 from memory.search.terms import (
     asks_about_now,
     asks_for_summary,
@@ -71,6 +73,7 @@ class Hit:
     source: str = ""
     why: str = ""
     match: float = 0.0  # share of the query's term weight (idf) the row holds: 0..1, absolute
+    relevance: float = 0.0  # the same for the whole text shown (``relevance.held_share``)
 
 
 def bm25_scores(
@@ -200,6 +203,7 @@ def search(
     score_of = {rows[i].object_id: s for s, i, _ in scored if rows[i].kind == "message"}
     text_of = {r.object_id: (r.role, r.text) for r in rows if r.kind == "message"}
     shown: set[int] = set(exclude_message_ids)
+    stem_weights = query_weights(terms, stats)
     hits: list[Hit] = []
     for score, i, why in scored:
         if len(hits) >= k:
@@ -221,6 +225,7 @@ def search(
             exchange.attach(
                 hit, around.get(row.object_id), score_of, threshold, shown, text_of, summary
             )
+        hit.relevance = held_share(hit.text, stem_weights)
         hits.append(hit)
     _attach_sources(hits)
     return hits
