@@ -17,8 +17,9 @@ The user's own words are the evidence of what they told: an assistant's message 
 a user's message a fifth of its relevance (the answer often holds the words a question uses).
 Recency and importance only break near ties, so an old matching turn is never pushed below a
 weaker new one, and of two statements of the same fact the newest comes first
-(``restatements_tie``). With embeddings on (``embeddings``), relevance is fused with the cosine
-similarity of each candidate.
+(``restatements_tie``; not when the query asks for a summary: it wants the whole story, and
+turns on one topic hold the same words without restating each other). With embeddings on
+(``embeddings``), relevance is fused with the cosine similarity of each candidate.
 
 A message hit is the exchange around it (``exchange``): the matching turn, then those of its
 neighbours (two on each side at most) that match the query too, within a token cap; for a
@@ -169,7 +170,8 @@ def search(
         if ranges and any(r.holds(row.created_at) for r in ranges):
             value *= DATE_BOOST
         relevance.append(value)
-    relevance = restatements_tie(relevance, held, len({stem(t) for t in terms}))
+    if not summary:  # a summary asks for the whole story, not a fact's latest statement
+        relevance = restatements_tie(relevance, held, len({stem(t) for t in terms}))
     semantic = _semantic_scores(user, query, rows)
     best = max(relevance) or 1.0
     times = [r.created_at.timestamp() for r in rows if r.created_at]
