@@ -134,10 +134,11 @@ def report(name: str, s: dict) -> list[str]:
             f" | {100 * o['evidence_kept']:.0f} % | {o['recall@10']:.1f} →"
             f" {o['recall@10_gated']:.1f} |"
         )
-    o = s["separating"]["odd"]
-    lines += [
-        "",
-        f"recall@10 per type on the odd half, all hits → gated at {o['threshold']:.2f}: "
-        + "; ".join(f"{t} {a:.1f} → {b:.1f}" for t, (a, b) in o["per_type"].items()),
-    ]
+    for key in ("separating", "free"):
+        o = s[key]["odd"]
+        lines += [
+            "",
+            f"recall@10 per type on the odd half, all hits → gated at {o['threshold']:.2f}: "
+            + "; ".join(f"{t} {a:.1f} → {b:.1f}" for t, (a, b) in o["per_type"].items()),
+        ]
     return lines
