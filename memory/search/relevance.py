@@ -10,7 +10,7 @@ It is shown (the context report, each hit's ``why``), not used as a gate. Measur
 rare-terms-only variant, the rarest word a hit lacks, the best hit's cosine) tells BEAM's
 abstention questions, written from the chat's own words, from answerable ones; and a floor
 low enough to cost no recall there still drops topical hits in a small history (asked for
-"gardening tips", a user's twenty facts about gardening hold little of the query's weight,
+"gardening tips", a user's thirty facts about gardening hold little of the query's weight,
 "gardening" being in all of them and "tips" in none).
 """
 
