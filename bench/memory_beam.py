@@ -16,7 +16,9 @@ Abstention questions have no evidence: for them the figures are the best hit's s
 keeps no threshold: whatever ranks first is offered to the context build), how much of the
 question the best hit holds (``Hit.match``: the share of the query's idf weight) and, with
 embeddings, the best hit's cosine to the question; each beside the same for questions that
-have evidence.
+have evidence. ``bench/memory_abstain.py`` asks whether a threshold on the absolute measure
+(``Hit.relevance``; with embeddings, each hit's cosine too) would tell them apart: chosen on
+the even chats, shown on the odd ones, with its cost in recall@10 per type.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ import statistics
 import time
 from collections import Counter
 from pathlib import Path
+
+from bench import memory_abstain
 
 KS = (5, 10, 25, 50)
 DEFAULT_PATH = Path(__file__).resolve().parent.parent.parent / "shared/memdata/beam-dev.jsonl.gz"
@@ -105,12 +109,13 @@ def part_d(args, log) -> dict:
         systems["app_lexical"] = []
         systems["embeddings"] = []
     pool_sizes, abstain_match, answer_match, search_ms = [], [], [], []
+    by_measure: dict[str, list] = {"relevance": [], "cosine": []}
     top_score = {"abstention": [], "answerable": []}
     top_cosine = {"abstention": [], "answerable": []}
     index_s, messages, embed_s, embedded = 0.0, 0, 0.0, 0
     user_model = get_user_model()
 
-    def summary(n_inst: int) -> dict:
+    def summary(n_inst: int, final: bool = False) -> dict:
         types = sorted({t for t, _, _ in systems["app"]})
         result = {
             "dataset": path.name,
@@ -155,6 +160,12 @@ def part_d(args, log) -> dict:
             "top_score": {g: _spread(v) for g, v in top_score.items()},
             "top_cosine": {g: _spread(v) for g, v in top_cosine.items() if v},
         }
+        if final:  # a threshold search over every question: once, at the end
+            result["abstain_by"] = {
+                name: memory_abstain.summarise(records)
+                for name, records in by_measure.items()
+                if records
+            }
         if embed:
             result["embeddings"] = {
                 "model": embeddings.model_name(),
@@ -205,6 +216,24 @@ def part_d(args, log) -> dict:
                 hits = search(user=user, query=q["question"], k=max(KS))
                 search_ms.append(1000 * (time.perf_counter() - began))
                 group = "answerable" if gold else "abstention"
+                kind = q.get("type", "")
+                by_measure["relevance"].append(
+                    memory_abstain.record(n_inst, kind, gold, hits, id_of, lambda h: h.relevance)
+                )
+                if vectors is not None:
+                    cosines = embeddings.similarities(
+                        user=user, query=q["question"], keys=[(h.kind, h.id) for h in hits]
+                    )
+                    by_measure["cosine"].append(
+                        memory_abstain.record(
+                            n_inst,
+                            kind,
+                            gold,
+                            hits,
+                            id_of,
+                            lambda h, c=cosines or {}: c.get((h.kind, h.id), 0.0),
+                        )
+                    )
                 top_score[group].append(hits[0].score if hits else 0.0)
                 if vectors is not None:
                     top_cosine[group].append(_top_cosine(user, q["question"], hits))
@@ -212,7 +241,6 @@ def part_d(args, log) -> dict:
                     abstain_match.append(hits[0].match if hits else 0.0)
                     continue
                 answer_match.append(hits[0].match if hits else 0.0)
-                kind = q.get("type", "")
                 systems["app"].append((kind, gold, _ranked(hits, id_of)))
                 if embed:
                     settings.MEMORYCHAT_EMBEDDINGS = "off"
@@ -241,7 +269,7 @@ def part_d(args, log) -> dict:
                 Path(args.child_out + ".partial").write_text(
                     json.dumps(summary(n_inst), default=str), encoding="utf-8"
                 )
-    return summary(n_inst)
+    return summary(n_inst, final=True)
 
 
 def _ranked(hits, id_of) -> list[str]:
@@ -369,6 +397,9 @@ def report_d(r: dict) -> list[str]:
             f" (p10-p90 {a['p10']:.2f}-{a['p90']:.2f}), against {e.get('median', 0):.2f}"
             f" ({e.get('p10', 0):.2f}-{e.get('p90', 0):.2f}) with evidence"
         )
+    names_by = {"relevance": "`Hit.relevance`", "cosine": "each hit's cosine (embeddings)"}
+    for name, s in r.get("abstain_by", {}).items():
+        lines += memory_abstain.report(names_by.get(name, name), s)
     if "embeddings" in r:
         lines.append(
             f"- embeddings ({r['embeddings']['model']}): {r['embeddings']['passages_per_s']:.1f}"

@@ -228,6 +228,8 @@ def build(
             # the conversation is past its first few messages: no query of its own for that.
             known_earlier=history.peek() if user_message is not None else 0,
         )
+        # Pinned facts and resume items may still come: this says the search found nothing.
+        report["nothing_relevant"] = not any(c.relevance is not None for c in candidates)
     memory_cap = min(budget.left, int(budget.limit * MEMORY_SHARE)) if candidates else 0
     # Recent messages first (leaving room for memory), so memory need not repeat them; then
     # whatever memory did not use goes back to older messages.

@@ -34,6 +34,7 @@ class Recalled:
     date: str = ""
     source: str = ""  # title of the conversation it came from
     message_ids: list[int] = field(default_factory=list)
+    relevance: float | None = None  # a search hit's share of the message it holds (0..1)
 
 
 def memory_enabled(conversation: Conversation, *, profile: UserProfile | None = None) -> bool:
@@ -88,10 +89,11 @@ def recall_for_turn(
                 id=hit.id,
                 text=hit.text,
                 score=hit.score,
-                why=f"matches this message ({hit.why})",
+                why=f"matches this message ({hit.why}, relevance {hit.relevance:.2f})",
                 date=hit.date,
                 source=hit.source,
                 message_ids=list(hit.message_ids),
+                relevance=hit.relevance,
             )
         )
     if known_earlier < RESUME_TURNS and _early_in(conversation, exclude_message_ids):

@@ -55,6 +55,9 @@ class MemoryItem(TypedDict):
     date: str
     source: str  # title of the conversation it came from
     message_ids: list[int]
+    # A search hit's share of the message it holds, absolute (memory.search.relevance); added
+    # without a version bump, absent from older reports and from pinned and resume items.
+    relevance: NotRequired[float]
 
 
 class LeftOutMemory(MemoryItem):
@@ -113,6 +116,9 @@ class ContextReport(TypedDict):
     # per estimated token on recent replies, by which the limit was scaled (None: no usage).
     tokens_estimated: NotRequired[bool]
     token_scale: NotRequired[float | None]
+    # True when memory was on and its search found nothing for the message (pinned facts and
+    # a new session's resume items may still have been sent).
+    nothing_relevant: NotRequired[bool]
 
 
 # -- writing: memory.context builds each part with these -----------------------------------
@@ -160,7 +166,7 @@ def block_item(name: Block, tokens: int, detail: str) -> BlockItem:
 
 
 def memory_item(item: "Recalled") -> MemoryItem:
-    return {
+    entry: MemoryItem = {
         "kind": item.kind,
         "id": item.id,
         "text": item.text,
@@ -170,6 +176,9 @@ def memory_item(item: "Recalled") -> MemoryItem:
         "source": item.source,
         "message_ids": item.message_ids,
     }
+    if item.relevance is not None:
+        entry["relevance"] = round(item.relevance, 3)
+    return entry
 
 
 def left_out_memory(item: "Recalled", reason: str) -> LeftOutMemory:

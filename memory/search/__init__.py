@@ -5,6 +5,7 @@
 - ``index``: per-user statistics and candidates (the only reads of the index);
 - ``ranking``: ``search()``, relevance first (``Hit``);
 - ``exchange``: a message hit's neighbours;
+- ``relevance``: how much of the query a hit holds, absolute (``Hit.relevance``);
 - ``embeddings``: vectors, computed locally or by an OpenAI-compatible endpoint;
 - ``staff``: the staff lists' search;
 - ``erase``: an erased account's last rows.

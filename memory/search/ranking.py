@@ -17,12 +17,14 @@ The user's own words are the evidence of what they told: an assistant's message 
 a user's message a fifth of its relevance (the answer often holds the words a question uses).
 Recency and importance only break near ties, so an old matching turn is never pushed below a
 weaker new one, and of two statements of the same fact the newest comes first
-(``restatements_tie``). With embeddings on (``embeddings``), relevance is fused with the cosine
-similarity of each candidate.
+(``restatements_tie``; not when the query asks for a summary: it wants the whole story, and
+turns on one topic hold the same words without restating each other). With embeddings on
+(``embeddings``), relevance is fused with the cosine similarity of each candidate.
 
 A message hit is the exchange around it (``exchange``): the matching turn, then those of its
 neighbours (two on each side at most) that match the query too, within a token cap; for a
-summary, the other half of its exchange always.
+summary, the other half of its exchange always. Each hit also carries ``relevance``, how much
+of the query its text holds on an absolute scale (module ``relevance``): scores are relative.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from django.utils import timezone
 from chat.models import Conversation, Message
 from memory.models import ActionItem, Decision, Fact, Summary
 from memory.search import exchange, index
+from memory.search.relevance import held_share, query_weights
 from memory.search.terms import (
     asks_about_now,
     asks_for_summary,
@@ -71,6 +74,7 @@ class Hit:
     source: str = ""
     why: str = ""
     match: float = 0.0  # share of the query's term weight (idf) the row holds: 0..1, absolute
+    relevance: float = 0.0  # the same for the whole text shown (``relevance.held_share``)
 
 
 def bm25_scores(
@@ -166,7 +170,8 @@ def search(
         if ranges and any(r.holds(row.created_at) for r in ranges):
             value *= DATE_BOOST
         relevance.append(value)
-    relevance = restatements_tie(relevance, held, len({stem(t) for t in terms}))
+    if not summary:  # a summary asks for the whole story, not a fact's latest statement
+        relevance = restatements_tie(relevance, held, len({stem(t) for t in terms}))
     semantic = _semantic_scores(user, query, rows)
     best = max(relevance) or 1.0
     times = [r.created_at.timestamp() for r in rows if r.created_at]
@@ -200,6 +205,7 @@ def search(
     score_of = {rows[i].object_id: s for s, i, _ in scored if rows[i].kind == "message"}
     text_of = {r.object_id: (r.role, r.text) for r in rows if r.kind == "message"}
     shown: set[int] = set(exclude_message_ids)
+    stem_weights = query_weights(terms, stats)
     hits: list[Hit] = []
     for score, i, why in scored:
         if len(hits) >= k:
@@ -221,6 +227,7 @@ def search(
             exchange.attach(
                 hit, around.get(row.object_id), score_of, threshold, shown, text_of, summary
             )
+        hit.relevance = held_share(hit.text, stem_weights)
         hits.append(hit)
     _attach_sources(hits)
     return hits

@@ -6,7 +6,7 @@ import pytest
 from django.test import override_settings
 from django.utils import timezone
 
-from chat.services import NewMessage, conversation_create, message_create_many
+from chat.services import NewMessage, conversation_create, message_create, message_create_many
 from llm import OFFLINE_MODEL
 from memory.prompts import MEMORY_HEADER
 from memory.search import index, search
@@ -61,6 +61,29 @@ def test_a_restated_fact_ranks_its_newest_statement_first(alice, say):
     newest = say("My favourite colour is green now", created_at=ago(2))
     assert search(user=alice, query="what is my favourite colour?")[0].id == newest.pk
     assert search(user=alice, query="my latest favourite colour")[0].id == newest.pk
+
+
+def test_a_summary_question_ranks_turns_on_one_topic_by_how_well_they_match(alice):
+    """Asked for a summary, turns holding the same words are not restatements of each other:
+    the one that matches best comes first, not the newest."""
+    apart = [conversation_create(user=alice) for _ in range(3)]
+    best = message_create(
+        conversation=apart[0],
+        role="user",
+        content="My resume for the job, resume first",
+        created_at=ago(90),
+    )
+    message_create(
+        conversation=apart[1],
+        role="user",
+        content="A resume tweak for the job fair",
+        created_at=ago(2),
+    )
+    message_create(conversation=apart[2], role="user", content="Lunch was nice", created_at=ago(1))
+    asked = "resume job"
+    assert search(user=alice, query=asked)[0].id != best.pk  # a fact told again: newest first
+    summary = search(user=alice, query=f"Can you summarize my {asked}?")  # summarize: not a term
+    assert summary[0].id == best.pk
 
 
 def test_a_message_hit_is_the_exchange_around_it(alice, say):
