@@ -34,8 +34,8 @@ class Around:
     after: list[Neighbour] = field(default_factory=list)  # nearest first
 
 
-# The pivot is a parameter, so a statement's text depends only on how many pivots it holds:
-# the database's statement cache then parses and plans it once, not on every turn.
+# SQLite: the pivot is a parameter, so a statement's text depends only on how many pivots it
+# holds: the database's statement cache then parses and plans it once, not on every turn.
 _SIDE = (
     "SELECT * FROM (SELECT p.id AS pivot, {side} AS side, m.id, m.role "
     "FROM chat_message m, chat_message p WHERE p.id = %s "
@@ -45,25 +45,53 @@ _SIDE = (
 )
 
 
+# PostgreSQL: a LATERAL subquery per side takes each pivot's conversation and time as
+# constants, so every pivot is one short walk of msg_conv_latest (0.1 ms). Joined without
+# LATERAL, its planner read and sorted the pivot's whole conversation for every subquery
+# (2.4 ms each, 90 ms a search at 100k messages).
+_PG_SIDE = (
+    "SELECT p.id, {side}, s.id, s.role FROM chat_message p CROSS JOIN LATERAL ("
+    "SELECT m.id, m.role FROM chat_message m WHERE m.conversation_id = p.conversation_id "
+    "AND (m.created_at, m.id) {op} (p.created_at, p.id) "
+    f"AND m.status <> 'failed' AND m.content <> '' AND m.model <> '{OFFLINE_MODEL}' "
+    "ORDER BY m.created_at {order}, m.id {order} LIMIT {span}) s WHERE p.id = ANY(%s)"
+)
+_PG_NEIGHBOURS = " UNION ALL ".join(
+    _PG_SIDE.format(side=side, op=op, order=order, span=SPAN)
+    for side, op, order in ((0, "<", "DESC"), (1, ">", "ASC"))
+)
+
+
 def neighbours(message_ids: list[int]) -> dict[int, Around]:
     """Each message's neighbours in its conversation, nearest first on each side."""
     around: dict[int, Around] = {int(i): Around() for i in message_ids}
-    parts, params = [], []
-    for n, pivot in enumerate(around):
-        for side, op, order in ((0, "<", "DESC"), (1, ">", "ASC")):
-            parts.append(_SIDE.format(side=side, op=op, order=order, span=SPAN, n=2 * n + side))
-            params.append(pivot)
     with connection.cursor() as cursor:
-        for start in range(0, len(parts), PER_STATEMENT):
-            chunk = slice(start, start + PER_STATEMENT)
-            cursor.execute(" UNION ALL ".join(parts[chunk]), params[chunk])
-            for pivot, side, message_id, role in cursor.fetchall():
+        for rows in _neighbour_rows(cursor, list(around)):
+            for pivot, side, message_id, role in rows:
                 entry = around[pivot]
                 (entry.after if side else entry.before).append(Neighbour(message_id, role))
     for entry in around.values():  # UNION ALL keeps each subquery's order, but say so
         entry.before.sort(key=lambda nb: -nb.id)
         entry.after.sort(key=lambda nb: nb.id)
     return around
+
+
+def _neighbour_rows(cursor, pivots: list[int]):
+    if not pivots:
+        return
+    if connection.vendor == "postgresql":
+        cursor.execute(_PG_NEIGHBOURS, [pivots, pivots])
+        yield cursor.fetchall()
+        return
+    parts, params = [], []
+    for n, pivot in enumerate(pivots):
+        for side, op, order in ((0, "<", "DESC"), (1, ">", "ASC")):
+            parts.append(_SIDE.format(side=side, op=op, order=order, span=SPAN, n=2 * n + side))
+            params.append(pivot)
+    for start in range(0, len(parts), PER_STATEMENT):
+        chunk = slice(start, start + PER_STATEMENT)
+        cursor.execute(" UNION ALL ".join(parts[chunk]), params[chunk])
+        yield cursor.fetchall()
 
 
 def attach(
