@@ -9,7 +9,8 @@ alternate between the two servers, the order swapped every round:
 
 * server: the conversation page's HTML over HTTP with the session cookie (``--requests``);
 * browser: headless chromium loading the page in a fresh context (``--loads``): responseEnd,
-  DOMContentLoaded, load;
+  DOMContentLoaded, load, and ready (the first frame painted after DOMContentLoaded, so
+  layout left for later counts too);
 * first token: a websocket ``send`` frame to the first ``chunk`` frame (``--turns``), then the
   turn's ``reply_end``; turns are 0.3 s apart, so the after-turn work of one is done.
 
@@ -87,7 +88,7 @@ class Side:
         )
         self.server = AppServer(self.env, log_path=work / "server.log", root=root).start()
         self.page_ms: list[float] = []
-        self.marks: dict[str, list[float]] = {"response": [], "dom": [], "load": []}
+        self.marks: dict[str, list[float]] = {"response": [], "dom": [], "load": [], "ready": []}
         self.ttft_ms: list[float] = []
         self.turn_ms: list[float] = []
         self.html_bytes = self.page_bytes = 0
@@ -176,7 +177,12 @@ def table(before: Side, after: Side) -> str:
         rows.append(f"| {label} | {a:.1f} | {b:.1f} | {b / a:.2f}x |")
 
     line("server: conversation page HTML", before.page_ms, after.page_ms)
-    marks = (("response", "response end"), ("dom", "DOMContentLoaded"), ("load", "load"))
+    marks = (
+        ("response", "response end"),
+        ("dom", "DOMContentLoaded"),
+        ("load", "load"),
+        ("ready", "ready (first frame after DOMContentLoaded)"),
+    )
     for name, label in marks:
         line(f"browser: {label}", before.marks[name], after.marks[name])
     line("first token (send → first chunk)", before.ttft_ms, after.ttft_ms)
