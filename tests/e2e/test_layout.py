@@ -180,3 +180,15 @@ def test_the_toggle_overrides_the_system_theme_on_every_page(browser, site):
     page.goto(f"{site.url}/")
     assert page.evaluate("getComputedStyle(document.body).backgroundColor") == BACKGROUND["light"]
     context.close()
+
+
+def test_the_sign_up_form_shows_each_fields_help_under_its_box(page, app_server):
+    """Django renders the help between a label and its box; the page shows it under the box,
+    so each label sits on its box (the password rules used to part them)."""
+    page.goto(f"{app_server.url}/accounts/signup/")
+    for name in ("username", "password1"):
+        label = page.locator(f"label[for=id_{name}]").bounding_box()
+        box = page.locator(f"#id_{name}").bounding_box()
+        help_text = page.locator(f"#id_{name}_helptext").bounding_box()
+        assert box["y"] - (label["y"] + label["height"]) < 8, name
+        assert help_text["y"] >= box["y"] + box["height"], name
