@@ -185,6 +185,12 @@ def table(before: Side, after: Side) -> str:
     )
     for name, label in marks:
         line(f"browser: {label}", before.marks[name], after.marks[name])
+    # The browser's own part, load by load: what the server and the network took is left out.
+    line(
+        "browser: response end → ready",
+        [r - s for r, s in zip(before.marks["ready"], before.marks["response"], strict=True)],
+        [r - s for r, s in zip(after.marks["ready"], after.marks["response"], strict=True)],
+    )
     line("first token (send → first chunk)", before.ttft_ms, after.ttft_ms)
     line("whole turn (send → reply_end, 40 words)", before.turn_ms, after.turn_ms)
     rows.append("")
