@@ -13,7 +13,7 @@
       button.setAttribute("aria-pressed", theme() === "dark" ? "true" : "false");
     });
   }
-  function remember(value) { // read by theme.js on the next page
+  function remember(value) { // the server sets data-theme from it on the next page
     const secure = location.protocol === "https:" ? "; Secure" : "";
     const age = value ? 365 * 24 * 3600 : 0;
     document.cookie = `theme=${value}; path=/; max-age=${age}; SameSite=Lax${secure}`;
