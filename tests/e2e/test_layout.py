@@ -95,6 +95,8 @@ def test_every_page_fits_the_screen_in_both_themes(browser, site, fake_upstream,
     problems += check(page, "login", scheme)
     page.goto(f"{site.url}/accounts/signup/")
     problems += check(page, "signup", scheme)
+    page.goto(f"{site.url}/account/goodbye/")  # after an account is deleted: signed out
+    problems += check(page, "goodbye", scheme)
     log_in(page, site)
     box = page.get_by_role("textbox", name="Message")
     assert in_view(page, box), "the composer is out of view on the blank page"
