@@ -9,7 +9,9 @@ alternate between the two servers, the order swapped every round:
 
 * server: the conversation page's HTML over HTTP with the session cookie (``--requests``);
 * browser: headless chromium loading the page in a fresh context (``--loads``): responseEnd,
-  DOMContentLoaded, load;
+  DOMContentLoaded, load, and ready (the first frame painted after DOMContentLoaded, so
+  layout left for later counts too); and the main thread's script, layout and style time
+  until load (CDP ``Performance.getMetrics``), steadier than the marks on a busy machine;
 * first token: a websocket ``send`` frame to the first ``chunk`` frame (``--turns``), then the
   turn's ``reply_end``; turns are 0.3 s apart, so the after-turn work of one is done.
 
@@ -87,7 +89,9 @@ class Side:
         )
         self.server = AppServer(self.env, log_path=work / "server.log", root=root).start()
         self.page_ms: list[float] = []
-        self.marks: dict[str, list[float]] = {"response": [], "dom": [], "load": []}
+        self.marks: dict[str, list[float]] = {
+            name: [] for name in ("response", "dom", "load", "ready", "script", "layout", "style")
+        }
         self.ttft_ms: list[float] = []
         self.turn_ms: list[float] = []
         self.html_bytes = self.page_bytes = 0
@@ -176,9 +180,24 @@ def table(before: Side, after: Side) -> str:
         rows.append(f"| {label} | {a:.1f} | {b:.1f} | {b / a:.2f}x |")
 
     line("server: conversation page HTML", before.page_ms, after.page_ms)
-    marks = (("response", "response end"), ("dom", "DOMContentLoaded"), ("load", "load"))
+    marks = (
+        ("response", "response end"),
+        ("dom", "DOMContentLoaded"),
+        ("load", "load"),
+        ("ready", "ready (first frame after DOMContentLoaded)"),
+    )
     for name, label in marks:
         line(f"browser: {label}", before.marks[name], after.marks[name])
+    # The browser's own part, load by load: what the server and the network took is left out.
+    line(
+        "browser: response end → ready",
+        [r - s for r, s in zip(before.marks["ready"], before.marks["response"], strict=True)],
+        [r - s for r, s in zip(after.marks["ready"], after.marks["response"], strict=True)],
+    )
+    for name in ("script", "layout", "style"):
+        line(
+            f"browser main thread: {name} (CDP, until load)", before.marks[name], after.marks[name]
+        )
     line("first token (send → first chunk)", before.ttft_ms, after.ttft_ms)
     line("whole turn (send → reply_end, 40 words)", before.turn_ms, after.turn_ms)
     rows.append("")

@@ -90,12 +90,13 @@ def _header(kind: str, data: ReportData) -> list[str]:
     if data.scope == "conversation":
         where = f"Conversation of {md(data.username)}"
     else:
-        where = f"All {len(data.conversations)} conversations of {md(data.username)}"
+        n = len(data.conversations)
+        where = f"All {n} conversation{'' if n == 1 else 's'} of {md(data.username)}"
+    messages = f"{data.message_count} message{'' if data.message_count == 1 else 's'}"
     return [
         f"# {kind}: {md(data.title)}",
         "",
-        f"*{where} · {_period(data)} · {data.message_count} messages · "
-        f"prepared {data.today.isoformat()}*",
+        f"*{where} · {_period(data)} · {messages} · prepared {data.today.isoformat()}*",
         "",
     ]
 

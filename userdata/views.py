@@ -70,4 +70,7 @@ def account_delete(request):
 
 @require_GET
 def goodbye(request):
+    # It says the account is gone and the visitor logged out: not for someone signed in.
+    if request.user.is_authenticated:
+        return redirect("chat:home")
     return render(request, "userdata/goodbye.html")

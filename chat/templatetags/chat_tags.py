@@ -31,7 +31,7 @@ BLOCK_LABELS = {
     "history": "Earlier messages",
     "message": "Your message",
 }
-KIND_LABELS = {"action_item": "action item"}
+KIND_LABELS = {"action_item": "action item", "message": "earlier exchange"}
 
 
 def counted(n: int, singular: str, plural: str | None = None) -> str:

@@ -19,14 +19,15 @@ def home(request):
         .select_related("conversation__user", "requested_by")
         .order_by("-created_at")[:10]
     )
+    counts = (
+        (get_user_model().objects.count(), "user", "users"),
+        (Conversation.objects.count(), "conversation", "conversations"),
+        (Fact.objects.count(), "fact", "facts"),
+        (Decision.objects.count(), "decision", "decisions"),
+        (ActionItem.objects.count(), "action item", "action items"),
+    )
     context = {
-        "totals": {
-            "users": get_user_model().objects.count(),
-            "conversations": Conversation.objects.count(),
-            "facts": Fact.objects.count(),
-            "decisions": Decision.objects.count(),
-            "action items": ActionItem.objects.count(),
-        },
+        "totals": [(n, one if n == 1 else many) for n, one, many in counts],
         "runs": runs,
         "changes": recent_changes(limit=10),
     }

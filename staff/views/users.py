@@ -54,7 +54,10 @@ def _context(request, target, **extra) -> dict:
         "metrics": style_overview(profile=profile, block=block),
         "instructions": block,
         "preferences": _preference_rows(profile),
-        "style_form": StyleForm(initial={name: getattr(profile, name) for name in METRICS}),
+        # Rounded to the field's step: 0.438405 would be refused by the browser as it is.
+        "style_form": StyleForm(
+            initial={name: round(getattr(profile, name), 2) for name in METRICS}
+        ),
         "conversations": conversations[:CONVERSATIONS_SHOWN],
         "conversation_total": conversations.count(),
         "memory_counts": [

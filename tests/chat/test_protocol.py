@@ -302,3 +302,18 @@ def test_a_notice_elsewhere_names_its_conversation_escaped_and_links_to_the_mess
     assert html.startswith('<aside class="memory-toast" data-event="5"')
     assert "&lt;Trip&gt;" in html and "Her daughter is &lt;Ada&gt;" in html
     assert 'href="/c/3/?highlight=12#m12"' in html
+
+
+def test_a_notice_quotes_what_it_replaced_without_a_second_full_stop():
+    """A replaced text ending with its own full stop is not followed by another."""
+    from django.template.loader import render_to_string
+
+    from memory.selectors import NoticeItem
+
+    notice = _notice()
+    notice.items.append(
+        NoticeItem("fact", 8, "replaced", "Her daughter is Adata.", exists=True, suggested=False)
+    )
+    html = render_to_string("memory/_notice.html", {"notice": notice})
+    assert "Replaces “Her daughter is Adata.”</p>" in html
+    assert ".”." not in html

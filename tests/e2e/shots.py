@@ -54,6 +54,8 @@ def chat_shots(page, site: Site, out: Path, prefix: str, phone: bool) -> int:
     take(page, out, f"{prefix}-login")
     page.goto(f"{site.url}/accounts/signup/")
     take(page, out, f"{prefix}-signup", full=True)
+    page.goto(f"{site.url}/account/goodbye/")  # after an account is deleted: signed out
+    take(page, out, f"{prefix}-goodbye", full=True)
     log_in(page, site)
     take(page, out, f"{prefix}-chat-home")
 

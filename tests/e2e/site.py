@@ -146,7 +146,6 @@ def user_pages(conversation_id: int) -> dict[str, str]:
         "conversation-forget": f"/c/{conversation_id}/forget/",
         "forget-everything": "/account/forget/",
         "account-delete": "/account/delete/",
-        "goodbye": "/account/goodbye/",
     }
 
 

@@ -95,6 +95,8 @@ def test_every_page_fits_the_screen_in_both_themes(browser, site, fake_upstream,
     problems += check(page, "login", scheme)
     page.goto(f"{site.url}/accounts/signup/")
     problems += check(page, "signup", scheme)
+    page.goto(f"{site.url}/account/goodbye/")  # after an account is deleted: signed out
+    problems += check(page, "goodbye", scheme)
     log_in(page, site)
     box = page.get_by_role("textbox", name="Message")
     assert in_view(page, box), "the composer is out of view on the blank page"
@@ -180,3 +182,15 @@ def test_the_toggle_overrides_the_system_theme_on_every_page(browser, site):
     page.goto(f"{site.url}/")
     assert page.evaluate("getComputedStyle(document.body).backgroundColor") == BACKGROUND["light"]
     context.close()
+
+
+def test_the_sign_up_form_shows_each_fields_help_under_its_box(page, app_server):
+    """Django renders the help between a label and its box; the page shows it under the box,
+    so each label sits on its box (the password rules used to part them)."""
+    page.goto(f"{app_server.url}/accounts/signup/")
+    for name in ("username", "password1"):
+        label = page.locator(f"label[for=id_{name}]").bounding_box()
+        box = page.locator(f"#id_{name}").bounding_box()
+        help_text = page.locator(f"#id_{name}_helptext").bounding_box()
+        assert box["y"] - (label["y"] + label["height"]) < 8, name
+        assert help_text["y"] >= box["y"] + box["height"], name

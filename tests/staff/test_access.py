@@ -121,3 +121,11 @@ def test_inactive_staff_are_refused(client, staff, world):
     staff.save()
     response = client.get(reverse("staff:home"))
     assert response.status_code in (302, 403)
+
+
+def test_the_overview_counts_in_words(staff_client, world):
+    """One conversation, one decision: no "1 conversations"."""
+    html = staff_client.get(reverse("staff:home")).content.decode()
+    assert "<strong>1</strong> conversation<" in html
+    assert "<strong>1</strong> decision<" in html
+    assert "<strong>1</strong> action item<" in html

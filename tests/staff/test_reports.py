@@ -78,7 +78,7 @@ def test_the_progress_update_groups_by_status_and_shows_blockers(project):
 def test_a_user_report_covers_all_their_conversations(project, alice):
     """The user scope lists each conversation's summary under its title."""
     text = REPORTS["minutes"].build(report_data_for_user(user=alice))
-    assert "### Launch planning" in text and "All 1 conversations of alice" in text
+    assert "### Launch planning" in text and "All 1 conversation of alice" in text
 
 
 def test_markdown_in_memories_is_escaped():

@@ -71,6 +71,15 @@ def test_the_user_page_shows_learned_style_and_preferences(staff_client, alice, 
     assert "Launch planning" in html and "Level of detail" in html and "not set" in html
 
 
+def test_the_learned_style_is_shown_to_the_fields_step(staff_client, alice):
+    """0.438405 as is would not match step 0.01, so the browser would refuse to save the form
+    until every value was retyped: the fields show two decimals."""
+    UserProfile.objects.update_or_create(user=alice, defaults={"formality": 0.438405})
+    form = staff_client.get(reverse("staff:user", args=[alice.pk])).context["style_form"]
+    assert form["formality"].value() == 0.44
+    assert 'value="0.44"' in str(form["formality"])
+
+
 def test_the_preferences_form_opens_in_place(staff_client, alice):
     """Edit preferences fetches the form into the section (the page does not carry its
     long time zone list); without JavaScript it is a page with the form open."""

@@ -7,6 +7,7 @@ import json
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.test import Client
 from django.urls import reverse
 
 from memory.models import Decision, Fact, Summary
@@ -107,6 +108,14 @@ def test_the_right_password_deletes_the_account_and_logs_out(alice_client, alice
     assert "Your account was deleted" in response.content.decode()
     assert not get_user_model().objects.filter(username="alice").exists()
     assert alice_client.get(reverse("chat:home")).url.startswith("/accounts/login/")
+
+
+def test_the_goodbye_page_is_for_signed_out_visitors(alice_client):
+    """It says the account is gone: someone signed in goes to their conversations instead."""
+    response = alice_client.get(reverse("userdata:goodbye"))
+    assert response.status_code == 302 and response.url == reverse("chat:home")
+    signed_out = Client().get(reverse("userdata:goodbye")).content.decode()
+    assert "Your account was deleted" in signed_out
 
 
 def test_the_profile_page_has_a_your_data_section(alice_client):
