@@ -29,7 +29,6 @@ of the query its text holds on an absolute scale (module ``relevance``): scores 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -40,6 +39,7 @@ from memory.models import ActionItem, Decision, Fact, Summary
 from memory.search import exchange, index
 from memory.search.relevance import held_share, query_weights
 from memory.search.terms import (
+    analysed,
     asks_about_now,
     asks_for_summary,
     query_dates,
@@ -86,18 +86,12 @@ def bm25_scores(
     for term in terms:
         s = stem(term)
         idf[s] = max(idf.get(s, 0.0), index.idf(stats, term))
-    # A stem is (nearly) a prefix of its words: only words starting like a query stem can
-    # match, so only those are read (one regex, in C) and stemmed.
-    prefixes = sorted({s[:3] for s in idf}, key=len, reverse=True)
-    candidate_words = re.compile(r"\b(?:" + "|".join(re.escape(p) for p in prefixes) + r")[^\W_]*")
+    # A word counts when it starts like a query stem (a stem is nearly a prefix of its words).
+    prefixes = frozenset(s[:3] for s in idf)
     average = stats.average_words or 1.0
     scores, held = [], []
     for row in rows:
-        tf: dict[str, int] = {}
-        for word in candidate_words.findall(row.text.lower()):
-            stemmed = stem(word)
-            if stemmed in idf:
-                tf[stemmed] = tf.get(stemmed, 0) + 1
+        tf = analysed(row.text).frequencies(idf, prefixes)
         norm = BM25_K1 * (1 - BM25_B + BM25_B * row.words / average)
         scores.append(sum(idf[w] * n * (BM25_K1 + 1) / (n + norm) for w, n in tf.items()))
         held.append(frozenset(tf))
