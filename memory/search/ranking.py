@@ -46,7 +46,6 @@ from memory.search.terms import (
     query_terms,
     stem,
 )
-from memory.selectors import forgotten_through
 
 BM25_K1, BM25_B = 1.2, 0.75
 ROLE_WEIGHT = {"assistant": 0.5, "system": 0.5}  # everything else weighs 1
@@ -115,19 +114,6 @@ def restatements_tie(
     ]
 
 
-def _not_forgotten(rows: list[index.Row]) -> list[index.Row]:
-    """Messages the user had forgotten stay in their conversation, not in recall."""
-    conversations = {r.conversation_id for r in rows if r.kind == "message"}
-    through = forgotten_through(conversation_ids=conversations) if conversations else {}
-    if not through:
-        return rows
-    return [
-        r
-        for r in rows
-        if not (r.kind == "message" and r.object_id <= through.get(r.conversation_id, 0))
-    ]
-
-
 def search(
     *, user, query: str, k: int = 10, exclude_message_ids: frozenset[int] = frozenset()
 ) -> list[Hit]:
@@ -141,7 +127,6 @@ def search(
         for r in index.candidates(user.pk, terms, stats)
         if not (r.kind == "message" and r.object_id in exclude_message_ids)
     ]
-    rows = _not_forgotten(rows)
     if not rows:
         return []
     lexical, held = bm25_scores(terms, rows, stats)
@@ -246,9 +231,9 @@ def _semantic_scores(user, query, rows) -> dict | None:
 def _attach_sources(hits: list[Hit]) -> None:
     """Fill message_ids and the source conversation's title, a few queries for all hits."""
     titles = dict(
-        Conversation.objects.filter(
-            pk__in={h.conversation_id for h in hits if h.conversation_id}
-        ).values_list("pk", "title")
+        Conversation.objects.filter(pk__in={h.conversation_id for h in hits if h.conversation_id})
+        .order_by()
+        .values_list("pk", "title")
     )
     by_kind: dict[str, list[Hit]] = {}
     for hit in hits:

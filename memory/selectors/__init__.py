@@ -75,6 +75,7 @@ def summary_current(conversation) -> Summary | None:
     return (
         Summary.objects.filter(conversation=conversation, is_current=True)
         .only("id", "conversation_id", "version", "text", "covered_through")
+        .order_by("pk")  # one is current; the default ordering would join the conversation
         .first()
     )
 
