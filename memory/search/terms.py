@@ -160,18 +160,26 @@ class Analysed:
         return {s: tf[s] for s in sorted(tf, key=first.__getitem__)}
 
 
+@lru_cache(maxsize=65536)
+def _token(word: str) -> str:
+    """A word's stem as ``Analysed.stems`` holds it; "" for an odd word."""
+    s = stem(word)
+    return f"\x02{s}\x03" if word.startswith(s[:3]) else ""
+
+
 def analyse(text: str) -> Analysed:
     """The stems of ``text``'s words, for ``Analysed.frequencies``."""
-    normal, odd, length = [], [], 0
-    for word in _RANKED_WORD.findall(text.lower()):
-        s = stem(word)
-        if word.startswith(s[:3]):
-            token = f"\x02{s}\x03"
-            normal.append(token)
+    words = _RANKED_WORD.findall(text.lower())
+    tokens = list(map(_token, words))
+    if "" not in tokens:
+        return Analysed("".join(tokens), ())
+    odd, length = [], 0
+    for word, token in zip(words, tokens, strict=True):
+        if token:
             length += len(token)
         else:
-            odd.append((s, word[:3], length))
-    return Analysed("".join(normal), tuple(odd))
+            odd.append((stem(word), word[:3], length))
+    return Analysed("".join(tokens), tuple(odd))
 
 
 ANALYSED_ENTRIES = 20_000  # texts whose analysis is kept per process (about 1 kB each)
