@@ -27,6 +27,9 @@ Reported per N:
 * exactness: every reply equals the upstream's text, and the database holds exactly one user
   message and one complete, identical reply per turn.
 
+``--vectors`` gives each user an earlier conversation with stored vectors (local embeddings, as
+real users have them by default), so every turn's search embeds its query.
+
 ``--profile PATH`` also runs py-spy on the app server during the largest level's measured
 rounds and reports a CPU budget per turn by stage (``bench/spy.py``).
 
@@ -69,6 +72,7 @@ from bench.harness import (  # noqa: E402
     create_seats,
     direct_client,
     direct_stream,
+    django_run,
     percentile,
     stored_messages,
 )
@@ -287,6 +291,30 @@ def check(level: Level, upstream: Upstream) -> None:
             level.problems.append(f"database {key}: {stored.get(key)}, expected {value}")
 
 
+_VECTORS_CODE = """
+from django.contrib.auth import get_user_model
+from chat import services
+from memory.search import embeddings
+
+for user in get_user_model().objects.filter(pk__in=user_ids):
+    conversation = services.conversation_create(user=user, title="earlier")
+    services.message_create_many(
+        conversation=conversation,
+        messages=[services.NewMessage(role, text) for _ in range(3) for role, text in turns],
+    )
+result = embeddings.embed_pending(limit=10**6)
+"""
+
+
+def give_vectors(env: dict[str, str], seats: list[Seat], reply: str) -> None:
+    """An earlier conversation per user (three exchanges like the bench's), embedded: as with
+    real users (embeddings on by default), every turn's search then embeds its query."""
+    turns = [("user", question(0, 0)), ("assistant", reply)]
+    embedded = django_run(_VECTORS_CODE, env=env, user_ids=[s.user_id for s in seats], turns=turns)
+    if not embedded:
+        raise RuntimeError("--vectors: nothing was embedded (are local embeddings installed?)")
+
+
 def run(args) -> dict:
     began = time.perf_counter()
     levels = [Level(n) for n in args.chats]
@@ -303,6 +331,8 @@ def run(args) -> dict:
     try:
         workspace.migrate()
         seats: list[Seat] = create_seats(workspace.env, max(args.chats), len(args.chats))
+        if args.vectors:
+            give_vectors(workspace.env, seats, upstream.reply)
         for column, level in enumerate(levels):
             if args.verbose:
                 print(f"{level.chats} chats", file=sys.stderr, flush=True)
@@ -350,6 +380,7 @@ def run(args) -> dict:
         "turns": args.turns,
         "min_samples": args.min_samples,
         "profiles": profiles,
+        "vectors": args.vectors,
     }
 
 
@@ -442,7 +473,13 @@ def report(result: dict) -> str:
         + (f" --workers {result['workers']}" if result["workers"] > 1 else " (one process each)")
         + ", DEBUG=false; app on SQLite (WAL) in a temp dir, "
         + ("Redis channel layer and cache" if result["redis"] else "in-memory channel layer")
-        + ", MESSAGES_PER_MINUTE raised to 100000; relay: bench/relay.py",
+        + ", MESSAGES_PER_MINUTE raised to 100000; relay: bench/relay.py"
+        + (
+            "; each user has an earlier, embedded conversation (--vectors: every search embeds"
+            " its query)"
+            if result.get("vectors")
+            else ""
+        ),
         f"- per N: {result['rounds']} rounds x (N direct streams, N relay chats, N app chats,"
         f" the order rotating), at least {result['turns']} turns back to back per chat and"
         f" phase (at least {result['min_samples']} turns per side in all);"
@@ -590,6 +627,11 @@ def parse_args(argv: list[str] | None = None):
     )
     parser.add_argument(
         "--redis-url", default="", help="e.g. redis://127.0.0.1:6379/15 (keys get a run prefix)"
+    )
+    parser.add_argument(
+        "--vectors",
+        action="store_true",
+        help="give each user an earlier, embedded conversation: every search embeds its query",
     )
     parser.add_argument("--json", type=Path, default=None, help="also write raw figures here")
     parser.add_argument(

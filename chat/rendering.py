@@ -193,8 +193,10 @@ class StreamRenderer:
     def render(self) -> tuple[str, str]:
         tail_text = self.text[self._cut :]
         env: dict = {}
-        tokens = _markdown.parse(tail_text, env)
         lines = tail_text.split("\n")
+        # A block becomes final only after a blank line: with none, nothing to parse for it.
+        closed = any(not line.strip() for line in lines[:-1])
+        tokens = _markdown.parse(tail_text, env) if closed else []
         cut_token = None
         for i, token in enumerate(tokens):
             if token.level or token.nesting == -1 or token.map is None or i == 0:

@@ -30,6 +30,7 @@ from llm.errors import UpstreamError
 from llm.providers import Usage, get_provider
 from memory import context
 from memory.recall import memory_enabled_many
+from memory.search import embeddings
 from memory.services import conversations_after_turn, memories_from_turn
 from profiles.selectors import profiles_get_many
 from profiles.services import profiles_observe_messages
@@ -147,6 +148,8 @@ def _prepared(start: services.TurnStart, built, prefix: str = "") -> PreparedTur
 def prepare_turn(*, conversation, text: str, client_id: str) -> PreparedTurn:
     """Store the message and the reply's placeholder, then assemble the context: one trip to
     the database thread before the model is called."""
+    if not conversation.temporary:  # the query's vector, computed beside the set-up
+        embeddings.query_vector_soon(user_id=conversation.user_id, query=services.clean_text(text))
     start = services.turn_begin(conversation=conversation, text=text, client_id=client_id)
     if start.replayed:
         return PreparedTurn(start, None)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import NamedTuple
 
 from django.conf import settings
@@ -30,6 +31,7 @@ from chat.models import Conversation, Message
 from contextwindow.tokens import (
     REPLY_PRIMING_TOKENS,
     encoding_for_model,
+    get_encoding,
     message_overhead,
     tokenizer_known,
 )
@@ -86,12 +88,23 @@ class _Budget:
     def cost(self, role: str, text: str) -> int:
         return self._overhead[role] + len(self.encoding.encode_ordinary(text))
 
+    def cost_repeated(self, role: str, text: str) -> int:
+        """``cost`` of a text seen on many turns (a memory line, the system prompt)."""
+        return self._overhead[role] + _tokens(self.encoding.name, text)
+
     def stored_cost(self, role: str, token_count: int) -> int:
         return self._overhead[role] + token_count
 
     @property
     def left(self) -> int:
         return self.limit - self.used
+
+
+@lru_cache(maxsize=4096)
+def _tokens(encoding_name: str, text: str) -> int:
+    """Tokens of a text that comes back turn after turn: the count depends on the text and the
+    encoding only, so it is kept (per process, bounded)."""
+    return len(get_encoding(encoding_name).encode_ordinary(text))
 
 
 def quote(text: str) -> str:
@@ -186,8 +199,12 @@ def build(
         return cost
 
     # The system prompt and the new message are always sent.
-    add_block(Block.SYSTEM, prompt.text, f"system prompt v{prompt.version}")
-    message_cost = budget.cost("user", user_text)
+    system_cost = budget.cost_repeated("system", prompt.text)
+    add_block(Block.SYSTEM, prompt.text, f"system prompt v{prompt.version}", cost=system_cost)
+    if user_message is not None and user_message.content == user_text:
+        message_cost = budget.stored_cost("user", user_message.token_count)  # counted on store
+    else:
+        message_cost = budget.cost("user", user_text)
     budget.used += message_cost
     tail = tail or []
     tail_cost = sum(budget.cost(m["role"], m["content"]) for m in tail)
@@ -196,7 +213,7 @@ def build(
     instructions = build_instructions(profile)
     if instructions.text:
         text = f"{PREFERENCES_HEADER}\n{instructions.text}"
-        cost = budget.cost("system", text)
+        cost = budget.cost_repeated("system", text)
         if cost <= budget.left:
             add_block(Block.PREFERENCES, text, f"{len(instructions.sources)} rules", cost=cost)
             report["preferences"] = preferences_item(
@@ -207,7 +224,7 @@ def build(
 
     if summary is not None:
         text = format_summary_block(summary.text)
-        cost = budget.cost("system", text)
+        cost = budget.cost_repeated("system", text)
         if cost <= min(budget.left, int(budget.limit * SUMMARY_SHARE)):
             add_block(Block.SUMMARY, text, f"version {summary.version}", cost=cost)
             report["summary"] = summary_item(summary, cost)
@@ -254,11 +271,11 @@ def build(
 
 
 def _add_memory(candidates, cap, budget, add_block, report) -> None:
-    frame = budget.cost("system", format_memory_block([]))
+    frame = budget.cost_repeated("system", format_memory_block([]))
     used = frame
     chosen: list[recall.Recalled] = []
     for item in candidates:
-        line = budget.cost("system", format_memory_block([item])) - frame
+        line = budget.cost_repeated("system", format_memory_block([item])) - frame
         if used + line > cap:
             report["memories_left_out"].append(left_out_memory(item, "budget"))
             continue

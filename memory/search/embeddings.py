@@ -13,8 +13,11 @@ chat's) computes them instead; the background job holds a background model slot
 Vectors are stored L2-normalised as float32 bytes in ``Embedding``, keyed by the model's name.
 They are computed off the reply's path, in bulk: the ``embed_pending`` job after a turn, and the
 ``embed_backfill`` command (with a progress bar) for what was stored before. The search embeds
-only the query (a few ms of CPU, in the turn's database thread, not on the event loop; the last
-queries' vectors are cached), and only when the user has vectors to compare it with.
+only the query (a few ms of CPU, off the event loop; the last queries' vectors are cached), and
+only when the user has vectors to compare it with. For a user whose last search had vectors, a
+turn starts the query's embedding in a thread of its own before it stores the message
+(``query_vector_soon``): onnxruntime releases the GIL, so it runs beside the turn's set-up
+instead of after it.
 Similarity is a dot product, on the lexical candidates (``ranking``).
 """
 
@@ -22,7 +25,9 @@ from __future__ import annotations
 
 import contextlib
 import math
+import threading
 from array import array
+from concurrent.futures import Future, ThreadPoolExecutor
 from functools import lru_cache
 from importlib.resources import files
 from importlib.util import find_spec
@@ -40,6 +45,7 @@ MAX_TOKENS = 256  # all-MiniLM-L6-v2 was trained on 256 word pieces at most
 LOCAL_MODEL = "all-MiniLM-L6-v2-onnx-int8"
 DIMENSIONS = 384
 QUERY_CACHE = 256  # query vectors kept per process (a retry or a regenerate asks again)
+EARLY_QUERIES = 64  # query embeddings started early and not yet asked for, at most
 
 
 def backend() -> str:
@@ -126,6 +132,34 @@ def _local_query_vector(query: str) -> array:
     return array("f", _local_model().encode(query[:MAX_CHARS]).tobytes())
 
 
+# Which users' last search compared stored vectors (per process): only their turns start the
+# query's embedding early. It decides when a vector is computed, never what a search returns.
+_users_with_vectors: set[int] = set()
+_early: dict[str, Future] = {}
+_early_lock = threading.Lock()
+_early_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="query-embedding")
+
+
+def query_vector_soon(*, user_id: int, query: str) -> None:
+    """Start embedding ``query`` in the background when this user's search will likely want
+    it (the local model only: an endpoint's request is not worth a thread)."""
+    if user_id not in _users_with_vectors or backend() != "local":
+        return
+    _users_with_vectors.discard(user_id)  # the search puts the user back if vectors remain
+    with _early_lock:
+        if query in _early:
+            return
+        while len(_early) >= EARLY_QUERIES:
+            _early.pop(next(iter(_early)))
+        _early[query] = _early_pool.submit(_local_query_vector, query)
+
+
+def _query_vector(query: str) -> array:
+    with _early_lock:
+        started = _early.pop(query, None)
+    return started.result() if started is not None else _local_query_vector(query)
+
+
 def _normalised(vector) -> array:
     values = [float(x) for x in vector]
     norm = math.sqrt(sum(x * x for x in values)) or 1.0
@@ -139,7 +173,7 @@ def embed_texts(texts: list[str], *, query: bool = False) -> list[array]:
         )
         return [_normalised(item.embedding) for item in response.data]
     if query and len(texts) == 1:
-        return [_local_query_vector(texts[0])]
+        return [_query_vector(texts[0])]
     return [array("f", v.tobytes()) for v in local_embedder()(texts, passage=not query)]
 
 
@@ -163,7 +197,9 @@ def similarities(*, user, query: str, keys: list[tuple[str, int]]) -> dict | Non
             if owner == user.pk
         ]
     if not stored:
+        _users_with_vectors.discard(user.pk)
         return None
+    _users_with_vectors.add(user.pk)
     try:
         (query_vector,) = embed_texts([query], query=True)
     except Exception:

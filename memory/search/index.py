@@ -30,6 +30,8 @@ from datetime import UTC, datetime
 from django.core.cache import caches
 from django.db import connection
 
+from memory.models import Summary
+
 logger = logging.getLogger(__name__)
 
 COMMON_MATCHES = 4000  # a term in more of a user's rows than this is common
@@ -264,9 +266,18 @@ def _newest_with_all(user_id: int, terms: list[str]) -> list[int]:
 
 
 _COLUMNS = "kind, object_id, conversation_id, created_at, role, words, text"
+# Messages the user had forgotten stay in their conversation, not in recall: those up to the
+# newest one a blank "forgotten" summary version covers (memory.services.forget; the same
+# rule as memory.selectors.forgotten_through, read here in the rows' own statement).
+_NOT_FORGOTTEN = (
+    "NOT (kind = 'message' AND object_id <= (SELECT coalesce(max(f.covered_through), 0) "
+    "FROM memory_summary f WHERE f.conversation_id = memory_search.conversation_id "
+    "AND f.model = %s))"
+)
 
 
 def _rows(rowids: list[int]) -> list[Row]:
+    """The rows, without the messages their user forgot."""
     if not rowids:
         return []
     found = []
@@ -274,7 +285,11 @@ def _rows(rowids: list[int]) -> list[Row]:
         for start in range(0, len(rowids), 500):
             chunk = rowids[start : start + 500]
             marks = ", ".join(["%s"] * len(chunk))
-            cursor.execute(f"SELECT {_COLUMNS} FROM memory_search WHERE rowid IN ({marks})", chunk)
+            cursor.execute(
+                f"SELECT {_COLUMNS} FROM memory_search WHERE rowid IN ({marks}) "
+                f"AND {_NOT_FORGOTTEN}",
+                [*chunk, Summary.FORGOTTEN],
+            )
             found += cursor.fetchall()
     return [
         Row(kind, object_id, conversation_id, as_datetime(created), role, words or 1, text)

@@ -29,7 +29,6 @@ of the query its text holds on an absolute scale (module ``relevance``): scores 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -40,13 +39,13 @@ from memory.models import ActionItem, Decision, Fact, Summary
 from memory.search import exchange, index
 from memory.search.relevance import held_share, query_weights
 from memory.search.terms import (
+    analysed,
     asks_about_now,
     asks_for_summary,
     query_dates,
     query_terms,
     stem,
 )
-from memory.selectors import forgotten_through
 
 BM25_K1, BM25_B = 1.2, 0.75
 ROLE_WEIGHT = {"assistant": 0.5, "system": 0.5}  # everything else weighs 1
@@ -86,18 +85,12 @@ def bm25_scores(
     for term in terms:
         s = stem(term)
         idf[s] = max(idf.get(s, 0.0), index.idf(stats, term))
-    # A stem is (nearly) a prefix of its words: only words starting like a query stem can
-    # match, so only those are read (one regex, in C) and stemmed.
-    prefixes = sorted({s[:3] for s in idf}, key=len, reverse=True)
-    candidate_words = re.compile(r"\b(?:" + "|".join(re.escape(p) for p in prefixes) + r")[^\W_]*")
+    # A word counts when it starts like a query stem (a stem is nearly a prefix of its words).
+    prefixes = frozenset(s[:3] for s in idf)
     average = stats.average_words or 1.0
     scores, held = [], []
     for row in rows:
-        tf: dict[str, int] = {}
-        for word in candidate_words.findall(row.text.lower()):
-            stemmed = stem(word)
-            if stemmed in idf:
-                tf[stemmed] = tf.get(stemmed, 0) + 1
+        tf = analysed(row.text).frequencies(idf, prefixes)
         norm = BM25_K1 * (1 - BM25_B + BM25_B * row.words / average)
         scores.append(sum(idf[w] * n * (BM25_K1 + 1) / (n + norm) for w, n in tf.items()))
         held.append(frozenset(tf))
@@ -121,19 +114,6 @@ def restatements_tie(
     ]
 
 
-def _not_forgotten(rows: list[index.Row]) -> list[index.Row]:
-    """Messages the user had forgotten stay in their conversation, not in recall."""
-    conversations = {r.conversation_id for r in rows if r.kind == "message"}
-    through = forgotten_through(conversation_ids=conversations) if conversations else {}
-    if not through:
-        return rows
-    return [
-        r
-        for r in rows
-        if not (r.kind == "message" and r.object_id <= through.get(r.conversation_id, 0))
-    ]
-
-
 def search(
     *, user, query: str, k: int = 10, exclude_message_ids: frozenset[int] = frozenset()
 ) -> list[Hit]:
@@ -147,7 +127,6 @@ def search(
         for r in index.candidates(user.pk, terms, stats)
         if not (r.kind == "message" and r.object_id in exclude_message_ids)
     ]
-    rows = _not_forgotten(rows)
     if not rows:
         return []
     lexical, held = bm25_scores(terms, rows, stats)
@@ -252,9 +231,9 @@ def _semantic_scores(user, query, rows) -> dict | None:
 def _attach_sources(hits: list[Hit]) -> None:
     """Fill message_ids and the source conversation's title, a few queries for all hits."""
     titles = dict(
-        Conversation.objects.filter(
-            pk__in={h.conversation_id for h in hits if h.conversation_id}
-        ).values_list("pk", "title")
+        Conversation.objects.filter(pk__in={h.conversation_id for h in hits if h.conversation_id})
+        .order_by()
+        .values_list("pk", "title")
     )
     by_kind: dict[str, list[Hit]] = {}
     for hit in hits:

@@ -12,7 +12,9 @@ left.
 
 from __future__ import annotations
 
+import hashlib
 import re
+from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from functools import lru_cache
@@ -123,6 +125,80 @@ def stem(word: str) -> str:
 def words_of(text: str) -> list[str]:
     """Every word of ``text``, lowercased (stopwords included: they count for its length)."""
     return _WORD.findall(text.lower())
+
+
+# A word ranking counts: a run of letters and digits at a word boundary (not after "_").
+_RANKED_WORD = re.compile(r"\b[^\W_]+", re.UNICODE)
+
+
+@dataclass(frozen=True)
+class Analysed:
+    """A text's words as ranking reads them, stemmed once: ``stems`` holds each word's stem
+    as ``\x02stem\x03`` (so ``count`` is the term frequency); ``odd`` the rare words that do
+    not start with their stem's first three letters ("dying" -> "die"), as (stem, the word's
+    first three letters, where in ``stems`` it came), since ranking counts a word only when it
+    starts like a query stem."""
+
+    stems: str
+    odd: tuple[tuple[str, str, int], ...]
+
+    def frequencies(self, stems: dict[str, float], prefixes: frozenset[str]) -> dict[str, int]:
+        """Term frequency of each of ``stems`` (the query's) the text holds, in the order
+        they first occur in it; ``prefixes``: their first three letters."""
+        tf, first = {}, {}
+        for s in stems:
+            token = f"\x02{s}\x03"
+            n = self.stems.count(token)
+            if n:
+                tf[s], first[s] = n, (self.stems.find(token), 1)
+        for s, start, at in self.odd:
+            if s in stems and any(start.startswith(p) for p in prefixes):
+                tf[s] = tf.get(s, 0) + 1
+                first[s] = min(first.get(s, (at, 0)), (at, 0))
+        if len(tf) < 2:
+            return tf
+        return {s: tf[s] for s in sorted(tf, key=first.__getitem__)}
+
+
+@lru_cache(maxsize=65536)
+def _token(word: str) -> str:
+    """A word's stem as ``Analysed.stems`` holds it; "" for an odd word."""
+    s = stem(word)
+    return f"\x02{s}\x03" if word.startswith(s[:3]) else ""
+
+
+def analyse(text: str) -> Analysed:
+    """The stems of ``text``'s words, for ``Analysed.frequencies``."""
+    words = _RANKED_WORD.findall(text.lower())
+    tokens = list(map(_token, words))
+    if "" not in tokens:
+        return Analysed("".join(tokens), ())
+    odd, length = [], 0
+    for word, token in zip(words, tokens, strict=True):
+        if token:
+            length += len(token)
+        else:
+            odd.append((stem(word), word[:3], length))
+    return Analysed("".join(tokens), tuple(odd))
+
+
+ANALYSED_ENTRIES = 20_000  # texts whose analysis is kept per process (about 1 kB each)
+_analysed: OrderedDict[bytes, Analysed] = OrderedDict()
+
+
+def analysed(text: str) -> Analysed:
+    """``analyse(text)``, kept for the texts seen last: a candidate row is ranked again on
+    many turns, and its analysis depends on its text only. Keyed by a digest, so the cache
+    holds stems, not the texts."""
+    key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    found = _analysed.get(key)
+    if found is not None:
+        _analysed.move_to_end(key)
+        return found
+    found = _analysed[key] = analyse(text)
+    if len(_analysed) > ANALYSED_ENTRIES:
+        _analysed.popitem(last=False)
+    return found
 
 
 MONTHS = {

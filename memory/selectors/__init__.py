@@ -71,7 +71,13 @@ def forgotten_through(*, conversation_ids) -> dict[int, int]:
 
 
 def summary_current(conversation) -> Summary | None:
-    return Summary.objects.filter(conversation=conversation, is_current=True).first()
+    """The current summary, with the fields a context build reads (not its extracted lists)."""
+    return (
+        Summary.objects.filter(conversation=conversation, is_current=True)
+        .only("id", "conversation_id", "version", "text", "covered_through")
+        .order_by("pk")  # one is current; the default ordering would join the conversation
+        .first()
+    )
 
 
 ACTIVE_RUN = [SummaryRun.Status.QUEUED, SummaryRun.Status.RUNNING]

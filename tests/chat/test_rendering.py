@@ -1,6 +1,15 @@
-"""Model replies' images are links, never loaded from another host."""
+"""Model replies' images are links, never loaded from another host; a streamed reply's
+Markdown."""
 
-from chat.rendering import STORED_CACHE_MAX_CHARS, _render_stored, render_markdown, render_stored
+import pytest
+
+from chat.rendering import (
+    STORED_CACHE_MAX_CHARS,
+    StreamRenderer,
+    _render_stored,
+    render_markdown,
+    render_stored,
+)
 
 
 def test_an_external_image_is_a_link_not_an_image():
@@ -37,3 +46,23 @@ def test_a_very_long_text_is_rendered_without_the_cache():
     _render_stored.cache_clear()
     assert render_stored(text) == render_markdown(text)
     assert _render_stored.cache_info().currsize == 0
+
+
+STREAMED = [
+    "One paragraph with **bold** and `code`, streamed word by word with no blank line.",
+    "A first paragraph.\n\nA second one, *emphasised*.\n\n```python\nprint('hi')\n```\n\nThe end.",
+    "# A heading\nText right under it.\n\n> a quote\n\nlast line",
+]
+
+
+@pytest.mark.parametrize("text", STREAMED)
+def test_a_streamed_reply_renders_as_the_whole_text_does(text):
+    """Fed in small pieces, the final blocks plus the open tail are the whole text's HTML;
+    blocks after a blank line become final as the stream goes."""
+    renderer = StreamRenderer()
+    tail = ""
+    for start in range(0, len(text), 7):
+        renderer.feed(text[start : start + 7])
+        _, tail = renderer.render()
+    assert renderer.html(tail) == render_markdown(text)
+    assert bool(renderer.stable) == ("\n\n" in text)

@@ -15,11 +15,11 @@ pytestmark = pytest.mark.django_db
 # (the busy check), the message, the conversation's activity, the reply's placeholder; the
 # current summary, the newest history page (which also gives the token scale), the profile
 # (memory switch and preferences); search: the user's index size, every term's row ids in one
-# statement, the candidate rows, what the user forgot in the candidates' conversations (the
-# forget feature: one more, so 14), the hits' neighbours, the source titles; the pinned facts.
+# statement, the candidate rows (leaving out what the user forgot: the forget feature's own
+# statement folded in, 14 -> 13), the hits' neighbours, the source titles; the pinned facts.
 # The system prompt comes from the cache. Where rows can be locked (PostgreSQL), the user's and
 # the conversation's rows are locked first: two more.
-SETUP_STATEMENTS = 14
+SETUP_STATEMENTS = 13
 # Storing the reply: the row and the conversation's activity.
 STORE_STATEMENTS = 2
 # After the reply, per batch (issue 17: from 6): the users' profiles (the memory switch and

@@ -76,3 +76,47 @@ def test_a_query_asked_again_is_not_embedded_again(local):
     again = embeddings.embed_texts(["where does my dog like to go?"], query=True)
     assert first == again
     assert embeddings._local_query_vector.cache_info().hits == 1
+
+
+def test_a_turn_starts_the_query_embedding_early_for_a_user_with_vectors(
+    alice, conversation, local
+):
+    """Once a search has compared vectors, the next turn's query is embedded beside the
+    set-up, and the search uses that vector (the same one it would have computed)."""
+    from chat import turn
+    from chat.services import conversation_create
+
+    message_create_many(
+        conversation=conversation, messages=[NewMessage("user", "My dog Rex loves the beach")]
+    )
+    embeddings.embed_pending()
+    embeddings._local_query_vector.cache_clear()
+    assert search(user=alice, query="my dog on the beach")  # vectors compared: noted
+    assert alice.pk in embeddings._users_with_vectors
+
+    query = "does my dog like the beach?"
+    started = []
+    real_submit = embeddings._early_pool.submit
+
+    def submit(fn, *args):
+        started.append(args)
+        return real_submit(fn, *args)
+
+    embeddings._early_pool.submit = submit
+    try:
+        prepared = turn.prepare_turn(
+            conversation=conversation_create(user=alice), text=query, client_id="q"
+        )
+    finally:
+        del embeddings._early_pool.submit
+    assert started == [(query,)]
+    assert query not in embeddings._early, "the search took the early vector"
+    assert prepared.built.report["memories"]
+    assert embeddings._local_query_vector.cache_info().misses == 2  # each query embedded once
+
+
+def test_no_early_embedding_for_a_user_without_vectors(alice, conversation, local):
+    """A user with nothing embedded costs no query embedding at all."""
+    embeddings._users_with_vectors.discard(alice.pk)
+    embeddings.query_vector_soon(user_id=alice.pk, query="anything at all")
+    assert "anything at all" not in embeddings._early

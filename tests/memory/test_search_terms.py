@@ -1,0 +1,68 @@
+"""Ranking's term counts from a text analysed once: the same as scanning the text for words
+that start like a query stem and stemming them, which ranking did per candidate before."""
+
+import re
+
+import pytest
+
+from memory.search import terms
+from memory.search.terms import analyse, analysed, stem
+
+
+def scanned(query_stems: list[str], text: str) -> dict[str, int]:
+    """The definition: words at a word boundary starting like a query stem, stemmed."""
+    prefixes = sorted({s[:3] for s in query_stems}, key=len, reverse=True)
+    words = re.compile(r"\b(?:" + "|".join(re.escape(p) for p in prefixes) + r")[^\W_]*")
+    tf: dict[str, int] = {}
+    for word in words.findall(text.lower()):
+        if stem(word) in query_stems:
+            tf[stem(word)] = tf.get(stem(word), 0) + 1
+    return tf
+
+
+TEXTS = [
+    "The deployment was deployed; deploying again tomorrow. Deploy!",
+    "dying lying tying: the die is cast, a lie told, a tie worn",
+    "snake_case words: foo_bar bar_foo __init__ and bar alone",
+    "École, ÉCOLE and école; naïve façade; İstanbul",
+    "3d printers and x2 numbers, 2024 in March, march on",
+    "",
+]
+QUERIES = [
+    ["deploy", "tomorrow"],
+    ["die", "lie", "tie"],
+    ["bar", "foo", "init"],
+    ["école", "naïv", "façad"],
+    ["3d", "2024", "march", "printer"],
+    ["dy", "ly"],
+]
+
+
+@pytest.mark.parametrize("text", TEXTS)
+@pytest.mark.parametrize("query", QUERIES)
+def test_it_counts_what_scanning_the_text_counts(text, query):
+    """Same counts, in the order the words first come in the text."""
+    query_stems = [stem(t) for t in query]
+    expected = scanned(query_stems, text)
+    prefixes = frozenset(s[:3] for s in query_stems)
+    got = analyse(text).frequencies(dict.fromkeys(query_stems, 1.0), prefixes)
+    assert list(got.items()) == list(expected.items())
+
+
+def test_a_word_that_does_not_start_like_its_stem_counts_only_for_a_matching_prefix():
+    """'dying' stems to 'die': ranking finds it only when a query stem starts with 'dyi'."""
+    text = analyse("dying")
+    assert text.frequencies({"die": 1.0}, frozenset({"die"})) == {}
+    assert text.frequencies({"die": 1.0, "dyi": 1.0}, frozenset({"die", "dyi"})) == {"die": 1}
+
+
+def test_the_analysis_is_kept_per_text(monkeypatch):
+    """A text ranked again is not analysed again; the cache stays bounded."""
+    monkeypatch.setattr(terms, "ANALYSED_ENTRIES", 2)
+    monkeypatch.setattr(terms, "_analysed", type(terms._analysed)())
+    first = analysed("apples and pears")
+    assert analysed("apples and " + "pears") is first
+    analysed("plums")
+    analysed("cherries")
+    assert len(terms._analysed) == 2
+    assert analysed("apples and pears") is not first  # evicted, analysed again
