@@ -228,6 +228,10 @@ def _semantic_scores(user, query, rows) -> dict | None:
     )
 
 
+def action_text(what: str, owner: str) -> str:
+    return f"{what} (owner: {owner})" if owner.strip() else what
+
+
 def _attach_sources(hits: list[Hit]) -> None:
     """Fill message_ids and the source conversation's title, a few queries for all hits."""
     titles = dict(
@@ -252,6 +256,17 @@ def _attach_sources(hits: list[Hit]) -> None:
             links.setdefault(object_id, []).append(message_id)
         for hit in group:
             hit.message_ids = sorted(links.get(hit.id, []))
+    # The index holds an action item as "what owner" (so the owner's name is found); shown to
+    # the model and the user, the owner is said as one.
+    actions = by_kind.get("action_item", [])
+    if actions:
+        found = ActionItem.objects.filter(pk__in=[h.id for h in actions]).order_by()
+        said = {
+            pk: action_text(what, owner)
+            for pk, what, owner in found.values_list("pk", "what", "owner")
+        }
+        for hit in actions:
+            hit.text = said.get(hit.id, hit.text)
     for hit in by_kind.get("summary", []):
         summary = Summary.objects.filter(pk=hit.id).only("conversation_id", "covered_through")
         summary = summary.first()

@@ -184,3 +184,18 @@ def test_search_counts_cannot_evict_abuse_counters(alice, say):
     cache.set("limit-counter", 7)
     caches["search"].set_many({f"fts-df:test:{i}": (i, 1) for i in range(5000)})
     assert cache.get("limit-counter") == 7
+
+
+def test_a_recalled_action_item_says_its_owner_apart_from_its_text(alice, conversation):
+    """Indexed as "what owner" so the name is found, shown as "what (owner: name)"."""
+    from memory.models import ActionItem
+
+    ActionItem.objects.create(
+        user=alice,
+        conversation=conversation,
+        what="Book the flights to Lisbon",
+        owner="Sofia",
+        dedupe_key="flights",
+    )
+    (hit,) = search(user=alice, query="who books the flights to Lisbon? Sofia?")
+    assert hit.text == "Book the flights to Lisbon (owner: Sofia)"
