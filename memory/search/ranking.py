@@ -81,10 +81,7 @@ def bm25_scores(
 ) -> tuple[list[float], list[frozenset[str]]]:
     """Okapi BM25 of each row for the query terms, stems on both sides, with the user's
     document frequencies and average length; and the query stems each row holds."""
-    idf: dict[str, float] = {}
-    for term in terms:
-        s = stem(term)
-        idf[s] = max(idf.get(s, 0.0), index.idf(stats, term))
+    idf = query_weights(terms, stats)
     # A word counts when it starts like a query stem (a stem is nearly a prefix of its words).
     prefixes = frozenset(s[:3] for s in idf)
     average = stats.average_words or 1.0

@@ -16,10 +16,8 @@ low enough to cost no recall there still drops topical hits in a small history (
 
 from __future__ import annotations
 
-import re
-
 from memory.search import index
-from memory.search.terms import stem
+from memory.search.terms import analyse, stem
 
 
 def query_weights(terms: list[str], stats: index.Stats) -> dict[str, float]:
@@ -32,12 +30,11 @@ def query_weights(terms: list[str], stats: index.Stats) -> dict[str, float]:
 
 
 def held_share(text: str, stem_weights: dict[str, float]) -> float:
-    """The share of the query's weight whose stems ``text`` holds: 0..1."""
+    """The share of the query's weight whose stems ``text`` holds: 0..1. The words are read
+    as ranking reads them (``terms.analyse``; not kept: an exchange is seldom shown twice)."""
     total = sum(stem_weights.values())
     if not total or not text:
         return 0.0
-    # A stem is (nearly) a prefix of its words: only words starting like one are stemmed.
-    prefixes = sorted({s[:3] for s in stem_weights}, key=len, reverse=True)
-    words = re.findall(r"\b(?:" + "|".join(map(re.escape, prefixes)) + r")[^\W_]*", text.lower())
-    held = {s for s in map(stem, words) if s in stem_weights}
+    prefixes = frozenset(s[:3] for s in stem_weights)
+    held = analyse(text).frequencies(stem_weights, prefixes)
     return sum(stem_weights[s] for s in held) / total
