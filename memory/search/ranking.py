@@ -229,6 +229,30 @@ def action_text(what: str, owner: str) -> str:
     return f"{what} (owner: {owner})" if owner.strip() else what
 
 
+def decision_text(what: str, context: str, rationale: str) -> str:
+    text = f"{what} ({context.strip()})" if context.strip() else what
+    return f"{text} (why: {rationale.strip()})" if rationale.strip() else text
+
+
+# The index holds a decision as "what context rationale" and an action item as "what owner", so
+# every part is found; shown to the model and the user, each part is said as one.
+_SHOWN = {
+    "decision": (Decision, ("what", "context", "rationale"), decision_text),
+    "action_item": (ActionItem, ("what", "owner"), action_text),
+}
+
+
+def _show_parts(by_kind: dict[str, list[Hit]]) -> None:
+    for kind, (model, fields, text) in _SHOWN.items():
+        group = by_kind.get(kind, [])
+        if not group:
+            continue
+        found = model.objects.filter(pk__in=[h.id for h in group]).order_by()
+        said = {pk: text(*parts) for pk, *parts in found.values_list("pk", *fields)}
+        for hit in group:
+            hit.text = said.get(hit.id, hit.text)
+
+
 def _attach_sources(hits: list[Hit]) -> None:
     """Fill message_ids and the source conversation's title, a few queries for all hits."""
     titles = dict(
@@ -253,17 +277,7 @@ def _attach_sources(hits: list[Hit]) -> None:
             links.setdefault(object_id, []).append(message_id)
         for hit in group:
             hit.message_ids = sorted(links.get(hit.id, []))
-    # The index holds an action item as "what owner" (so the owner's name is found); shown to
-    # the model and the user, the owner is said as one.
-    actions = by_kind.get("action_item", [])
-    if actions:
-        found = ActionItem.objects.filter(pk__in=[h.id for h in actions]).order_by()
-        said = {
-            pk: action_text(what, owner)
-            for pk, what, owner in found.values_list("pk", "what", "owner")
-        }
-        for hit in actions:
-            hit.text = said.get(hit.id, hit.text)
+    _show_parts(by_kind)
     for hit in by_kind.get("summary", []):
         summary = Summary.objects.filter(pk=hit.id).only("conversation_id", "covered_through")
         summary = summary.first()

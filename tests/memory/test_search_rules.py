@@ -199,3 +199,19 @@ def test_a_recalled_action_item_says_its_owner_apart_from_its_text(alice, conver
     )
     (hit,) = search(user=alice, query="who books the flights to Lisbon? Sofia?")
     assert hit.text == "Book the flights to Lisbon (owner: Sofia)"
+
+
+def test_a_recalled_decision_says_its_context_and_reason_apart(alice, conversation):
+    """Indexed as "what context rationale", shown with each part said as one."""
+    from memory.models import Decision
+
+    Decision.objects.create(
+        user=alice,
+        conversation=conversation,
+        what="Travel to Lisbon in March",
+        context="before the busy season",
+        rationale="Cheaper flights",
+        dedupe_key="lisbon-march",
+    )
+    (hit,) = search(user=alice, query="when do we travel to Lisbon?")
+    assert hit.text == "Travel to Lisbon in March (before the busy season) (why: Cheaper flights)"
