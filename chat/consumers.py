@@ -19,13 +19,16 @@ from chat.rendering import render_markdown
 from chat.services import ChatError
 from chat.turn import (
     ReplyTask,
+    drop_request,
     in_db_thread,
     in_setup_thread,
+    open_stream,
+    prepare_context,
     prepare_continue,
     prepare_edit,
     prepare_regenerate,
     prepare_retry,
-    prepare_turn,
+    store_turn,
 )
 from llm import model_configured
 from memory.models import MemoryEvent
@@ -210,20 +213,38 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
     async def handle_send(self, frame: protocol.Send) -> None:
         untitled = not self.conversation.title
         started = time.monotonic()
-        # The limit's counter may live in Redis: counted in the same thread trip as the turn,
-        # never with a blocking call on the event loop.
-        prepared = await in_setup_thread(self._admit_and_prepare, frame.text, frame.client_id)
+        # The limit's counter may live in Redis: counted in the same thread trip as the
+        # context's build, never with a blocking call on the event loop.
+        draft = await in_setup_thread(self._admit_and_build, frame.text, frame.client_id)
+        if draft.start is not None:  # a resend: no request
+            await self.replay(draft.start)
+            return
+        # The request goes out before the message is stored: the store takes place during
+        # the model's own wait for its first token (the first chunk needs the reply's id).
+        request = open_stream(self.conversation, draft.built)
+        try:
+            prepared = await in_setup_thread(
+                store_turn,
+                conversation=self.conversation,
+                text=frame.text,
+                client_id=frame.client_id,
+                built=draft.built,
+            )
+        except BaseException:
+            await asyncio.shield(drop_request(request))
+            raise
         if prepared.start.replayed:
+            await drop_request(request)
             await self.replay(prepared.start)
             return
         await self.publish(prepared.user_frame)
         if untitled and self.conversation.title:  # the first message gave it its title
             await self.publish(protocol.title(self.conversation.title))
-        self.start_reply(prepared, started=started)
+        self.start_reply(prepared, started=started, request=request)
 
-    def _admit_and_prepare(self, text: str, client_id: str):
+    def _admit_and_build(self, text: str, client_id: str):
         admit_model_call(self.scope["user"])
-        return prepare_turn(conversation=self.conversation, text=text, client_id=client_id)
+        return prepare_context(conversation=self.conversation, text=text, client_id=client_id)
 
     def _admit_and_prepare_retry(self, message_id: int):
         admit_model_call(self.scope["user"])
@@ -300,13 +321,16 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         else:  # the reply may be streaming from another tab or process
             await self.channel_layer.group_send(self.group, protocol.group_stop())
 
-    def start_reply(self, prepared, *, new_message: bool = True, started: float) -> None:
+    def start_reply(
+        self, prepared, *, new_message: bool = True, started: float, request=None
+    ) -> None:
         self.reply_task = ReplyTask(
             conversation=self.conversation,
             prepared=prepared,
             publish=self.publish,
             new_message=new_message,
             started=started,
+            request=request,
         )
         self.reply_task.start()
 
@@ -347,6 +371,12 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
                 await self.chat_user_frame(message)
             elif message["type"] == "chat.signed_out":
                 await self.chat_signed_out(message)
+            return
+        if message["type"] == "websocket.receive":
+            # Nor before a frame from the browser: its database work runs in our own threads
+            # (chat.turn.in_db_thread), which close stale connections themselves; the hop
+            # would wait on asgiref's one shared thread, behind every other tab's.
+            await self.websocket_receive(message)
             return
         await super().dispatch(message)
 

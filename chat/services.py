@@ -288,6 +288,16 @@ def _lock_and_check_idle(conversation: Conversation) -> None:
             "pk"
         ).first()
         Conversation.objects.select_for_update().filter(pk=conversation.pk).values("pk").first()
+    _refuse_while_streaming(conversation, interrupt_stale=True)
+
+
+def turn_check_idle(conversation: Conversation) -> None:
+    """turn_begin's refusals (a reply streaming here, too many elsewhere), read before a model
+    request goes out so that a refused turn sends none; without locks: turn_begin checks again."""
+    _refuse_while_streaming(conversation, interrupt_stale=False)
+
+
+def _refuse_while_streaming(conversation: Conversation, *, interrupt_stale: bool) -> None:
     now = timezone.now()
     streaming = Message.objects.filter(
         conversation__user_id=conversation.user_id, status=Message.Status.STREAMING
@@ -298,7 +308,7 @@ def _lock_and_check_idle(conversation: Conversation) -> None:
             live.append(conversation_id)
         elif conversation_id == conversation.pk:
             stale_here = True
-    if stale_here:
+    if stale_here and interrupt_stale:
         replies_interrupt_stale(conversation=conversation)
     if conversation.pk in live:
         raise ChatError(
@@ -313,7 +323,7 @@ def _lock_and_check_idle(conversation: Conversation) -> None:
         )
 
 
-def _replayed(conversation: Conversation, client_id: str) -> TurnStart | None:
+def turn_replayed(conversation: Conversation, client_id: str) -> TurnStart | None:
     """What exists for a client_id already stored in this conversation (a resend)."""
     if not client_id:
         return None
@@ -373,13 +383,13 @@ def turn_begin(*, conversation: Conversation, text: str, client_id: str = "") ->
                     raise
                 conversation.title = title
     except ChatError:
-        replayed = _replayed(conversation, client_id)
+        replayed = turn_replayed(conversation, client_id)
         if replayed is None:
             raise
         return replayed
     except IntegrityError:
         conversation.title = title  # _touch may have set it before the insert was refused
-        replayed = _replayed(conversation, client_id)
+        replayed = turn_replayed(conversation, client_id)
         if replayed is None:
             raise
         return replayed

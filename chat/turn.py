@@ -126,7 +126,7 @@ CONTINUE_PROMPT = (
 
 @dataclass
 class PreparedTurn:
-    start: services.TurnStart
+    start: services.TurnStart | None  # None while the message is not stored yet
     built: context.BuiltContext | None  # None when the message was a resend (replayed)
     prefix: str = ""  # the text a continued reply already has
     # The first frames, their articles rendered in the set-up thread rather than on the
@@ -145,15 +145,68 @@ def _prepared(start: services.TurnStart, built, prefix: str = "") -> PreparedTur
     )
 
 
-def prepare_turn(*, conversation, text: str, client_id: str) -> PreparedTurn:
-    """Store the message and the reply's placeholder, then assemble the context: one trip to
-    the database thread before the model is called."""
-    if not conversation.temporary:  # the query's vector, computed beside the set-up
-        embeddings.query_vector_soon(user_id=conversation.user_id, query=services.clean_text(text))
+def prepare_context(*, conversation, text: str, client_id: str) -> PreparedTurn:
+    """The context for a new message, built before the message is stored (it only reads), so
+    that the model's request can go out while ``store_turn`` stores the message: the model's
+    own time to a first token hides the store. Its ``start`` is None until then; or, for the
+    resend of a stored message (a reconnected page sends again what it had no answer to),
+    what exists, and no context: no request goes out for it. Raises ChatError as turn_begin
+    would for a turn it refuses (a reply still streaming)."""
+    replayed = services.turn_replayed(conversation, client_id)
+    if replayed is not None:
+        return PreparedTurn(replayed, None)
+    services.turn_check_idle(conversation)  # a refused turn sends no request
+    text = services.clean_text(text)
+    if not conversation.temporary:  # the query's vector, computed beside the build
+        embeddings.query_vector_soon(user_id=conversation.user_id, query=text)
+    return PreparedTurn(
+        None, context.build(conversation=conversation, user_text=text, pending=True)
+    )
+
+
+def store_turn(*, conversation, text: str, client_id: str, built) -> PreparedTurn:
+    """Store the message and the reply's placeholder for a context ``prepare_context`` built.
+    A resend that came in meanwhile (``start.replayed``) stores nothing: its request is to be
+    cancelled."""
     start = services.turn_begin(conversation=conversation, text=text, client_id=client_id)
     if start.replayed:
         return PreparedTurn(start, None)
-    return _prepared(start, _build(conversation, start.user_message))
+    return _prepared(start, built)
+
+
+def prepare_turn(*, conversation, text: str, client_id: str) -> PreparedTurn:
+    """Both in one call, for a caller with no request to send in between."""
+    draft = prepare_context(conversation=conversation, text=text, client_id=client_id)
+    if draft.start is not None:
+        return draft
+    return store_turn(conversation=conversation, text=text, client_id=client_id, built=draft.built)
+
+
+def open_stream(conversation, built: context.BuiltContext) -> asyncio.Task:
+    """Send the model's request for ``built`` now; the task gives the reply's stream. A task
+    nobody awaits (its turn was refused after it went out) is cancelled by its caller."""
+    report = built.report
+    max_tokens = report.get("reserve") or settings.MEMORYCHAT_REPLY_RESERVE
+    request = asyncio.ensure_future(
+        get_provider().stream(
+            built.messages,
+            model=conversation.effective_model,
+            report=report,
+            max_tokens=max_tokens,
+        )
+    )
+    # A request cancelled or refused before anyone awaited it is not an unhandled error.
+    request.add_done_callback(lambda task: task.cancelled() or task.exception())
+    return request
+
+
+async def drop_request(request: asyncio.Task) -> None:
+    """Give up a request ``open_stream`` sent for a turn that was then refused: cancelled if
+    it is still on its way, its stream closed if the model already answered."""
+    if not request.done():
+        request.cancel()
+    elif not request.cancelled() and request.exception() is None:
+        await _quietly(request.result().aclose())
 
 
 def prepare_retry(*, conversation, message_id: int) -> PreparedTurn:
@@ -205,8 +258,10 @@ class ReplyTask:
         publish: Publish,
         new_message: bool = True,
         started: float | None = None,
+        request: asyncio.Task | None = None,
     ):
         self.conversation = conversation
+        self.request = request  # the model's request, when it went out before the store
         self.built = prepared.built
         self.started = started if started is not None else time.monotonic()
         self.new_message = new_message  # False on a retry: the style already learned from it
@@ -260,12 +315,8 @@ class ReplyTask:
             report, prompt_version = built.report, built.report["system_prompt_version"]
             model = self.conversation.effective_model
             max_tokens = report.get("reserve") or settings.MEMORYCHAT_REPLY_RESERVE
-            # The request goes out while the tabs are told a reply is coming.
-            request = asyncio.ensure_future(
-                get_provider().stream(
-                    built.messages, model=model, report=report, max_tokens=max_tokens
-                )
-            )
+            # The request goes out (if it has not yet) while the tabs are told a reply comes.
+            request = self.request or open_stream(self.conversation, built)
             await self.publish(self.start_frame or protocol.reply_start(reply))
             stream = await request
             model = stream.model

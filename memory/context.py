@@ -151,11 +151,14 @@ def build(
     user_text: str,
     user_message: Message | None = None,
     tail: list[dict[str, str]] | None = None,
+    pending: bool = False,
 ) -> BuiltContext:
     """Assemble the request for a turn. ``user_message`` is the stored message for
     ``user_text`` (history stops before it); without it, the whole history is eligible.
-    ``tail``: messages sent after the new one (a continued reply and the request for its
-    rest); their tokens are set aside first."""
+    ``pending``: ``user_text`` is the turn's new message, not stored yet (``chat.turn`` builds
+    first so that the request goes out while the message is stored): the conversation's
+    whole history is earlier. ``tail``: messages sent after the new one (a continued reply and
+    the request for its rest); their tokens are set aside first."""
     model = conversation.effective_model
     total_budget = conversation.effective_budget
     reserve = min(settings.MEMORYCHAT_REPLY_RESERVE, int(total_budget * MIN_REPLY_SHARE))
@@ -243,7 +246,7 @@ def build(
             exclude_message_ids=frozenset([user_message.pk]) if user_message else frozenset(),
             # The newest page of history (read now, used by the fill below) tells whether
             # the conversation is past its first few messages: no query of its own for that.
-            known_earlier=history.peek() if user_message is not None else 0,
+            known_earlier=history.peek() if user_message is not None or pending else 0,
         )
         # Pinned facts and resume items may still come: this says the search found nothing.
         report["nothing_relevant"] = not any(c.relevance is not None for c in candidates)

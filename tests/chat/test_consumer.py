@@ -336,6 +336,34 @@ async def test_a_second_message_while_streaming_is_refused(aconversation, alice,
     await frames_until(socket, "reply_end")
     await socket.disconnect()
     assert [r["content"] for r in await stored(aconversation) if r["role"] == "user"] == ["first"]
+    assert len(fake_llm.chat_requests()) == 1, "the refused turn asked the model nothing"
+
+
+async def test_a_turn_refused_after_its_request_went_out_cancels_it(
+    aconversation, alice, fake_llm, monkeypatch
+):
+    """The request goes out before the message is stored; when the store then refuses the
+    turn (another tab's reply began in between), the request is cancelled, nothing is stored
+    and the page is told why."""
+    from chat import turn
+
+    fake_llm.behaviour.reply = " ".join(["slow"] * 100)
+    fake_llm.behaviour.interval = 0.02
+    checks = []
+    monkeypatch.setattr(turn.services, "turn_check_idle", lambda c: checks.append(c.pk))
+    socket = await connected(alice, aconversation.pk)
+    await socket.send_json_to({"type": "send", "text": "first"})
+    await frames_until(socket, "chunk")
+    await socket.send_json_to({"type": "send", "text": "second", "client_id": "c2"})
+    frames = await frames_until(socket, "error")
+    assert frames[-1]["code"] == "busy" and frames[-1]["client_id"] == "c2"
+    assert not [f for f in frames if f["type"] == "user_message"]
+    await socket.send_json_to({"type": "stop"})
+    await frames_until(socket, "reply_end")
+    await socket.disconnect()
+    assert checks == [aconversation.pk, aconversation.pk]
+    assert [r["content"] for r in await stored(aconversation) if r["role"] == "user"] == ["first"]
+    assert len(fake_llm.chat_requests()) == 2  # the second went out, and was dropped
 
 
 async def test_stop_from_another_tab_stops_the_reply(aconversation, alice, fake_llm):

@@ -11,15 +11,19 @@ from chat.services import conversation_create
 
 pytestmark = pytest.mark.django_db
 
-# Before the model is called (issue 17 took it from 20 to 13): the user's streaming replies
-# (the busy check), the message, the conversation's activity, the reply's placeholder; the
-# current summary, the newest history page (which also gives the token scale), the profile
-# (memory switch and preferences); search: the user's index size, every term's row ids in one
+# Before the model's request goes out (issue 17 took the set-up from 20 statements to 13,
+# then moved the store after the request): whether the message is a resend, whether a reply
+# still streams (the busy check, read again by the store under its locks), the current
+# summary, the newest history page (which also gives the token scale), the profile (memory
+# switch and preferences); search: the user's index size, every term's row ids in one
 # statement, the candidate rows (leaving out what the user forgot: the forget feature's own
-# statement folded in, 14 -> 13), the hits' neighbours, the source titles; the pinned facts.
-# The system prompt comes from the cache. Where rows can be locked (PostgreSQL), the user's and
-# the conversation's rows are locked first: two more.
-SETUP_STATEMENTS = 13
+# statement folded in), the hits' neighbours, the source titles; the pinned facts. The system
+# prompt comes from the cache.
+BEFORE_REQUEST_STATEMENTS = 11
+# While the request waits for its first token: the user's streaming replies (the busy check),
+# the message, the conversation's activity, the reply's placeholder. Where rows can be locked
+# (PostgreSQL), the user's and the conversation's rows are locked first: two more.
+STORE_TURN_STATEMENTS = 4
 # Storing the reply: the row and the conversation's activity.
 STORE_STATEMENTS = 2
 # After the reply, per batch (issue 17: from 6): the users' profiles (the memory switch and
@@ -64,15 +68,29 @@ def talked(alice):
 
 
 def test_the_set_up_of_a_turn(talked):
-    """Storing the message and building the context, memory on, with search hits."""
+    """Building the context (memory on, with search hits), then storing the message."""
+    text = "what about the apple harvest?"
     with CaptureQueriesContext(connection) as queries:
-        prepared = turn.prepare_turn(
-            conversation=talked, text="what about the apple harvest?", client_id="x"
-        )
-    assert prepared.built.report["memories"], "the earlier conversation was recalled"
-    assert prepared.built.report["token_scale"] is not None, "read with the history page"
+        draft = turn.prepare_context(conversation=talked, text=text, client_id="x")
+    assert draft.start is None, "nothing stored before the request goes out"
+    assert draft.built.report["memories"], "the earlier conversation was recalled"
+    assert draft.built.report["token_scale"] is not None, "read with the history page"
+    assert len(statements(queries)) == BEFORE_REQUEST_STATEMENTS, statements(queries)
+
+    with CaptureQueriesContext(connection) as queries:
+        prepared = turn.store_turn(conversation=talked, text=text, client_id="x", built=draft.built)
+    assert prepared.start.user_message.content == text and prepared.built is draft.built
     locks = 2 if connection.features.has_select_for_update else 0
-    assert len(statements(queries)) == SETUP_STATEMENTS + locks, statements(queries)
+    assert len(statements(queries)) == STORE_TURN_STATEMENTS + locks, statements(queries)
+
+
+def test_a_resend_is_known_before_any_request(talked):
+    """A resend (same client_id) is found by the first statement: no context, no request."""
+    turn.prepare_turn(conversation=talked, text="the plums", client_id="again")
+    with CaptureQueriesContext(connection) as queries:
+        draft = turn.prepare_context(conversation=talked, text="the plums", client_id="again")
+    assert draft.start.replayed and draft.built is None
+    assert len(statements(queries)) == 2, statements(queries)  # the message, its reply
 
 
 def test_storing_the_reply(talked):
