@@ -323,9 +323,23 @@ def _refuse_while_streaming(conversation: Conversation, *, interrupt_stale: bool
         )
 
 
+def _client_id_stored(conversation_id: int, client_id: str) -> bool:
+    """Asked before every turn and nearly always "no": one lookup on the (conversation,
+    client_id) unique index, without the ORM's compiling of a statement or building a row.
+    The index is partial (non-blank ids): the statement repeats its condition word for word,
+    or SQLite cannot tell it applies and reads the conversation's every message instead."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT 1 FROM {Message._meta.db_table} "  # noqa: S608 (the model's own table)
+            "WHERE conversation_id = %s AND client_id = %s AND NOT (client_id = '')",
+            [conversation_id, client_id],
+        )
+        return cursor.fetchone() is not None
+
+
 def turn_replayed(conversation: Conversation, client_id: str) -> TurnStart | None:
     """What exists for a client_id already stored in this conversation (a resend)."""
-    if not client_id:
+    if not client_id or not _client_id_stored(conversation.pk, client_id):
         return None
     existing = (
         Message.objects.filter(conversation=conversation, client_id=client_id)

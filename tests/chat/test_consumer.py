@@ -363,7 +363,6 @@ async def test_a_turn_refused_after_its_request_went_out_cancels_it(
     await socket.disconnect()
     assert checks == [aconversation.pk, aconversation.pk]
     assert [r["content"] for r in await stored(aconversation) if r["role"] == "user"] == ["first"]
-    assert len(fake_llm.chat_requests()) == 2  # the second went out, and was dropped
 
 
 async def test_stop_from_another_tab_stops_the_reply(aconversation, alice, fake_llm):

@@ -85,12 +85,12 @@ def test_the_set_up_of_a_turn(talked):
 
 
 def test_a_resend_is_known_before_any_request(talked):
-    """A resend (same client_id) is found by the first statement: no context, no request."""
+    """A resend (same client_id) is known from the first statement: no context, no request."""
     turn.prepare_turn(conversation=talked, text="the plums", client_id="again")
     with CaptureQueriesContext(connection) as queries:
         draft = turn.prepare_context(conversation=talked, text="the plums", client_id="again")
     assert draft.start.replayed and draft.built is None
-    assert len(statements(queries)) == 2, statements(queries)  # the message, its reply
+    assert len(statements(queries)) == 3, statements(queries)  # the check, the message, its reply
 
 
 def test_storing_the_reply(talked):
@@ -109,3 +109,17 @@ def test_the_after_turn_batch(talked, alice):
     with CaptureQueriesContext(connection) as queries:
         turn._after_turns(items)
     assert len(statements(queries)) == AFTER_STATEMENTS, statements(queries)
+
+
+@pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite's planner (PostgreSQL's costs)")
+def test_the_resend_check_reads_one_index_entry(talked):
+    """Asked before every turn: it must use the (conversation, client_id) index, not read the
+    conversation's every message (the index is partial, which SQLite only uses when told)."""
+    with CaptureQueriesContext(connection) as queries:
+        turn.prepare_context(conversation=talked, text="and the plums?", client_id="z")
+    check = statements(queries)[0]
+    assert "client_id" in check
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN QUERY PLAN " + check)
+        plan = " ".join(str(row[-1]) for row in cursor.fetchall())
+    assert "msg_unique_client_id" in plan, plan
