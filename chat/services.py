@@ -15,6 +15,7 @@ from django.utils import timezone
 from chat.models import Conversation, Message, ReplyVersion
 from contextwindow.tokens import count_tokens
 from memory.report import ContextReport
+from memory.search.index import as_datetime
 
 TITLE_MAX_CHARS = 60
 
@@ -297,13 +298,25 @@ def turn_check_idle(conversation: Conversation) -> None:
     _refuse_while_streaming(conversation, interrupt_stale=False)
 
 
+# The user's streaming replies, read on every turn: through the partial index of messages
+# not complete, whose condition the statement repeats word for word (without it SQLite
+# cannot tell the index applies, and it read every message of every conversation the user
+# has). The models' own tables, no input in the text: S608 does not apply.
+_USER_STREAMING = (
+    f"SELECT m.conversation_id, m.lease_expires_at FROM {Message._meta.db_table} m "  # noqa: S608
+    f"JOIN {Conversation._meta.db_table} c ON c.id = m.conversation_id "
+    "WHERE c.user_id = %s AND m.status = %s AND NOT (m.status = 'complete')"
+)
+
+
 def _refuse_while_streaming(conversation: Conversation, *, interrupt_stale: bool) -> None:
     now = timezone.now()
-    streaming = Message.objects.filter(
-        conversation__user_id=conversation.user_id, status=Message.Status.STREAMING
-    ).values_list("conversation_id", "lease_expires_at")
+    with connection.cursor() as cursor:
+        cursor.execute(_USER_STREAMING, [conversation.user_id, Message.Status.STREAMING])
+        streaming = cursor.fetchall()
     live, stale_here = [], False
     for conversation_id, lease in streaming:
+        lease = as_datetime(lease)
         if lease is not None and lease >= now:
             live.append(conversation_id)
         elif conversation_id == conversation.pk:

@@ -32,6 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from django.db import connection
 from django.utils import timezone
 
 from chat.models import Conversation, Message
@@ -253,13 +254,24 @@ def _show_parts(by_kind: dict[str, list[Hit]]) -> None:
             hit.text = said.get(hit.id, hit.text)
 
 
+def _titles(conversation_ids: set[int]) -> dict[int, str]:
+    """The conversations' titles: one plain statement on every turn's path (the ORM's
+    compiling of it cost ten times its running)."""
+    if not conversation_ids:
+        return {}
+    ids = sorted(conversation_ids)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT id, title FROM {Conversation._meta.db_table} "  # noqa: S608 (own table)
+            f"WHERE id IN ({', '.join(['%s'] * len(ids))})",
+            ids,
+        )
+        return dict(cursor.fetchall())
+
+
 def _attach_sources(hits: list[Hit]) -> None:
     """Fill message_ids and the source conversation's title, a few queries for all hits."""
-    titles = dict(
-        Conversation.objects.filter(pk__in={h.conversation_id for h in hits if h.conversation_id})
-        .order_by()
-        .values_list("pk", "title")
-    )
+    titles = _titles({h.conversation_id for h in hits if h.conversation_id})
     by_kind: dict[str, list[Hit]] = {}
     for hit in hits:
         hit.source = titles.get(hit.conversation_id, "") or ""

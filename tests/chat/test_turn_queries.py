@@ -123,3 +123,16 @@ def test_the_resend_check_reads_one_index_entry(talked):
         cursor.execute("EXPLAIN QUERY PLAN " + check)
         plan = " ".join(str(row[-1]) for row in cursor.fetchall())
     assert "msg_unique_client_id" in plan, plan
+
+
+@pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite's planner (PostgreSQL's costs)")
+def test_the_busy_check_reads_only_unfinished_messages(talked):
+    """Asked on every turn: it must read the index of messages not complete, not every
+    message of every conversation the user has."""
+    with CaptureQueriesContext(connection) as queries:
+        turn.prepare_context(conversation=talked, text="and the plums?", client_id="z")
+    check = next(q for q in statements(queries) if "'streaming'" in q)
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN QUERY PLAN " + check)
+        plan = " ".join(str(row[-1]) for row in cursor.fetchall())
+    assert "msg_status" in plan, plan

@@ -223,3 +223,54 @@ def test_resumption_is_for_new_sessions_and_pinned_facts_stay(alice, conversatio
         m["text"] for m in build(conversation=conversation, user_text="hello").report["memories"]
     ]
     assert texts == ["The user is vegetarian"]
+
+
+def test_pinned_facts_in_order_without_suggestions_or_other_users(alice, bob, conversation):
+    """Past the first few messages, the pinned facts come in: the most important first (then
+    the newest), each with its conversation's title and date; never a suggestion, an unpinned
+    or superseded fact, nor anyone else's."""
+    from datetime import UTC, datetime
+
+    from memory.models import MemoryState
+    from memory.recall import pinned_facts
+
+    conversation.title = "Trip planning"
+    conversation.save()
+    when = datetime(2026, 3, 4, 23, 30, tzinfo=UTC)
+    Fact.objects.create(
+        user=alice,
+        text="Lives in Lyon",
+        pinned=True,
+        importance=0.6,
+        dedupe_key="a",
+        conversation=conversation,
+        updated_at=when,
+    )
+    Fact.objects.create(
+        user=alice, text="Is vegetarian", pinned=True, importance=0.9, dedupe_key="b"
+    )
+    Fact.objects.create(
+        user=alice,
+        text="Has a cat",
+        pinned=True,
+        importance=0.6,
+        dedupe_key="c",
+        updated_at=datetime(2026, 1, 1, tzinfo=UTC),
+    )
+    Fact.objects.create(
+        user=alice,
+        text="Maybe likes jazz",
+        pinned=True,
+        dedupe_key="d",
+        state=MemoryState.SUGGESTED,
+    )
+    Fact.objects.create(user=alice, text="Not pinned", dedupe_key="e")
+    Fact.objects.create(
+        user=alice, text="Old city", pinned=True, dedupe_key="f", status=Fact.Status.SUPERSEDED
+    )
+    Fact.objects.create(user=bob, text="Bob's fact", pinned=True, importance=1.0, dedupe_key="g")
+    facts = pinned_facts(user=alice)
+    assert [f.text for f in facts] == ["Is vegetarian", "Lives in Lyon", "Has a cat"]
+    lyon = facts[1]
+    assert (lyon.source, lyon.date, lyon.kind) == ("Trip planning", "2026-03-04", "fact")
+    assert facts[0].source == "" and facts[0].why == "pinned fact"
