@@ -26,6 +26,7 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from django.conf import settings
+from django.db import connection
 
 from chat.models import Conversation, Message
 from contextwindow.tokens import (
@@ -299,6 +300,46 @@ class _Row(NamedTuple):
     estimated: int | None  # the context report's total tokens (a reply's estimate)
 
 
+# A page of history, newest first: every turn reads one before the model is called, so it is
+# a plain statement (the ORM's compiling of this one cost several times its running). The
+# report's total is the one JSON value read: each vendor's own operator. The models' own
+# table, no input in the text: S608 does not apply.
+_PAGE = (
+    "SELECT id, role, content, token_count, model, prompt_tokens, {total} "  # noqa: S608
+    f"FROM {Message._meta.db_table} "
+    "WHERE conversation_id = %s AND NOT (status = %s) AND NOT (content = '') "
+    "AND id < %s AND id > %s ORDER BY created_at DESC, id DESC LIMIT %s OFFSET %s"
+)
+_REPORT_TOTAL = {
+    "postgresql": "(context_report::jsonb ->> 'total_tokens')",
+    "sqlite": "json_extract(context_report, '$.total_tokens')",
+}
+
+
+def _history_page(conversation_id: int, before: int | None, after: int, offset: int):
+    """Rows of ``_Row`` newer than ``after`` and older than ``before`` (None: no bound)."""
+    total = _REPORT_TOTAL.get(connection.vendor)
+    if total is None:  # another backend: the ORM's own statement
+        return None
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _PAGE.format(total=total),
+            [
+                conversation_id,
+                Message.Status.FAILED,
+                before if before is not None else 2**62,
+                after,
+                HISTORY_PAGE,
+                offset,
+            ],
+        )
+        # SQLite gives the JSON number; PostgreSQL's ->> gives its text.
+        return [
+            _Row(*row[:6], json.loads(row[6]) if isinstance(row[6], str) else row[6])
+            for row in cursor.fetchall()
+        ]
+
+
 class _History:
     """Stored messages read newest-first, a page at a time, while they fit."""
 
@@ -308,11 +349,14 @@ class _History:
             .exclude(status=Message.Status.FAILED)
             .exclude(content="")
         )
+        self.conversation_id = conversation.pk
+        self.before = user_message.pk if user_message is not None else None
+        self.after = summary.covered_through if summary is not None else 0
         if user_message is not None:
             qs = qs.filter(id__lt=user_message.pk)
         if summary is not None:
             qs = qs.filter(id__gt=summary.covered_through)
-        self.qs = qs.order_by("-created_at", "-id")
+        self.qs = qs.order_by("-created_at", "-id")  # the count of what was left out
         self.summary = summary
         self.budget: _Budget | None = None  # set before fill
         self.max_messages = (
@@ -328,16 +372,18 @@ class _History:
 
     def _read_more(self) -> None:
         start = len(self._rows)
-        page = self.qs[start : start + HISTORY_PAGE].values_list(
-            "id",
-            "role",
-            "content",
-            "token_count",
-            "model",
-            "prompt_tokens",
-            "context_report__total_tokens",
-        )
-        rows = [_Row(*row) for row in page]
+        rows = _history_page(self.conversation_id, self.before, self.after, start)
+        if rows is None:
+            page = self.qs[start : start + HISTORY_PAGE].values_list(
+                "id",
+                "role",
+                "content",
+                "token_count",
+                "model",
+                "prompt_tokens",
+                "context_report__total_tokens",
+            )
+            rows = [_Row(*row) for row in page]
         self._rows += rows
         self._complete = len(rows) < HISTORY_PAGE
 

@@ -274,3 +274,37 @@ def test_pinned_facts_in_order_without_suggestions_or_other_users(alice, bob, co
     lyon = facts[1]
     assert (lyon.source, lyon.date, lyon.kind) == ("Trip planning", "2026-03-04", "fact")
     assert facts[0].source == "" and facts[0].why == "pinned fact"
+
+
+def test_the_history_page_reads_what_the_orm_would(alice, conversation):
+    """The history page is a plain statement per database: the same rows, in the same order,
+    with the report's total, as the ORM's query of the same messages (failed and empty
+    messages left out, bounded by the new message and by the summary)."""
+    from chat.models import Message
+    from memory import context
+
+    for i in range(70):
+        message_create(conversation=conversation, role="user", content=f"question {i}")
+        message_create(
+            conversation=conversation,
+            role="assistant",
+            content=f"answer {i}" if i % 7 else "",
+            status=Message.Status.FAILED if i % 11 == 0 else Message.Status.COMPLETE,
+            context_report={"total_tokens": 100 + i, "blocks": []} if i % 3 else None,
+        )
+    Message.objects.filter(conversation=conversation, role="assistant").update(prompt_tokens=150)
+    ids = list(Message.objects.filter(conversation=conversation).values_list("id", flat=True))
+    fields = ("id", "role", "content", "token_count", "model", "prompt_tokens")
+
+    def orm(before, after, offset):
+        qs = Message.objects.filter(conversation=conversation, id__lt=before, id__gt=after)
+        qs = qs.exclude(status=Message.Status.FAILED).exclude(content="")
+        qs = qs.order_by("-created_at", "-id")[offset : offset + context.HISTORY_PAGE]
+        return [context._Row(*r) for r in qs.values_list(*fields, "context_report__total_tokens")]
+
+    for before, after, offset in ((None, 0, 0), (None, 0, 64), (ids[100], ids[10], 0)):
+        page = context._history_page(conversation.pk, before, after, offset)
+        assert page == orm(before or 2**62, after, offset)
+        assert page, "the page holds rows"
+    reported = [row.estimated for row in context._history_page(conversation.pk, None, 0, 0)]
+    assert 168 in reported and None in reported  # the newest reply with a report: i = 68
