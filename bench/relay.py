@@ -8,7 +8,8 @@ measured against, so it does only what relaying needs:
   embedded default: each consumer has a channel, as every Channels consumer does);
 * on a ``send`` frame: one streamed chat-completions request with the ``openai.AsyncOpenAI``
   client (one per event loop), its server-sent events read as JSON the way the app's provider
-  reads them (``llm.providers.OpenAIProvider``: no pydantic object per token);
+  reads them (``llm.providers.OpenAIProvider``: no pydantic object per token, the body read to
+  its end after ``[DONE]`` so that the connection is reused);
 * the text relayed in batches with the app's policy (the first delta at once, then at most one
   frame every 30 ms), framed as the app's protocol does (``reply_start``, ``chunk``,
   ``reply_end``), so ``bench.harness.ChatSocket`` times both alike.
@@ -21,6 +22,7 @@ from ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY`` as for the app.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 import os
@@ -43,6 +45,7 @@ from channels.routing import ProtocolTypeRouter, URLRouter
 from django.urls import re_path
 
 BATCH_INTERVAL = 0.03  # seconds: chat.streaming.BATCH_INTERVAL
+DRAIN_SECONDS = 0.2  # llm.providers.DRAIN_SECONDS
 MODEL = os.environ.get("OPENAI_MODEL", "gpt-4o")
 _ids = itertools.count(1)
 _clients: dict[asyncio.AbstractEventLoop, openai.AsyncOpenAI] = {}
@@ -58,6 +61,15 @@ def client() -> openai.AsyncOpenAI:
             max_retries=2,
         )
     return _clients[loop]
+
+
+async def drain(lines) -> None:
+    """The body's end after [DONE], as the app's provider reads it (``llm.providers._drain``):
+    the connection goes back to the client's pool."""
+    with contextlib.suppress(Exception):
+        async with asyncio.timeout(DRAIN_SECONDS):
+            async for _ in lines:
+                pass
 
 
 class RelayConsumer(AsyncJsonWebsocketConsumer):
@@ -112,11 +124,13 @@ class RelayConsumer(AsyncJsonWebsocketConsumer):
         try:
             async with request as response:
                 await self.send_json({"type": "reply_start", "id": reply_id, "reply_to": 0})
-                async for line in response.iter_lines():
+                lines = response.iter_lines()
+                async for line in lines:
                     if not line.startswith("data:"):
                         continue
                     data = line[5:].strip()
                     if data == "[DONE]":
+                        await drain(lines)
                         break
                     for choice in json.loads(data).get("choices") or ():
                         delta = (choice.get("delta") or {}).get("content")

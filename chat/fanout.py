@@ -6,7 +6,8 @@ tabs get ``reply_start``, a ``snapshot`` of the text so far at most every SNAPSH
 seconds, and ``reply_end``: a dropped snapshot is repaired by the next one. Snapshots, the
 bulk of it, go only when other tabs are known: tabs announce themselves (``chat.present``, on
 connect and every PRESENCE_INTERVAL) and leave (``chat.left``). The few frames of a turn
-(the user's message, ``reply_start``, ``reply_end``) always go.
+(the user's message, ``reply_start``, ``reply_end``) always go, unless the layer is the
+in-memory one (a single process) and its group holds no other tab: then nobody could get them.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import asyncio
 import contextlib
 import logging
 import time
+
+from channels.layers import InMemoryChannelLayer
 
 from chat import protocol
 
@@ -79,6 +82,14 @@ class TabFanout:
             await self.layer.group_discard(self.group, self.channel)
         except Exception:
             logger.warning("channel layer unavailable at disconnect", exc_info=True)
+
+    def alone(self) -> bool:
+        """True when the group surely holds no other tab: the in-memory layer's groups are
+        this process's, all of them (a frame sent anyway reaches only this consumer, which
+        drops it: two sweeps of the layer's every group and a dispatch, per frame)."""
+        if not isinstance(self.layer, InMemoryChannelLayer):
+            return False
+        return all(channel == self.channel for channel in self.layer.groups.get(self.group, ()))
 
     @property
     def others(self) -> bool:
@@ -153,7 +164,8 @@ class TabFanout:
             if frame is not None and frame["type"] == "snapshot":
                 self.queued_snapshots.pop(frame["id"], None)
             try:
-                await self.layer.group_send(self.group, event)
+                if not self.alone():
+                    await self.layer.group_send(self.group, event)
             except Exception:
                 logger.warning("channel layer unavailable; other tabs miss a frame", exc_info=True)
             finally:

@@ -17,7 +17,7 @@ from django.template.loader import render_to_string
 
 from chat import jsonsafe
 from chat.models import Message
-from chat.rendering import render_markdown
+from chat.rendering import render_stored
 from chat.services import ChatError, clean_text
 from llm.errors import NOT_RETRYABLE
 from memory.report import report_read
@@ -259,7 +259,8 @@ def reply_end(reply: Message) -> dict:
         # False when the database could not take it: the page shows why (the row is
         # marked interrupted once its lease runs out).
         "saved": getattr(reply, "saved", True),
-        "html": render_markdown(reply.content),
+        # The article renders the same text through the same cache: one render, not two.
+        "html": render_stored(reply.content),
         "article": article(reply),
         "context": {
             "used": figures.get("total_tokens"),

@@ -142,8 +142,36 @@ _markdown.add_render_rule("code_block", _code_block)
 _markdown.add_render_rule("image", _image_as_link)
 
 
+# Text none of whose characters Markdown or the sanitiser treats specially (no block marker at
+# a line's start, no inline marker, no entity, nothing nh3 escapes or whitespace that
+# markdown-it trims, no trailing space before a line break) renders as one paragraph of
+# itself: most of a conversational reply, which would otherwise be parsed and sanitised again
+# at every streamed frame. tests/chat/test_rendering.py checks it against the full render
+# over the whole Basic Multilingual Plane.
+_PLAIN_EXTRA = (  # beyond ASCII: all but controls, spaces, separators and surrogates
+    "\u00a1-\u167f\u1681-\u1fff\u2010-\u2027\u2030-\u205e\u2070-\u2fff"
+    "\u3001-\ud7ff\ue000-\ufefe\uff00-\uffef\U00010000-\U0010ffff"
+)
+_PLAIN_CHAR = "[A-Za-z0-9 !\"#$%'()+,\\-./:;=?@^{}" + _PLAIN_EXTRA + "]"
+_PLAIN_LINE = "[A-Za-z" + _PLAIN_EXTRA + "]" + _PLAIN_CHAR + "*"
+PLAIN = re.compile(f"(?:{_PLAIN_LINE}(?<! )\n)*{_PLAIN_LINE}")
+
+
+def plain_paragraph(text: str) -> str | None:
+    """``render_markdown(text)`` without parsing or sanitising, when ``text`` is plain (see
+    PLAIN); None otherwise."""
+    if PLAIN.fullmatch(text):
+        return f"<p>{text.rstrip(' ')}</p>\n"
+    return None
+
+
 def render_markdown(text: str) -> str:
-    return _cleaner.clean(_markdown.render(text or ""))
+    plain = plain_paragraph(text) if text else None
+    return plain if plain is not None else _render_parsed(text or "")
+
+
+def _render_parsed(text: str) -> str:
+    return _cleaner.clean(_markdown.render(text))
 
 
 # A stored message's text never changes (an edit or a regeneration is a new message), and a
@@ -192,6 +220,9 @@ class StreamRenderer:
 
     def render(self) -> tuple[str, str]:
         tail_text = self.text[self._cut :]
+        plain = plain_paragraph(tail_text)  # one open paragraph and nothing to heal
+        if plain is not None:
+            return "", plain
         env: dict = {}
         lines = tail_text.split("\n")
         # A block becomes final only after a blank line: with none, nothing to parse for it.

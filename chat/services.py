@@ -200,8 +200,11 @@ def reply_finish(
     model: str = "",
     context_report: ContextReport | None = None,
     system_prompt_version: int | None = None,
+    touch: bool = True,
 ) -> Message:
-    """Store a streamed reply once, at its end (complete, interrupted or failed)."""
+    """Store a streamed reply once, at its end (complete, interrupted or failed). ``touch``
+    False: the conversation's activity is left to the caller (``conversations_touch`` for the
+    replies that ended together, after the turn)."""
     reply.content = content = clean_text(content)
     reply.model = model or reply.model
     reply.context_report = context_report
@@ -234,8 +237,14 @@ def reply_finish(
             "system_prompt_version",
         ]
     )
-    Conversation.objects.filter(pk=reply.conversation_id).update(updated_at=timezone.now())
+    if touch:
+        Conversation.objects.filter(pk=reply.conversation_id).update(updated_at=timezone.now())
     return reply
+
+
+def conversations_touch(*, conversation_ids: Iterable[int]) -> None:
+    """The conversations' latest activity is now: one statement for them all."""
+    Conversation.objects.filter(pk__in=set(conversation_ids)).update(updated_at=timezone.now())
 
 
 def reply_renew_lease(*, reply: Message, content: str) -> None:

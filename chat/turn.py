@@ -400,8 +400,9 @@ class ReplyTask:
 
 def _finish(**fields) -> tuple[Message, dict]:
     """Store the reply and build its reply_end frame (Markdown, the context report's HTML) in
-    the same thread trip: that rendering is CPU the event loop need not do."""
-    reply = services.reply_finish(**fields)
+    the same thread trip: that rendering is CPU the event loop need not do. The conversation's
+    activity is updated after the turn, in one statement for the replies that ended together."""
+    reply = services.reply_finish(**fields, touch=False)
     return reply, protocol.reply_end(reply)
 
 
@@ -444,13 +445,18 @@ async def _quietly(awaitable) -> None:
 
 
 def _after_turns(items) -> None:
-    """Once replies are stored: learn each user's style from their new message, remember its
-    clear personal statements (the light extractor), and start background memory work
-    (summaries, extraction) where it is due. Off the replies' path: the users already have
-    them. ``items``: (conversation, user message or None) pairs, the replies that ended
-    together: the memory switch is read once for all of them, the summary checks are made in
-    three queries for all of them."""
+    """Once replies are stored: mark their conversations active (the sidebar's order), learn
+    each user's style from their new message, remember its clear personal statements (the
+    light extractor), and start background memory work (summaries, extraction) where it is
+    due. Off the replies' path: the users already have them. ``items``: (conversation, user
+    message or None) pairs, the replies that ended together: their conversations are marked in
+    one statement, the memory switch is read once for all of them, the summary checks are made
+    in three queries for all of them."""
     ids = [c.pk for c, _ in items]
+    try:
+        services.conversations_touch(conversation_ids=ids)
+    except Exception:
+        logger.exception("could not mark conversations %s active", ids)
     try:
         # One read of the users' profiles: the memory switch and the style learned from.
         profiles = profiles_get_many([c.user for c, _ in items])

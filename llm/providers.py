@@ -17,6 +17,7 @@ uncapped reply ran for minutes. ``ReplyStream.finish_reason`` says why the reply
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 from collections.abc import AsyncIterator, Sequence
@@ -33,6 +34,7 @@ from llm.offline import compose_offline_reply, split_for_streaming
 logger = logging.getLogger(__name__)
 
 OFFLINE_WORD_DELAY = 0.012  # seconds between pieces, so the offline reply visibly streams
+DRAIN_SECONDS = 0.2  # at most, for the stream's end after [DONE]: the reply is complete already
 
 
 @dataclass
@@ -99,13 +101,15 @@ class OpenAIProvider:
         return reply
 
     async def _deltas(self, response, reply: ReplyStream) -> AsyncIterator[str]:
-        finished = False
+        finished = done = False
+        lines = response.iter_lines()
         try:
-            async for line in response.iter_lines():
+            async for line in lines:
                 if not line.startswith("data:"):
                     continue  # blank separators, comments, "event:" lines
                 data = line[5:].strip()
                 if data == "[DONE]":
+                    done = True
                     break
                 event = json.loads(data)
                 if event.get("error"):
@@ -129,9 +133,21 @@ class OpenAIProvider:
         except Exception as exc:
             raise describe_error(exc) from exc
         finally:
+            if done:
+                await _drain(lines)
             await response.close()
         if not finished:
             raise UpstreamError("The model's stream ended before the reply finished.", kind="cut")
+
+
+async def _drain(lines) -> None:
+    """Read the body's end after ``[DONE]`` (the chunked encoding's last chunk, usually in the
+    same packet), so that the connection goes back to the pool: closed unread, it is dropped,
+    and every reply paid a new connection (and, to a real server, a TLS handshake)."""
+    with contextlib.suppress(Exception):
+        async with asyncio.timeout(DRAIN_SECONDS):
+            async for _ in lines:
+                pass
 
 
 class OfflineProvider:

@@ -34,3 +34,41 @@ async def test_a_tab_not_yet_announced_still_gets_the_turn_but_no_snapshots():
     finally:
         await fanout.stop()
         await layer.group_discard(group, watcher)
+
+
+async def test_a_tab_alone_in_one_process_sends_nothing_through_the_layer(monkeypatch):
+    """With the in-memory layer (one process: its groups are every tab there is), a tab with
+    no other tab on its conversation sends the layer nothing; once another tab joins, it gets
+    the turn's frames again. On Redis every frame goes (other processes are not known)."""
+    from channels.layers import InMemoryChannelLayer
+
+    layer = get_channel_layer()
+    group = "conversation-fanout-alone"
+    sender_channel = await layer.new_channel()
+    sent = []
+    send = layer.group_send
+
+    async def counted(group_name, event):
+        sent.append(event)
+        await send(group_name, event)
+
+    monkeypatch.setattr(layer, "group_send", counted)
+    fanout = TabFanout(layer, group, sender_channel)
+    await fanout.start()
+    watcher = await layer.new_channel()
+    try:
+        fanout.forward({"type": "reply_start", "id": 8, "reply_to": 7})
+        fanout.forward({"type": "reply_end", "id": 8, "status": "complete", "html": "done"})
+        await asyncio.wait_for(fanout.outbox.join(), 5)
+        in_memory = isinstance(layer, InMemoryChannelLayer)
+        assert fanout.alone() == in_memory
+        assert len(sent) == (0 if in_memory else 3)  # with the first announcement
+
+        await layer.group_add(group, watcher)
+        assert not fanout.alone()
+        fanout.forward({"type": "reply_start", "id": 9, "reply_to": 7})
+        while (await next_frame(layer, watcher))["id"] != 9:
+            pass  # Redis: the group's frames that were on their way
+    finally:
+        await fanout.stop()
+        await layer.group_discard(group, watcher)

@@ -203,6 +203,21 @@ def test_reply_end_carries_the_rendered_reply_and_its_context_report():
     assert frame["context"] == {"used": 120, "limit": 4000, "budget": 3000, "estimated": False}
 
 
+def test_reply_end_parses_its_markdown_once(monkeypatch):
+    """The frame's HTML and its article's come from one render of the reply."""
+    from chat import rendering
+    from chat.models import Message
+
+    rendering._render_stored.cache_clear()
+    calls = []
+    parse = rendering._render_parsed
+    monkeypatch.setattr(rendering, "_render_parsed", lambda text: calls.append(text) or parse(text))
+    reply = Message(pk=13, conversation_id=3, role="assistant", reply_to_id=11, status="complete")
+    reply.content = "A *once* rendered reply, 13."
+    frame = protocol.reply_end(reply)
+    assert calls == [reply.content] and frame["html"] in frame["article"]
+
+
 def test_each_channel_layer_event_keeps_its_shape():
     """Other processes (and a server not yet restarted) read these events."""
     assert protocol.group_name(7) == "conversation-7"

@@ -1,12 +1,17 @@
 """Model replies' images are links, never loaded from another host; a streamed reply's
 Markdown."""
 
+import random
+
 import pytest
 
 from chat.rendering import (
+    PLAIN,
     STORED_CACHE_MAX_CHARS,
     StreamRenderer,
+    _render_parsed,
     _render_stored,
+    plain_paragraph,
     render_markdown,
     render_stored,
 )
@@ -66,3 +71,98 @@ def test_a_streamed_reply_renders_as_the_whole_text_does(text):
         _, tail = renderer.render()
     assert renderer.html(tail) == render_markdown(text)
     assert bool(renderer.stable) == ("\n\n" in text)
+
+
+def _plain_alphabet() -> list[str]:
+    """Every character PLAIN lets into a line (the BMP, and a sample beyond it)."""
+    chars = [chr(cp) for cp in range(0x20, 0x10000) if not 0xD800 <= cp <= 0xDFFF]
+    chars += [chr(cp) for cp in range(0x10000, 0x110000, 97)]
+    return [c for c in chars if PLAIN.fullmatch("a" + c + "b")]
+
+
+def test_plain_text_renders_as_the_parsed_and_sanitised_text_does():
+    """The shortcut for plain paragraphs gives exactly the full render, for every character
+    it accepts (in groups, each between letters) and at a line's start."""
+    alphabet = _plain_alphabet()
+    assert len(alphabet) > 60_000 and not {"*", "_", "`", "<", "&", "\xa0", "\t"} & set(alphabet)
+    for start in range(0, len(alphabet), 300):
+        group = alphabet[start : start + 300]
+        text = "a" + "a".join(group) + "b"
+        assert plain_paragraph(text) == _render_parsed(text), group
+        starts = "\n".join(c + "x" for c in group if PLAIN.fullmatch(c + "x"))
+        assert plain_paragraph(starts) == _render_parsed(starts), group
+
+
+def test_only_plain_text_takes_the_shortcut():
+    """Anything Markdown could read differently is parsed: markers at a line's start, inline
+    markers, entities, a hard break, indentation, a blank line."""
+    for text in [
+        "- item",
+        "1. first",
+        "# title",
+        "> quote",
+        "a\n===",
+        "a\n---",
+        "a **b**",
+        "a `b`",
+        "a [b](c)",
+        "a &amp; b",
+        "a  \nb",
+        "a \nb",
+        "    code",
+        " a",
+        "a\n\nb",
+        "a | b\n--|--",
+        "a\xa0b",
+        "a\tb",
+        "",
+    ]:
+        assert plain_paragraph(text) is None, text
+
+
+def test_random_texts_render_the_same_either_way(monkeypatch):
+    """Random texts over plain and special characters: when the shortcut applies it gives the
+    full render, and every streamed frame is the one the renderer gave without it."""
+    from chat import rendering
+
+    rng = random.Random(17)
+    alphabet = [*"abcXYZ019 .,;:!?'\"()-#=+/\n", "é", "—", "中", "😀", "*", "`", "\n\n"]
+    texts = [
+        rng.choice("aZé") + "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 60)))
+        for _ in range(600)
+    ]
+
+    def frames(text: str) -> list[tuple[str, str]]:
+        renderer, out = StreamRenderer(), []
+        for start in range(0, len(text), 5):
+            renderer.feed(text[start : start + 5])
+            out.append(renderer.render())
+        return out
+
+    streamed = [frames(text) for text in texts]
+    taken = 0
+    for text in texts:
+        plain = plain_paragraph(text)
+        if plain is not None:
+            taken += 1
+            assert plain == _render_parsed(text), repr(text)
+        assert render_markdown(text) == _render_parsed(text), repr(text)
+    assert taken > 50
+    monkeypatch.setattr(rendering, "plain_paragraph", lambda text: None)
+    assert [frames(text) for text in texts] == streamed
+
+
+def test_a_plain_streamed_paragraph_is_rendered_without_parsing(monkeypatch):
+    """A reply of plain sentences streams without markdown-it: each frame's tail is the
+    paragraph so far, as the full render gives it."""
+    from chat import rendering
+
+    text = "Plain words, said twice. " * 40
+    calls = []
+    monkeypatch.setattr(rendering, "_render_parsed", lambda t: calls.append(t) or "")
+    renderer = StreamRenderer()
+    for start in range(0, len(text), 9):
+        renderer.feed(text[start : start + 9])
+        html, tail = renderer.render()
+        assert html == "" and tail == f"<p>{renderer.text.rstrip()}</p>\n"
+    assert calls == []

@@ -4,9 +4,10 @@ and the after-turn batch, counted statement by statement so that a regression sh
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from chat import turn
-from chat.models import Message
+from chat.models import Conversation, Message
 from chat.services import conversation_create
 
 pytestmark = pytest.mark.django_db
@@ -24,11 +25,12 @@ BEFORE_REQUEST_STATEMENTS = 11
 # the message, the conversation's activity, the reply's placeholder. Where rows can be locked
 # (PostgreSQL), the user's and the conversation's rows are locked first: two more.
 STORE_TURN_STATEMENTS = 4
-# Storing the reply: the row and the conversation's activity.
-STORE_STATEMENTS = 2
-# After the reply, per batch (issue 17: from 6): the users' profiles (the memory switch and
-# the style learned from), one style update per user, the active summary runs, the tails.
-AFTER_STATEMENTS = 4
+# Storing the reply: the row (the conversation's activity moved to the after-turn batch).
+STORE_STATEMENTS = 1
+# After the reply, per batch (issue 17: from 6): the conversations' activity (one statement
+# for the batch, where each reply's store made one), the users' profiles (the memory switch
+# and the style learned from), one style update per user, the active summary runs, the tails.
+AFTER_STATEMENTS = 5
 
 
 def statements(queries) -> list[str]:
@@ -106,9 +108,13 @@ def test_the_after_turn_batch(talked, alice):
     first = one_turn(talked, "a formal note, kind regards", "z1")
     second = one_turn(other, "hey lol gonna try that 😊", "z2")
     items = [(talked, first.start.user_message), (other, second.start.user_message)]
+    stored = timezone.now()
     with CaptureQueriesContext(connection) as queries:
         turn._after_turns(items)
     assert len(statements(queries)) == AFTER_STATEMENTS, statements(queries)
+    # The replies' conversations come first in the sidebar, as of the replies' end.
+    touched = Conversation.objects.filter(pk__in=[talked.pk, other.pk], updated_at__gte=stored)
+    assert touched.count() == 2
 
 
 @pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite's planner (PostgreSQL's costs)")

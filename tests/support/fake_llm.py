@@ -46,6 +46,7 @@ class Behaviour:
     cut_after: int | None = None  # close the connection after this many events
     malformed_after: int | None = None  # send a broken event after this many events
     stall_after: int | None = None  # stop sending (keep the socket open) after N events
+    end_delay: float = 0.0  # seconds between "data: [DONE]" and the body's end
     json_reply: Callable[[dict], dict | str] | None = None  # non-streamed structured output
     usage: bool = True
     strict_template: bool = False  # 400 unless one leading system message + alternation
@@ -155,7 +156,12 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         body = json.loads(self.rfile.read(length) or b"{}")
         fake = self.owner
-        record = {"path": self.path, "body": body, "time": time.monotonic()}
+        record = {
+            "path": self.path,
+            "body": body,
+            "time": time.monotonic(),
+            "peer": self.client_address,  # the client's connection
+        }
         fake.requests.append(record)
         arrived = time.monotonic()
         with fake.slot():
@@ -285,6 +291,8 @@ class _Handler(BaseHTTPRequestHandler):
                 }
             )
         self._event("[DONE]")
+        if behaviour.end_delay:
+            time.sleep(behaviour.end_delay)
         self._end()
 
     def _end(self) -> None:
