@@ -1,0 +1,135 @@
+"""Benchmark: the CPU a turn spends before its model request goes out, in process.
+
+    .venv/bin/python bench/turn_setup.py                       # this checkout
+    .venv/bin/python bench/turn_setup.py --before DIR --rounds 4   # DIR's checkout beside it
+
+What a first token waits for in the app, beyond what a bare relay does: the work between the
+``send`` frame and the request. Since the fourth session that is ``chat.turn.prepare_context``
+(the resend and busy checks, the context build with retrieval; the message is stored while
+the model works, ``chat.turn.store_turn``); before it, ``chat.turn.prepare_turn`` (store, then
+build). The script runs whichever the checkout has, in a child process per checkout and
+round, on a scratch SQLite database: a user with an earlier conversation of 6 messages and a
+conversation that grows turn by turn (each reply stored and the after-turn work done, as the
+app does), 50 turns of the deterministic corpus (``bench/corpus.py``), the first 10 not
+counted. It prints, per checkout, the median over turns of the thread's CPU time and wall
+time before the request, per round, and the median of the rounds. ``--before`` alternates the
+two checkouts round by round, so the machine's load falls on both alike: compare the ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+CHILD = r"""
+import json, os, statistics, sys, time
+sys.path.insert(0, os.getcwd())
+os.environ["DATABASE_URL"] = "sqlite:///" + sys.argv[1]
+os.environ["DJANGO_SETTINGS_MODULE"] = "bench.settings_bench"
+import django
+django.setup()
+from django.core.management import call_command
+call_command("migrate", verbosity=0, interactive=False)
+from django.contrib.auth import get_user_model
+from bench.corpus import chat_messages
+from chat import services, turn
+from chat.models import Message
+from contextwindow.tokens import count_tokens
+
+user = get_user_model().objects.create_user("bench", password="bench-password-1")
+texts = chat_messages(120, lambda s: count_tokens(s, "gpt-4o-mini"))
+earlier = services.conversation_create(user=user)
+for role, text in texts[:6]:
+    services.message_create(conversation=earlier, role=role, content=text)
+conversation = services.conversation_create(user=user)
+questions = [t for r, t in texts[6:] if r == "user"][:50]
+split = hasattr(turn, "prepare_context")
+cpu, wall = [], []
+for i, text in enumerate(questions):
+    t0, c0 = time.perf_counter(), time.thread_time()
+    if split:
+        draft = turn.prepare_context(conversation=conversation, text=text, client_id=f"q{i}")
+        c1, t1 = time.thread_time(), time.perf_counter()
+        prepared = turn.store_turn(
+            conversation=conversation, text=text, client_id=f"q{i}", built=draft.built
+        )
+    else:
+        prepared = turn.prepare_turn(conversation=conversation, text=text, client_id=f"q{i}")
+        c1, t1 = time.thread_time(), time.perf_counter()
+    if i >= 10:
+        cpu.append(c1 - c0)
+        wall.append(t1 - t0)
+    report = prepared.built.report
+    turn._finish(
+        reply=prepared.start.reply, content=f"About {text[:40]}: noted.",
+        status=Message.Status.COMPLETE, prompt_tokens=120, completion_tokens=6,
+        model=conversation.effective_model, context_report=report,
+        system_prompt_version=report["system_prompt_version"],
+    )
+    turn._after_turns([(conversation, prepared.start.user_message)])
+print(json.dumps({
+    "split": split,
+    "cpu_ms": 1000 * statistics.median(cpu),
+    "wall_ms": 1000 * statistics.median(wall),
+}))
+"""
+
+
+def run_once(checkout: Path) -> dict:
+    with tempfile.TemporaryDirectory(prefix="turn-setup-") as tmp:
+        env = {**os.environ, "PYTHONPATH": str(checkout)}
+        env.pop("DATABASE_URL", None)
+        env.pop("REDIS_URL", None)
+        out = subprocess.run(
+            [sys.executable, "-c", CHILD, str(Path(tmp) / "db.sqlite3")],
+            cwd=checkout,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--before", type=Path, help="another checkout to run beside this one")
+    parser.add_argument("--before-label", default="before")
+    parser.add_argument("--after-label", default="this checkout")
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    sides = [(args.after_label, ROOT)]
+    if args.before is not None:
+        sides.insert(0, (args.before_label, args.before.resolve()))
+    results: dict[str, list[dict]] = {label: [] for label, _ in sides}
+    for round_ in range(args.rounds):
+        order = sides if round_ % 2 == 0 else sides[::-1]
+        for label, checkout in order:
+            results[label].append(run_once(checkout))
+            print(f"round {round_ + 1} {label}: {results[label][-1]}", file=sys.stderr)
+    print("| checkout | before the request | CPU ms per round | median CPU ms | median wall ms |")
+    print("|---|---|---|---:|---:|")
+    medians = {}
+    for label, _ in sides:
+        runs = results[label]
+        medians[label] = statistics.median(r["cpu_ms"] for r in runs)
+        path = "prepare_context" if runs[0]["split"] else "prepare_turn (store + build)"
+        per_round = " / ".join(f"{r['cpu_ms']:.1f}" for r in runs)
+        wall = statistics.median(r["wall_ms"] for r in runs)
+        print(f"| {label} | {path} | {per_round} | {medians[label]:.2f} | {wall:.2f} |")
+    if args.before is not None:
+        ratio = medians[args.after_label] / medians[args.before_label]
+        print(f"\n{args.after_label} / {args.before_label}, median CPU: {ratio:.2f}x")
+    print(f"\n1-minute load average at the end: {os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    main()
