@@ -1,10 +1,16 @@
 """Model replies' images are links, never loaded from another host; a streamed reply's
-Markdown."""
+Markdown; code highlighting."""
 
+import html as html_lib
 import random
+import re
+from pathlib import Path
 
 import pytest
+from django.conf import settings
+from pygments.token import STANDARD_TYPES
 
+from chat import rendering
 from chat.rendering import (
     PLAIN,
     STORED_CACHE_MAX_CHARS,
@@ -166,3 +172,29 @@ def test_a_plain_streamed_paragraph_is_rendered_without_parsing(monkeypatch):
         html, tail = renderer.render()
         assert html == "" and tail == f"<p>{renderer.text.rstrip()}</p>\n"
     assert calls == []
+
+
+def test_code_is_highlighted_without_spans_for_plain_tokens():
+    html = render_markdown("```python\ndef total(prices, rate=1.2):\n    return sum(prices)\n```")
+    assert '<span class="k">def</span> <span class="nf">total</span>(prices, rate' in html
+    assert not re.search(r'class="(n|p|w)"', html)  # names, punctuation, whitespace: plain
+    code = re.search(r"<code[^>]*>(.*)</code>", html, re.S).group(1)
+    text = html_lib.unescape(re.sub(r"<[^>]+>", "", code))
+    assert text == "def total(prices, rate=1.2):\n    return sum(prices)\n"
+
+
+def test_the_tokens_left_plain_have_no_colour_of_their_own_in_code_css():
+    """static/css/code.css gives a token left without a span either no rule or, dark, the
+    code block's own colour (whitespace aside, whose colour is never seen): it looks the same."""
+    css = (Path(settings.BASE_DIR) / "static/css/code.css").read_text()
+    dark_base = re.search(r"\[data-theme=dark\] \.code-block \{[^}]*color: (#\w+)", css).group(1)
+    plain = {STANDARD_TYPES[t] for t in rendering.PLAIN_TOKENS} - {"", "w"}
+    rules = re.finditer(r"(?P<sel>[^{}\n]*)\.code-block \.(?P<cls>[\w-]+) \{(?P<body>[^}]*)\}", css)
+    checked = 0
+    for rule in rules:
+        if rule["cls"] not in plain:
+            continue
+        checked += 1
+        assert "dark" in rule["sel"] or "light" in rule["sel"], rule.group(0)
+        assert rule["body"].strip() == f"color: {dark_base}", rule.group(0)
+    assert checked >= 10  # .n, .p, ... in both dark rule sets

@@ -194,3 +194,26 @@ def test_the_sign_up_form_shows_each_fields_help_under_its_box(page, app_server)
         help_text = page.locator(f"#id_{name}_helptext").bounding_box()
         assert box["y"] - (label["y"] + label["height"]) < 8, name
         assert help_text["y"] >= box["y"] + box["height"], name
+
+
+def test_the_learned_style_reads_on_a_phone_without_scrolling_sideways(browser, site):
+    """Each metric of the profile's learned style is a card on a phone: every value, the last
+    column's ("In the prompt") too, is on the screen under its column's name."""
+    context = browser.new_context(viewport=VIEWPORTS["phone"])
+    page = context.new_page()
+    log_in(page, site)
+    page.goto(f"{site.url}/profile/")
+    table = page.locator("#learned-style table.metrics")
+    assert table.evaluate("t => t.scrollWidth <= t.clientWidth + 1"), "the table scrolls sideways"
+    rows = table.locator("tbody tr")
+    assert rows.count() >= 3
+    width = page.viewport_size["width"]
+    for i in range(rows.count()):
+        cell = rows.nth(i).locator("td").last
+        expect(cell).to_be_visible()
+        box = cell.bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= width + 0.5, (i, box)
+        label = cell.evaluate("td => getComputedStyle(td, '::before').content")
+        assert label == '"In the prompt: "', label
+    assert page.evaluate("document.scrollingElement.scrollWidth") <= width
+    context.close()
