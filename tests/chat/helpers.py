@@ -25,11 +25,16 @@ async def open_socket(user, conversation_id, *, origin=b"http://localhost", host
     return WebsocketCommunicator(application, f"/ws/chat/{conversation_id}/", headers=headers)
 
 
+# Channels' communicator waits 1 s by default: on a busy shared machine a connect (a thread
+# trip for the socket's slot, one for the conversation, one for its state) can take longer.
+CONNECT_TIMEOUT = 10.0
+
+
 async def connected(user, conversation_id):
     socket = await open_socket(user, conversation_id)
-    ok, code = await socket.connect()
+    ok, code = await socket.connect(timeout=CONNECT_TIMEOUT)
     assert ok, code
-    ready = await socket.receive_json_from()
+    ready = await socket.receive_json_from(timeout=CONNECT_TIMEOUT)
     assert ready["type"] == "ready"
     return socket
 
