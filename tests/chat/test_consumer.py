@@ -322,19 +322,26 @@ async def test_two_tabs_both_see_the_reply(aconversation, alice, fake_llm):
     assert not [f for f in seen_second if f["type"] == "chunk"]  # chunks stay with the sender
 
 
-async def test_a_second_message_while_streaming_is_refused(aconversation, alice, fake_llm):
-    """One reply at a time per conversation; the refusal stores nothing."""
+async def second_message_while_streaming(conversation, user, fake_llm) -> list[dict]:
+    """Send "first", and while its reply streams, "second": the frames up to the refusal.
+    Then stop the first reply and let it end."""
     fake_llm.behaviour.reply = " ".join(["slow"] * 100)
     fake_llm.behaviour.interval = 0.02
-    socket = await connected(alice, aconversation.pk)
+    socket = await connected(user, conversation.pk)
     await socket.send_json_to({"type": "send", "text": "first"})
     await frames_until(socket, "chunk")
     await socket.send_json_to({"type": "send", "text": "second", "client_id": "c2"})
     frames = await frames_until(socket, "error")
-    assert frames[-1]["code"] == "busy" and frames[-1]["client_id"] == "c2"
     await socket.send_json_to({"type": "stop"})
     await frames_until(socket, "reply_end")
     await socket.disconnect()
+    return frames
+
+
+async def test_a_second_message_while_streaming_is_refused(aconversation, alice, fake_llm):
+    """One reply at a time per conversation; the refusal stores nothing."""
+    frames = await second_message_while_streaming(aconversation, alice, fake_llm)
+    assert frames[-1]["code"] == "busy" and frames[-1]["client_id"] == "c2"
     assert [r["content"] for r in await stored(aconversation) if r["role"] == "user"] == ["first"]
     assert len(fake_llm.chat_requests()) == 1, "the refused turn asked the model nothing"
 
@@ -347,20 +354,11 @@ async def test_a_turn_refused_after_its_request_went_out_cancels_it(
     and the page is told why."""
     from chat import turn
 
-    fake_llm.behaviour.reply = " ".join(["slow"] * 100)
-    fake_llm.behaviour.interval = 0.02
     checks = []
     monkeypatch.setattr(turn.services, "turn_check_idle", lambda c: checks.append(c.pk))
-    socket = await connected(alice, aconversation.pk)
-    await socket.send_json_to({"type": "send", "text": "first"})
-    await frames_until(socket, "chunk")
-    await socket.send_json_to({"type": "send", "text": "second", "client_id": "c2"})
-    frames = await frames_until(socket, "error")
+    frames = await second_message_while_streaming(aconversation, alice, fake_llm)
     assert frames[-1]["code"] == "busy" and frames[-1]["client_id"] == "c2"
     assert not [f for f in frames if f["type"] == "user_message"]
-    await socket.send_json_to({"type": "stop"})
-    await frames_until(socket, "reply_end")
-    await socket.disconnect()
     assert checks == [aconversation.pk, aconversation.pk]
     assert [r["content"] for r in await stored(aconversation) if r["role"] == "user"] == ["first"]
 
