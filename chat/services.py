@@ -386,10 +386,12 @@ def turn_begin(*, conversation: Conversation, text: str, client_id: str = "") ->
     """Store the user's message and the reply's placeholder, atomically; or, for a client_id
     already stored, return what exists without storing anything.
 
-    A resend is rare, so it is not looked for up front: the unique (conversation, client_id)
-    constraint refuses the insert of a stored one, and a turn refused as busy (the resend of
-    a message whose reply still streams) looks too, before it says so. Either way the
-    transaction is rolled back and what exists is returned, as a lookup first would have.
+    A new turn's caller looks for a resend before the model's request goes out
+    (``chat.turn.prepare_context``); here it is not looked for up front: the unique
+    (conversation, client_id) constraint refuses the insert of one stored meanwhile, and a
+    turn refused as busy (the resend of a message whose reply still streams) looks too,
+    before it says so. Either way the transaction is rolled back and what exists is
+    returned, as a lookup first would have.
     """
     title = conversation.title
     try:

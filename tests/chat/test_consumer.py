@@ -352,14 +352,22 @@ async def test_a_turn_refused_after_its_request_went_out_cancels_it(
     """The request goes out before the message is stored; when the store then refuses the
     turn (another tab's reply began in between), the request is cancelled, nothing is stored
     and the page is told why."""
-    from chat import turn
+    from chat import consumers, turn
 
-    checks = []
+    checks, dropped = [], []
     monkeypatch.setattr(turn.services, "turn_check_idle", lambda c: checks.append(c.pk))
+
+    async def drop(request):
+        dropped.append(request)
+        await turn.drop_request(request)
+
+    monkeypatch.setattr(consumers, "drop_request", drop)
     frames = await second_message_while_streaming(aconversation, alice, fake_llm)
     assert frames[-1]["code"] == "busy" and frames[-1]["client_id"] == "c2"
     assert not [f for f in frames if f["type"] == "user_message"]
     assert checks == [aconversation.pk, aconversation.pk]
+    (request,) = dropped  # the second turn's, and only it
+    assert request.done()
     assert [r["content"] for r in await stored(aconversation) if r["role"] == "user"] == ["first"]
 
 
@@ -547,3 +555,28 @@ async def test_every_malformed_frame_gets_an_error_and_the_socket_stays_open(
     assert (await socket.receive_json_from())["code"] == "not_found"
     assert await stored(aconversation) == []
     await socket.disconnect()
+
+
+async def test_a_dropped_request_is_cancelled_or_its_stream_closed():
+    """drop_request: a request still on its way is cancelled; one the model already answered
+    has its stream closed, so its connection does not stay open."""
+    from chat.turn import drop_request
+
+    waiting = asyncio.ensure_future(asyncio.sleep(10))
+    await drop_request(waiting)
+    await asyncio.sleep(0)
+    assert waiting.cancelled()
+
+    class Stream:
+        closed = False
+
+        async def aclose(self):
+            self.closed = True
+
+    async def answered():
+        return Stream()
+
+    done = asyncio.ensure_future(answered())
+    await done
+    await drop_request(done)
+    assert done.result().closed
