@@ -5,11 +5,16 @@ from __future__ import annotations
 from django.contrib.auth.base_user import AbstractBaseUser
 
 from profiles.models import StyleSnapshot, UserProfile
+from web.compiled import CompiledRead
+
+# Read on every chat turn: compiled once (web.compiled).
+_PROFILE = CompiledRead(lambda user_id: UserProfile.objects.filter(user_id=user_id)[:1], int)
 
 
 def profile_get(*, user: AbstractBaseUser) -> UserProfile:
     """The user's profile, or an unsaved one with the defaults if they have none yet."""
-    return UserProfile.objects.filter(user=user).first() or UserProfile(user=user)
+    found = _PROFILE.first(user.pk) if user.pk is not None else None
+    return found or UserProfile(user=user)
 
 
 def memory_enabled(user: AbstractBaseUser, *, profile: UserProfile | None = None) -> bool:

@@ -154,12 +154,7 @@ def search(
     times = [r.created_at.timestamp() for r in rows if r.created_at]
     oldest, newest = (min(times), max(times)) if times else (0.0, 0.0)
     w_recency = W_RECENCY_NOW if asks_about_now(query) else W_RECENCY
-    facts = {  # only what the score needs: no model instances
-        pk: (pinned, importance)
-        for pk, pinned, importance in Fact.objects.filter(
-            pk__in=[r.object_id for r in rows if r.kind == "fact"]
-        ).values_list("pk", "pinned", "importance")
-    }
+    facts = _fact_weights([r.object_id for r in rows if r.kind == "fact"])
 
     scored: list[tuple[float, int, str]] = []
     for i, row in enumerate(rows):
@@ -252,6 +247,20 @@ def _show_parts(by_kind: dict[str, list[Hit]]) -> None:
         said = {pk: text(*parts) for pk, *parts in found.values_list("pk", *fields)}
         for hit in group:
             hit.text = said.get(hit.id, hit.text)
+
+
+def _fact_weights(fact_ids: list[int]) -> dict[int, tuple[bool, float]]:
+    """Each fact's (pinned, importance), all the score needs: one plain statement, no model
+    instances (on every turn's path, like the titles)."""
+    if not fact_ids:
+        return {}
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT id, pinned, importance FROM {Fact._meta.db_table} "  # noqa: S608 (own table)
+            f"WHERE id IN ({', '.join(['%s'] * len(fact_ids))})",
+            fact_ids,
+        )
+        return {pk: (bool(pinned), importance) for pk, pinned, importance in cursor.fetchall()}
 
 
 def _titles(conversation_ids: set[int]) -> dict[int, str]:

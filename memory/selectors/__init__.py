@@ -10,6 +10,7 @@ from django.db.models import Max
 
 from memory.models import Summary, SummaryRun, SystemPrompt
 from memory.prompts import DEFAULT_SYSTEM_PROMPT
+from web.compiled import CompiledRead
 
 SYSTEM_PROMPT_CACHE_KEY = "memory:system-prompt:current"
 # Saving or deleting a SystemPrompt clears the cached one (``memory.apps``); the timeout
@@ -70,14 +71,21 @@ def forgotten_through(*, conversation_ids) -> dict[int, int]:
     )
 
 
+# Read on every turn of a summarised conversation: compiled once (web.compiled). One
+# version is current; the default ordering would join the conversation.
+_SUMMARY_CURRENT = CompiledRead(
+    lambda conversation_id: (
+        Summary.objects.filter(conversation_id=conversation_id, is_current=True)
+        .only("id", "conversation_id", "version", "text", "covered_through")
+        .order_by("pk")[:1]
+    ),
+    int,
+)
+
+
 def summary_current(conversation) -> Summary | None:
     """The current summary, with the fields a context build reads (not its extracted lists)."""
-    return (
-        Summary.objects.filter(conversation=conversation, is_current=True)
-        .only("id", "conversation_id", "version", "text", "covered_through")
-        .order_by("pk")  # one is current; the default ordering would join the conversation
-        .first()
-    )
+    return _SUMMARY_CURRENT.first(conversation.pk)
 
 
 ACTIVE_RUN = [SummaryRun.Status.QUEUED, SummaryRun.Status.RUNNING]

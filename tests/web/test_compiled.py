@@ -1,0 +1,79 @@
+"""Reads compiled once (web.compiled) give what the queryset gives, for every call's values."""
+
+from datetime import UTC, datetime
+
+import pytest
+
+from chat import services as chat_services
+from memory.models import Summary
+from memory.selectors import summary_current
+from profiles.models import UserProfile
+from profiles.selectors import profile_get
+from web.compiled import CompiledRead
+
+pytestmark = pytest.mark.django_db
+
+
+def _fields(instance) -> dict:
+    return {f.attname: getattr(instance, f.attname) for f in instance._meta.concrete_fields}
+
+
+def test_a_profile_read_equals_the_orms_with_every_type_converted(alice, bob):
+    """JSON, datetimes (aware), floats, choices and counts come back as the ORM gives them, and
+    each call reads its own user's row, not the first call's."""
+    stamp = datetime(2026, 3, 4, 5, 6, 7, tzinfo=UTC)
+    UserProfile.objects.create(
+        user=alice,
+        formality=0.25,
+        formality_count=7,
+        style_updated_at=stamp,
+        tone=UserProfile.Tone.CASUAL,
+        topics_of_interest=["rust", "sailing"],
+        memory_mode=UserProfile.MemoryMode.OFF,
+    )
+    UserProfile.objects.create(user=bob, topics_of_interest={"nested": [1, 2]})
+
+    for user in (alice, bob, alice):
+        read = profile_get(user=user)
+        assert _fields(read) == _fields(UserProfile.objects.get(user=user))
+        assert not read._state.adding  # a saved row: saving it again updates, not inserts
+    assert profile_get(user=alice).style_updated_at == stamp
+    assert profile_get(user=alice).topics_of_interest == ["rust", "sailing"]
+
+
+def test_a_user_without_a_profile_gets_unsaved_defaults(alice):
+    profile = profile_get(user=alice)
+    assert profile.pk is None and profile.user_id == alice.pk
+    assert profile.memory_mode == UserProfile.MemoryMode.AUTOMATIC
+
+
+def test_the_current_summary_is_the_current_version_of_that_conversation(alice):
+    """Only the fields asked for are read; the rest still load when touched."""
+    first = chat_services.conversation_create(user=alice)
+    second = chat_services.conversation_create(user=alice)
+    Summary.objects.create(conversation=first, version=1, text="old", is_current=False)
+    current = Summary.objects.create(conversation=first, version=2, text="new", is_current=True)
+
+    found = summary_current(first)
+    assert (found.pk, found.text, found.version) == (current.pk, "new", 2)
+    assert "model" in found.get_deferred_fields()
+    assert found.model == Summary.objects.get(pk=current.pk).model  # loads on access
+    assert summary_current(second) is None
+
+
+def test_values_of_the_wrong_type_are_refused(alice):
+    with pytest.raises(TypeError):
+        profile_get(user=type("U", (), {"pk": "1"})())
+    with pytest.raises(TypeError):
+        CompiledRead(lambda when: UserProfile.objects.filter(style_updated_at=when), datetime)
+
+
+def test_only_plain_querysets_are_compiled(alice):
+    related = CompiledRead(
+        lambda user_id: UserProfile.objects.select_related("user").filter(user_id=user_id), int
+    )
+    with pytest.raises(ValueError, match="plain queryset"):
+        related.read(alice.pk)
+    lost = CompiledRead(lambda user_id: UserProfile.objects.filter(user_id=1), int)
+    with pytest.raises(ValueError, match="every value"):
+        lost.read(alice.pk)
