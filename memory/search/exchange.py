@@ -11,6 +11,7 @@ most, within ``MAX_CHARS``; a message another hit already shows is not shown aga
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
 from django.db import connection
@@ -19,7 +20,6 @@ from llm import OFFLINE_MODEL
 
 SPAN = 2  # neighbours on each side, at most
 MAX_CHARS = 6000  # an exchange's text (about 1,500 tokens); the matching turn is always shown
-PER_STATEMENT = 200  # subqueries in one UNION ALL
 
 
 @dataclass(frozen=True)
@@ -34,14 +34,22 @@ class Around:
     after: list[Neighbour] = field(default_factory=list)  # nearest first
 
 
-# SQLite: the pivot is a parameter, so a statement's text depends only on how many pivots it
-# holds: the database's statement cache then parses and plans it once, not on every turn.
-_SIDE = (
-    "SELECT * FROM (SELECT p.id AS pivot, {side} AS side, m.id, m.role "
-    "FROM chat_message m, chat_message p WHERE p.id = %s "
-    "AND m.conversation_id = p.conversation_id AND (m.created_at, m.id) {op} (p.created_at, p.id) "
-    f"AND m.status <> 'failed' AND m.content <> '' AND m.model <> '{OFFLINE_MODEL}' "
-    "ORDER BY m.created_at {order}, m.id {order} LIMIT {span}) s{n}"
+# SQLite: one statement whatever the number of pivots (their ids travel as one JSON array), so
+# its text never changes: parsed and planned once, and Django's placeholder rewrite runs over a
+# short text (a UNION ALL of a subquery per pivot and side cost twice as much). Each side is a
+# correlated walk of msg_conv_latest from the pivot's time.
+_SQLITE_SIDE = (
+    "SELECT p.id, {side}, m.id, m.role, m.created_at FROM chat_message p JOIN chat_message m "
+    "ON m.id IN ("
+    "SELECT x.id FROM chat_message x WHERE x.conversation_id = p.conversation_id "
+    "AND (x.created_at, x.id) {op} (p.created_at, p.id) "
+    f"AND x.status <> 'failed' AND x.content <> '' AND x.model <> '{OFFLINE_MODEL}' "
+    "ORDER BY x.created_at {order}, x.id {order} LIMIT {span}) "
+    "WHERE p.id IN (SELECT value FROM json_each(%s))"
+)
+_SQLITE_NEIGHBOURS = " UNION ALL ".join(
+    _SQLITE_SIDE.format(side=side, op=op, order=order, span=SPAN)
+    for side, op, order in ((0, "<", "DESC"), (1, ">", "ASC"))
 )
 
 
@@ -50,8 +58,9 @@ _SIDE = (
 # LATERAL, its planner read and sorted the pivot's whole conversation for every subquery
 # (2.4 ms each, 90 ms a search at 100k messages).
 _PG_SIDE = (
-    "SELECT p.id, {side}, s.id, s.role FROM chat_message p CROSS JOIN LATERAL ("
-    "SELECT m.id, m.role FROM chat_message m WHERE m.conversation_id = p.conversation_id "
+    "SELECT p.id, {side}, s.id, s.role, s.created_at FROM chat_message p CROSS JOIN LATERAL ("
+    "SELECT m.id, m.role, m.created_at FROM chat_message m "
+    "WHERE m.conversation_id = p.conversation_id "
     "AND (m.created_at, m.id) {op} (p.created_at, p.id) "
     f"AND m.status <> 'failed' AND m.content <> '' AND m.model <> '{OFFLINE_MODEL}' "
     "ORDER BY m.created_at {order}, m.id {order} LIMIT {span}) s WHERE p.id = ANY(%s)"
@@ -66,32 +75,26 @@ def neighbours(message_ids: list[int]) -> dict[int, Around]:
     """Each message's neighbours in its conversation, nearest first on each side."""
     around: dict[int, Around] = {int(i): Around() for i in message_ids}
     with connection.cursor() as cursor:
-        for rows in _neighbour_rows(cursor, list(around)):
-            for pivot, side, message_id, role in rows:
-                entry = around[pivot]
-                (entry.after if side else entry.before).append(Neighbour(message_id, role))
-    for entry in around.values():  # UNION ALL keeps each subquery's order, but say so
-        entry.before.sort(key=lambda nb: -nb.id)
-        entry.after.sort(key=lambda nb: nb.id)
+        rows = _neighbour_rows(cursor, list(around))
+    # By time then id, as the statement walks them (its rows come in no set order).
+    rows.sort(key=lambda row: (row[4], row[2]))
+    for pivot, side, message_id, role, _ in rows:
+        entry = around[pivot]
+        (entry.after if side else entry.before).append(Neighbour(message_id, role))
+    for entry in around.values():
+        entry.before.reverse()  # nearest first
     return around
 
 
-def _neighbour_rows(cursor, pivots: list[int]):
+def _neighbour_rows(cursor, pivots: list[int]) -> list[tuple]:
     if not pivots:
-        return
+        return []
     if connection.vendor == "postgresql":
         cursor.execute(_PG_NEIGHBOURS, [pivots, pivots])
-        yield cursor.fetchall()
-        return
-    parts, params = [], []
-    for n, pivot in enumerate(pivots):
-        for side, op, order in ((0, "<", "DESC"), (1, ">", "ASC")):
-            parts.append(_SIDE.format(side=side, op=op, order=order, span=SPAN, n=2 * n + side))
-            params.append(pivot)
-    for start in range(0, len(parts), PER_STATEMENT):
-        chunk = slice(start, start + PER_STATEMENT)
-        cursor.execute(" UNION ALL ".join(parts[chunk]), params[chunk])
-        yield cursor.fetchall()
+    else:
+        pivots_json = json.dumps(pivots)
+        cursor.execute(_SQLITE_NEIGHBOURS, [pivots_json, pivots_json])
+    return cursor.fetchall()
 
 
 def attach(
