@@ -28,7 +28,7 @@ from chat.rendering import StreamRenderer
 from chat.streaming import ChunkBatcher
 from llm.errors import UpstreamError
 from llm.providers import Usage, get_provider
-from memory import context
+from memory import context, search
 from memory.recall import memory_enabled_many
 from memory.search import embeddings
 from memory.services import conversations_after_turn, memories_from_turn
@@ -457,6 +457,10 @@ def _after_turns(items) -> None:
         services.conversations_touch(conversation_ids=ids)
     except Exception:
         logger.exception("could not mark conversations %s active", ids)
+    try:
+        search.tidy()  # the turns' new rows added index segments: merge some
+    except DatabaseError:
+        logger.warning("could not merge the search index's segments", exc_info=True)
     try:
         # One read of the users' profiles: the memory switch and the style learned from.
         profiles = profiles_get_many([c.user for c, _ in items])
