@@ -304,16 +304,23 @@ class _Row(NamedTuple):
 # a plain statement (the ORM's compiling of this one cost several times its running). The
 # report's total is the one JSON value read: each vendor's own operator. The models' own
 # table, no input in the text: S608 does not apply.
-_PAGE = (
-    "SELECT id, role, content, token_count, model, prompt_tokens, {total} "  # noqa: S608
+_WHERE = (
     f"FROM {Message._meta.db_table} "
     "WHERE conversation_id = %s AND NOT (status = %s) AND NOT (content = '') "
     "AND id < %s AND id > %s ORDER BY created_at DESC, id DESC LIMIT %s OFFSET %s"
 )
+_PAGE = "SELECT id, role, content, token_count, model, prompt_tokens, {total} " + _WHERE
+# What a long conversation leaves out, counted up to a cap: plain SQL on every vendor.
+_LEFT_OUT = "SELECT count(*) FROM (SELECT 1 " + _WHERE + ") older"  # noqa: S608
 _REPORT_TOTAL = {
     "postgresql": "(context_report::jsonb ->> 'total_tokens')",
     "sqlite": "json_extract(context_report, '$.total_tokens')",
 }
+
+
+def _bounds(conversation_id: int, before: int | None, after: int, limit: int, offset: int):
+    bound = before if before is not None else 2**62
+    return [conversation_id, Message.Status.FAILED, bound, after, limit, offset]
 
 
 def _history_page(conversation_id: int, before: int | None, after: int, offset: int):
@@ -324,14 +331,7 @@ def _history_page(conversation_id: int, before: int | None, after: int, offset: 
     with connection.cursor() as cursor:
         cursor.execute(
             _PAGE.format(total=total),
-            [
-                conversation_id,
-                Message.Status.FAILED,
-                before if before is not None else 2**62,
-                after,
-                HISTORY_PAGE,
-                offset,
-            ],
+            _bounds(conversation_id, before, after, HISTORY_PAGE, offset),
         )
         # SQLite gives the JSON number; PostgreSQL's ->> gives its text.
         return [
@@ -344,19 +344,9 @@ class _History:
     """Stored messages read newest-first, a page at a time, while they fit."""
 
     def __init__(self, conversation, user_message, strategy, summary):
-        qs = (
-            Message.objects.filter(conversation=conversation)
-            .exclude(status=Message.Status.FAILED)
-            .exclude(content="")
-        )
         self.conversation_id = conversation.pk
         self.before = user_message.pk if user_message is not None else None
         self.after = summary.covered_through if summary is not None else 0
-        if user_message is not None:
-            qs = qs.filter(id__lt=user_message.pk)
-        if summary is not None:
-            qs = qs.filter(id__gt=summary.covered_through)
-        self.qs = qs.order_by("-created_at", "-id")  # the count of what was left out
         self.summary = summary
         self.budget: _Budget | None = None  # set before fill
         self.max_messages = (
@@ -374,7 +364,7 @@ class _History:
         start = len(self._rows)
         rows = _history_page(self.conversation_id, self.before, self.after, start)
         if rows is None:
-            page = self.qs[start : start + HISTORY_PAGE].values_list(
+            page = self._queryset()[start : start + HISTORY_PAGE].values_list(
                 "id",
                 "role",
                 "content",
@@ -386,6 +376,17 @@ class _History:
             rows = [_Row(*row) for row in page]
         self._rows += rows
         self._complete = len(rows) < HISTORY_PAGE
+
+    def _queryset(self):
+        """The ORM's history, for a vendor _history_page has no JSON operator for."""
+        return (
+            Message.objects.filter(
+                conversation_id=self.conversation_id, id__lt=self.before or 2**62, id__gt=self.after
+            )
+            .exclude(status=Message.Status.FAILED)
+            .exclude(content="")
+            .order_by("-created_at", "-id")
+        )
 
     def recent(self) -> list[_Row]:
         """The newest page (read once: fill starts from it)."""
@@ -429,7 +430,12 @@ class _History:
     def left_out(self) -> MessagesLeftOut:
         count, reason = 0, ""
         if not self.exhausted and self.stopped_by:
-            count = self.qs[self.offset : self.offset + LEFT_OUT_COUNT_CAP].count()
+            bounds = _bounds(
+                self.conversation_id, self.before, self.after, LEFT_OUT_COUNT_CAP, self.offset
+            )
+            with connection.cursor() as cursor:
+                cursor.execute(_LEFT_OUT, bounds)
+                count = cursor.fetchone()[0]
             reason = self.stopped_by
         through = self.summary.covered_through if self.summary is not None else None
         return messages_left_out(count=count, reason=reason, summarised_through=through)
