@@ -81,6 +81,7 @@ __all__ = [
     "InvalidExtraction",
     "Validated",
     "extract",
+    "extract_facts_only",
     "normalise_key",
     "parse_date",
     "validate_extraction",
@@ -111,3 +112,20 @@ def extract(
     return validate_extraction(
         result, message_count=len(messages), today=today, require_summary=False
     ).extraction
+
+
+def extract_facts_only(messages: list[dict], *, today: datetime.date) -> list[ExtractedFact]:
+    """The facts ``extract`` finds in ``messages``, checked the same way, and nothing else:
+    the light extractor after each reply keeps only those, so the summary, topics, decisions
+    and questions (about two thirds of the work) are not made for it."""
+    sents, _ = prepare(messages)
+    facts = extract_facts(sents, today)
+    if not facts:
+        return []
+    checked = validate_extraction(
+        Extraction(summary="", facts=facts),
+        message_count=len(messages),
+        today=today,
+        require_summary=False,
+    )
+    return checked.extraction.facts

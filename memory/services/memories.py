@@ -106,16 +106,16 @@ def memories_from_turn(*, conversation: Conversation, message: Message) -> dict[
     counts = {"created": 0, "updated": 0, "superseded": 0}
     if message.role != Message.Role.USER or not message.content.strip():
         return counts
-    found = extraction.extract(
+    facts = extraction.extract_facts_only(
         [{"role": message.role, "content": message.content, "model": message.model}],
         today=timezone.localdate(),
     )
-    if not found.facts:
+    if not facts:
         return counts
     suggest = _suggesting(conversation)
     changes: list[EventItem] = []
     with transaction.atomic():
-        for fact in found.facts:
+        for fact in facts:
             counts[_remember_fact(conversation, fact, message, suggest, changes)] += 1
         memory_event_record(
             conversation=conversation, message=notice_message(message), items=changes

@@ -13,6 +13,7 @@ from memory.extraction import (
     SUMMARY_MAX_WORDS,
     Extraction,
     extract,
+    extract_facts_only,
     normalise_key,
     parse_date,
 )
@@ -118,6 +119,24 @@ def test_a_fact_of_each_category_is_extracted(text, category, subject, statement
     assert fact.category in CATEGORIES
     assert 0.0 <= fact.importance <= 1.0
     assert fact.message_index == 0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "My birthday is on March 3rd. We decided to use Postgres because it is boring.",
+        "I live in Lyon and my daughter's name is Ada. Remember that the wifi password is 1234.",
+        "Can you help me plan a trip? I'm vegetarian, so no steakhouses please.",
+        "We agreed to ship on Friday; Sofia will write the release notes by Thursday.",
+        "Nothing personal here, just a question about Python decorators?",
+        "My sister's name is Ana. Actually, my sister's name is Anna.",
+    ],
+)
+def test_the_facts_only_extractor_finds_what_the_full_one_does(text):
+    """The light extractor after each reply makes no summary, topics or decisions, and keeps
+    exactly the facts (checked and clamped alike) the full extraction gives."""
+    messages = [user(text)]
+    assert extract_facts_only(messages, today=TODAY) == extract(messages, today=TODAY).facts
 
 
 def test_facts_cover_the_common_personal_statements():
