@@ -199,10 +199,17 @@ def search(
             exchange.attach(
                 hit, around.get(row.object_id), score_of, threshold, shown, text_of, summary
             )
-        hit.relevance = held_share(hit.text, stem_weights)
+        hit.relevance = held_share(_shown_parts(hit, text_of), stem_weights)
         hits.append(hit)
     _attach_sources(hits)
     return hits
+
+
+def _shown_parts(hit: Hit, text_of: dict) -> list[str]:
+    """The pieces of a hit's text: an exchange is its messages, each after its role."""
+    if hit.kind != "message" or len(hit.message_ids) < 2:
+        return [hit.text]
+    return [piece for m in hit.message_ids for piece in text_of[m]]
 
 
 def _place(created: datetime | None, oldest: float, newest: float) -> float:

@@ -17,7 +17,7 @@ low enough to cost no recall there still drops topical hits in a small history (
 from __future__ import annotations
 
 from memory.search import index
-from memory.search.terms import analyse, stem
+from memory.search.terms import analysed, stem
 
 
 def query_weights(terms: list[str], stats: index.Stats) -> dict[str, float]:
@@ -29,12 +29,16 @@ def query_weights(terms: list[str], stats: index.Stats) -> dict[str, float]:
     return out
 
 
-def held_share(text: str, stem_weights: dict[str, float]) -> float:
-    """The share of the query's weight whose stems ``text`` holds: 0..1. The words are read
-    as ranking reads them (``terms.analyse``; not kept: an exchange is seldom shown twice)."""
+def held_share(parts: list[str], stem_weights: dict[str, float]) -> float:
+    """The share of the query's weight whose stems the text shown holds: 0..1. ``parts``:
+    the pieces it is made of (an exchange's roles and messages; no word spans two), each read
+    as ranking reads it (``terms.analysed``, kept: ranking read the messages already)."""
     total = sum(stem_weights.values())
-    if not total or not text:
+    if not total:
         return 0.0
     prefixes = frozenset(s[:3] for s in stem_weights)
-    held = analyse(text).frequencies(stem_weights, prefixes)
+    held: set[str] = set()
+    for part in parts:
+        if part:
+            held.update(analysed(part).frequencies(stem_weights, prefixes))
     return sum(stem_weights[s] for s in held) / total

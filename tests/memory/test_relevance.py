@@ -12,11 +12,20 @@ from memory.search.relevance import held_share, query_weights
 
 def test_held_share_weighs_each_query_stem_by_its_weight():
     weights = {"garden": 1.0, "tip": 3.0}
-    assert held_share("Three tips for your gardens", weights) == 1.0
-    assert held_share("My garden is small", weights) == 0.25
-    assert held_share("Nothing of it here", weights) == 0.0
-    assert held_share("", weights) == 0.0
-    assert held_share("anything", {}) == 0.0
+    assert held_share(["Three tips for your gardens"], weights) == 1.0
+    assert held_share(["My garden is small"], weights) == 0.25
+    assert held_share(["Nothing of it here"], weights) == 0.0
+    assert held_share([""], weights) == held_share([], weights) == 0.0
+    assert held_share(["anything"], {}) == 0.0
+
+
+def test_an_exchange_holds_what_its_parts_hold_together():
+    """Read piece by piece (each message analysed once, as ranking reads it), an exchange
+    holds the same as its shown text: each message after its role."""
+    weights = {"garden": 1.0, "tip": 3.0, "user": 0.5}
+    parts = ["user", "My garden is small", "assistant", "Three tips, then"]
+    assert held_share(parts, weights) == 1.0
+    assert held_share(parts[2:], weights) == pytest.approx(3.0 / 4.5)
 
 
 def test_a_word_the_user_never_wrote_weighs_more_than_one_they_write_often():
