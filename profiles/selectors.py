@@ -39,10 +39,14 @@ def memory_mode(user: AbstractBaseUser, *, profile: UserProfile | None = None) -
     return next(iter(mode), UserProfile.MemoryMode.AUTOMATIC)
 
 
+_PROFILES = CompiledRead(lambda user_ids: UserProfile.objects.filter(user_id__in=user_ids), list)
+
+
 def profiles_get_many(users) -> dict[int, UserProfile]:
-    """The profiles of several users in one query: user id -> profile (only those that exist)."""
-    users = [u for u in users if u is not None and getattr(u, "is_authenticated", False)]
-    return {p.user_id: p for p in UserProfile.objects.filter(user__in=users)}
+    """The profiles of several users in one query: user id -> profile (only those that exist).
+    Read after every batch of turns: compiled once per number of users (web.compiled)."""
+    ids = sorted({u.pk for u in users if u is not None and getattr(u, "is_authenticated", False)})
+    return {p.user_id: p for p in _PROFILES.read(ids)} if ids else {}
 
 
 def memory_enabled_many(

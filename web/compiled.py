@@ -8,8 +8,10 @@ values where the call's values go, keeps the SQL and the compiler's converters, 
 call's values in the markers' places. The result is the model instances the queryset gives.
 
 Only plain querysets of one model (``filter``, ``only``, ``order_by``, a slice) qualify, and the
-values bound must be ints or strings: they reach the database adapter as they are. Plans are
-kept per thread and database alias, since converters belong to the thread's connection.
+values bound must be ints, strings or lists of ints (for ``__in``): they reach the database
+adapter as they are. A list's length is part of the statement, so a plan is kept per length;
+plans are kept per thread and database alias, since converters belong to the thread's
+connection.
 """
 
 from __future__ import annotations
@@ -25,13 +27,14 @@ from django.db.models import Model, QuerySet
 # call's value goes.
 _INT_MARKER = -7_340_013_000
 _STR_MARKER = "\x00compiled-read-marker-{}\x00"
+PLANS_PER_THREAD = 64  # shapes (alias, list lengths) kept; more start the cache afresh
 
 
 @dataclass
 class _Plan:
     sql: str
     params: list
-    slots: list[tuple[int, int]]  # (index in params, index in the call's values)
+    slots: list[tuple[int, int]]  # (index in params, index in the call's flat values)
     compiler: object
     converters: dict
     model: type[Model]
@@ -39,7 +42,7 @@ class _Plan:
     start: int
     end: int
 
-    def bind(self, values: tuple) -> list:
+    def bind(self, values: list) -> list:
         params = list(self.params)
         for at, which in self.slots:
             params[at] = values[which]
@@ -52,25 +55,38 @@ class _Plan:
 
 
 class CompiledRead:
-    """``build(*values)`` returns the queryset; ``read(*values)`` its instances."""
+    """``build(*values)`` returns the queryset; ``read(*values)`` its instances. ``kinds``:
+    each value's type, ``int``, ``str`` or ``list`` (a list of ints)."""
 
     def __init__(self, build: Callable[..., QuerySet], *kinds: type):
-        if any(kind not in (int, str) for kind in kinds):
-            raise TypeError("a compiled read binds ints and strings only")
+        if any(kind not in (int, str, list) for kind in kinds):
+            raise TypeError("a compiled read binds ints, strings and lists of ints only")
         self._build = build
         self._kinds = kinds
         self._local = threading.local()
 
     def read(self, *values, using: str = "default") -> list[Model]:
+        flat: list = []
+        shape: list = [using]
         for value, kind in zip(values, self._kinds, strict=True):
             if type(value) is not kind:
                 raise TypeError(f"expected {kind.__name__}, got {type(value).__name__}")
+            if kind is list:
+                if not value or any(type(item) is not int for item in value):
+                    raise TypeError("a list value holds one int or more")
+                flat += value
+                shape.append(len(value))
+            else:
+                flat.append(value)
         plans = self._local.__dict__.setdefault("plans", {})
-        plan = plans.get(using)
+        key = tuple(shape)
+        plan = plans.get(key)
         if plan is None:
-            plan = plans[using] = self._compile(using)
+            if len(plans) >= PLANS_PER_THREAD:
+                plans.clear()
+            plan = plans[key] = self._compile(using, shape[1:])
         with connections[using].cursor() as cursor:
-            cursor.execute(plan.sql, plan.bind(values))
+            cursor.execute(plan.sql, plan.bind(flat))
             rows = cursor.fetchall()
         return plan.instances(using, rows)
 
@@ -78,19 +94,23 @@ class CompiledRead:
         found = self.read(*values, using=using)
         return found[0] if found else None
 
-    def _compile(self, using: str) -> _Plan:
-        markers = [
-            _INT_MARKER - n if kind is int else _STR_MARKER.format(n)
-            for n, kind in enumerate(self._kinds)
-        ]
-        queryset = self._build(*markers)
+    def _compile(self, using: str, lengths: list[int]) -> _Plan:
+        markers, arguments = [], []
+        sizes = iter(lengths)
+        for kind in self._kinds:
+            count = next(sizes) if kind is list else 1
+            mine = [
+                _STR_MARKER.format(len(markers) + n)
+                if kind is str
+                else _INT_MARKER - len(markers) - n
+                for n in range(count)
+            ]
+            markers += mine
+            arguments.append(mine if kind is list else mine[0])
+        queryset = self._build(*arguments)
         query = queryset.query
-        if (
-            query.select_related
-            or query.annotations
-            or query.extra
-            or queryset._prefetch_related_lookups
-        ):
+        plain = not (query.select_related or query.annotations or query.extra)
+        if not plain or queryset._prefetch_related_lookups:
             raise ValueError("a compiled read takes a plain queryset of one model")
         compiler = query.get_compiler(using)
         sql, params = compiler.as_sql()

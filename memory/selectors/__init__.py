@@ -101,14 +101,22 @@ def summary_run_active(*, conversation) -> SummaryRun | None:
     )
 
 
+# Read after every batch of turns: compiled once per number of conversations (web.compiled).
+_RUNS_ACTIVE = CompiledRead(
+    lambda conversation_ids: (
+        SummaryRun.objects.filter(conversation_id__in=conversation_ids, status__in=ACTIVE_RUN)
+        .only("id", "conversation_id")
+        .order_by()
+    ),
+    list,
+)
+
+
 def summary_runs_active_for(*, conversations) -> set[int]:
     """Of these conversations, the ids of those with an active run (summary_run_active for
     many, in one query)."""
-    return set(
-        SummaryRun.objects.filter(
-            conversation__in=conversations, status__in=ACTIVE_RUN
-        ).values_list("conversation_id", flat=True)
-    )
+    ids = sorted({c.pk for c in conversations if c.pk is not None})
+    return {run.conversation_id for run in _RUNS_ACTIVE.read(ids)} if ids else set()
 
 
 # The user's own memories (the Memory page) and the notices under replies.

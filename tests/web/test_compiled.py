@@ -6,9 +6,10 @@ import pytest
 
 from chat import services as chat_services
 from memory.models import Summary
-from memory.selectors import summary_current
+from memory.selectors import summary_current, summary_runs_active_for
+from memory.services import summary_run_start
 from profiles.models import UserProfile
-from profiles.selectors import profile_get
+from profiles.selectors import profile_get, profiles_get_many
 from web.compiled import CompiledRead
 
 pytestmark = pytest.mark.django_db
@@ -77,3 +78,24 @@ def test_only_plain_querysets_are_compiled(alice):
     lost = CompiledRead(lambda user_id: UserProfile.objects.filter(user_id=1), int)
     with pytest.raises(ValueError, match="every value"):
         lost.read(alice.pk)
+
+
+def test_list_values_read_every_row_asked_for_whatever_their_number(alice, bob, staff):
+    """A plan per list length: one user, two, the same user twice, then one again."""
+    for user in (alice, bob):
+        UserProfile.objects.create(user=user)
+    assert set(profiles_get_many([alice])) == {alice.pk}
+    assert set(profiles_get_many([alice, bob, staff])) == {alice.pk, bob.pk}
+    assert set(profiles_get_many([bob, bob])) == {bob.pk}
+    assert set(profiles_get_many([staff])) == set()
+    assert profiles_get_many([]) == {}
+    with pytest.raises(TypeError):
+        CompiledRead(lambda ids: UserProfile.objects.filter(user_id__in=ids), list).read([])
+
+
+def test_active_runs_of_several_conversations(alice):
+    idle, busy = (chat_services.conversation_create(user=alice) for _ in range(2))
+    chat_services.message_create(conversation=busy, role="user", content="hello there")
+    summary_run_start(conversation=busy)
+    assert summary_runs_active_for(conversations=[idle, busy]) == {busy.pk}
+    assert summary_runs_active_for(conversations=[idle]) == set()
