@@ -250,8 +250,15 @@ def _show_parts(by_kind: dict[str, list[Hit]]) -> None:
         group = by_kind.get(kind, [])
         if not group:
             continue
-        found = model.objects.filter(pk__in=[h.id for h in group]).order_by()
-        said = {pk: text(*parts) for pk, *parts in found.values_list("pk", *fields)}
+        ids = [h.id for h in group]
+        columns = ", ".join(model._meta.get_field(f).column for f in fields)
+        with connection.cursor() as cursor:  # a plain statement, like the titles
+            cursor.execute(
+                f"SELECT id, {columns} FROM {model._meta.db_table} "  # noqa: S608 (own table)
+                f"WHERE id IN ({', '.join(['%s'] * len(ids))})",
+                ids,
+            )
+            said = {pk: text(*parts) for pk, *parts in cursor.fetchall()}
         for hit in group:
             hit.text = said.get(hit.id, hit.text)
 
@@ -285,6 +292,24 @@ def _titles(conversation_ids: set[int]) -> dict[int, str]:
         return dict(cursor.fetchall())
 
 
+def _source_links(model, object_ids: list[int]) -> dict[int, list[int]]:
+    """Each item's source message ids: one plain statement on the through table (read on
+    every turn whose hits hold facts, like the titles)."""
+    through = model.source_messages.through._meta
+    owner = through.get_field(model._meta.model_name).column
+    message = through.get_field("message").column
+    links: dict[int, list[int]] = {}
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {owner}, {message} FROM {through.db_table} "  # noqa: S608 (own table)
+            f"WHERE {owner} IN ({', '.join(['%s'] * len(object_ids))})",
+            object_ids,
+        )
+        for object_id, message_id in cursor.fetchall():
+            links.setdefault(object_id, []).append(message_id)
+    return links
+
+
 def _attach_sources(hits: list[Hit]) -> None:
     """Fill message_ids and the source conversation's title, a few queries for all hits."""
     titles = _titles({h.conversation_id for h in hits if h.conversation_id})
@@ -296,13 +321,7 @@ def _attach_sources(hits: list[Hit]) -> None:
         group = by_kind.get(kind, [])
         if not group:
             continue
-        through = model.source_messages.through
-        links: dict[int, list[int]] = {}
-        owner = f"{model._meta.model_name}_id"
-        for object_id, message_id in through.objects.filter(
-            **{f"{owner}__in": [h.id for h in group]}
-        ).values_list(owner, "message_id"):
-            links.setdefault(object_id, []).append(message_id)
+        links = _source_links(model, [h.id for h in group])
         for hit in group:
             hit.message_ids = sorted(links.get(hit.id, []))
     _show_parts(by_kind)
