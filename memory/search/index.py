@@ -122,11 +122,11 @@ def user_stats(user_id: int, terms: list[str]) -> Stats:
     for term in to_read:
         ids = rowids[term]
         if len(ids) < COMMON_MATCHES:
-            df[term] = len(ids)
+            df[term] = len(ids)  # a rare term's ids are read on every search: nothing kept
         else:
             del rowids[term]
             df[term] = _count(user_id, term, rows)
-        fresh[keys[term]] = (df[term], rows)
+            fresh[keys[term]] = (df[term], rows)
     if fresh:
         _cache_counts(fresh)
     return Stats(
