@@ -132,15 +132,18 @@ def token_scale(rows, model: str) -> float | None:
     replies with ``model`` (their reported prompt tokens over their report's total), or None
     when no reply reported usage. Only a server counting more than estimated changes the
     budget: the largest recent ratio, capped at MAX_TOKEN_SCALE. ``rows``: the history's
-    newest page (``_History.recent``): the replies it holds are the recent ones, so the scale
-    costs no query of its own."""
-    ratios = []
-    for row in rows:
-        if row.role == Message.Role.ASSISTANT and row.model == model and row.prompt_tokens:
-            if row.estimated:
-                ratios.append(row.prompt_tokens / row.estimated)
-            if len(ratios) == SCALE_SAMPLES:
-                break
+    newest page (``_History.recent``): the replies it holds are the recent ones. Their
+    reports' totals are read for the SCALE_SAMPLES newest that reported usage only: reading
+    the total parses the whole report, which cost more than the rest of the page on SQLite."""
+    replies = [
+        row
+        for row in rows
+        if row.role == Message.Role.ASSISTANT and row.model == model and row.prompt_tokens
+    ][:SCALE_SAMPLES]
+    if not replies:
+        return None
+    totals = _report_totals([row.id for row in replies])
+    ratios = [row.prompt_tokens / totals[row.id] for row in replies if totals.get(row.id)]
     if not ratios:
         return None
     return round(min(max(ratios), MAX_TOKEN_SCALE), 3)
@@ -297,21 +300,20 @@ class _Row(NamedTuple):
     token_count: int
     model: str
     prompt_tokens: int | None
-    estimated: int | None  # the context report's total tokens (a reply's estimate)
 
 
 # A page of history, newest first: every turn reads one before the model is called, so it is
-# a plain statement (the ORM's compiling of this one cost several times its running). The
-# report's total is the one JSON value read: each vendor's own operator. The models' own
-# table, no input in the text: S608 does not apply.
+# a plain statement on every vendor (the ORM's compiling of this one cost several times its
+# running). The models' own table, no input in the text: S608 does not apply.
 _WHERE = (
     f"FROM {Message._meta.db_table} "
     "WHERE conversation_id = %s AND NOT (status = %s) AND NOT (content = '') "
     "AND id < %s AND id > %s ORDER BY created_at DESC, id DESC LIMIT %s OFFSET %s"
 )
-_PAGE = "SELECT id, role, content, token_count, model, prompt_tokens, {total} " + _WHERE
+_PAGE = "SELECT id, role, content, token_count, model, prompt_tokens " + _WHERE
 # What a long conversation leaves out, counted up to a cap: plain SQL on every vendor.
 _LEFT_OUT = "SELECT count(*) FROM (SELECT 1 " + _WHERE + ") older"  # noqa: S608
+# A reply's report total (token_scale), by each vendor's own JSON operator.
 _REPORT_TOTAL = {
     "postgresql": "(context_report::jsonb ->> 'total_tokens')",
     "sqlite": "json_extract(context_report, '$.total_tokens')",
@@ -325,19 +327,28 @@ def _bounds(conversation_id: int, before: int | None, after: int, limit: int, of
 
 def _history_page(conversation_id: int, before: int | None, after: int, offset: int):
     """Rows of ``_Row`` newer than ``after`` and older than ``before`` (None: no bound)."""
-    total = _REPORT_TOTAL.get(connection.vendor)
-    if total is None:  # another backend: the ORM's own statement
-        return None
     with connection.cursor() as cursor:
-        cursor.execute(
-            _PAGE.format(total=total),
-            _bounds(conversation_id, before, after, HISTORY_PAGE, offset),
+        cursor.execute(_PAGE, _bounds(conversation_id, before, after, HISTORY_PAGE, offset))
+        return [_Row(*row) for row in cursor.fetchall()]
+
+
+def _report_totals(reply_ids: list[int]) -> dict[int, int | None]:
+    """Each reply's context report total (its estimate of the prompt's tokens)."""
+    total = _REPORT_TOTAL.get(connection.vendor)
+    if total is None:  # another backend: the ORM's JSON lookup
+        found = Message.objects.filter(pk__in=reply_ids).values_list(
+            "pk", "context_report__total_tokens"
         )
-        # SQLite gives the JSON number; PostgreSQL's ->> gives its text.
-        return [
-            _Row(*row[:6], json.loads(row[6]) if isinstance(row[6], str) else row[6])
-            for row in cursor.fetchall()
-        ]
+    else:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT id, {total} FROM {Message._meta.db_table} "  # noqa: S608 (own table)
+                f"WHERE id IN ({', '.join(['%s'] * len(reply_ids))})",
+                reply_ids,
+            )
+            found = cursor.fetchall()
+    # SQLite gives the JSON number; PostgreSQL's ->> gives its text.
+    return {pk: json.loads(value) if isinstance(value, str) else value for pk, value in found}
 
 
 class _History:
@@ -361,32 +372,9 @@ class _History:
         self._complete = False  # the last read came back short: nothing older
 
     def _read_more(self) -> None:
-        start = len(self._rows)
-        rows = _history_page(self.conversation_id, self.before, self.after, start)
-        if rows is None:
-            page = self._queryset()[start : start + HISTORY_PAGE].values_list(
-                "id",
-                "role",
-                "content",
-                "token_count",
-                "model",
-                "prompt_tokens",
-                "context_report__total_tokens",
-            )
-            rows = [_Row(*row) for row in page]
+        rows = _history_page(self.conversation_id, self.before, self.after, len(self._rows))
         self._rows += rows
         self._complete = len(rows) < HISTORY_PAGE
-
-    def _queryset(self):
-        """The ORM's history, for a vendor _history_page has no JSON operator for."""
-        return (
-            Message.objects.filter(
-                conversation_id=self.conversation_id, id__lt=self.before or 2**62, id__gt=self.after
-            )
-            .exclude(status=Message.Status.FAILED)
-            .exclude(content="")
-            .order_by("-created_at", "-id")
-        )
 
     def recent(self) -> list[_Row]:
         """The newest page (read once: fill starts from it)."""

@@ -15,12 +15,13 @@ pytestmark = pytest.mark.django_db
 # Before the model's request goes out (issue 17 took the set-up from 20 statements to 13,
 # then moved the store after the request): whether the message is a resend, whether a reply
 # still streams (the busy check, read again by the store under its locks), the current
-# summary, the newest history page (which also gives the token scale), the profile (memory
-# switch and preferences); search: the user's index size, every term's row ids in one
+# summary, the newest history page, the recent replies' report totals (the token scale: read
+# apart, since reading a total parses the whole report), the profile (memory switch and
+# preferences); search: the user's index size, every term's row ids in one
 # statement, the candidate rows (leaving out what the user forgot: the forget feature's own
 # statement folded in), the hits' neighbours, the source titles; the pinned facts. The system
 # prompt comes from the cache.
-BEFORE_REQUEST_STATEMENTS = 11
+BEFORE_REQUEST_STATEMENTS = 12
 # While the request waits for its first token: the user's streaming replies (the busy check),
 # the message, the conversation's activity, the reply's placeholder. Where rows can be locked
 # (PostgreSQL), the user's and the conversation's rows are locked first: two more.
@@ -77,7 +78,7 @@ def test_the_set_up_of_a_turn(talked):
         draft = turn.prepare_context(conversation=talked, text=text, client_id="x")
     assert draft.start is None, "nothing stored before the request goes out"
     assert draft.built.report["memories"], "the earlier conversation was recalled"
-    assert draft.built.report["token_scale"] is not None, "read with the history page"
+    assert draft.built.report["token_scale"] is not None, "from the recent replies' reports"
     assert len(statements(queries)) == BEFORE_REQUEST_STATEMENTS, statements(queries)
 
     with CaptureQueriesContext(connection) as queries:

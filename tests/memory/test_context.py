@@ -278,8 +278,8 @@ def test_pinned_facts_in_order_without_suggestions_or_other_users(alice, bob, co
 
 def test_the_history_page_reads_what_the_orm_would(alice, conversation):
     """The history page is a plain statement per database: the same rows, in the same order,
-    with the report's total, as the ORM's query of the same messages (failed and empty
-    messages left out, bounded by the new message and by the summary)."""
+    as the ORM's query of the same messages (failed and empty messages left out, bounded by
+    the new message and by the summary); the replies' report totals are read apart."""
     from chat.models import Message
     from memory import context
 
@@ -300,11 +300,48 @@ def test_the_history_page_reads_what_the_orm_would(alice, conversation):
         qs = Message.objects.filter(conversation=conversation, id__lt=before, id__gt=after)
         qs = qs.exclude(status=Message.Status.FAILED).exclude(content="")
         qs = qs.order_by("-created_at", "-id")[offset : offset + context.HISTORY_PAGE]
-        return [context._Row(*r) for r in qs.values_list(*fields, "context_report__total_tokens")]
+        return [context._Row(*r) for r in qs.values_list(*fields)]
 
     for before, after, offset in ((None, 0, 0), (None, 0, 64), (ids[100], ids[10], 0)):
         page = context._history_page(conversation.pk, before, after, offset)
         assert page == orm(before or 2**62, after, offset)
         assert page, "the page holds rows"
-    reported = [row.estimated for row in context._history_page(conversation.pk, None, 0, 0)]
-    assert 168 in reported and None in reported  # the newest reply with a report: i = 68
+    page = context._history_page(conversation.pk, None, 0, 0)
+    replies = [r.id for r in page if r.role == "assistant"]
+    totals = context._report_totals(replies)
+    expected = dict(
+        Message.objects.filter(pk__in=replies).values_list("pk", "context_report__total_tokens")
+    )
+    assert totals == expected
+    assert 168 in totals.values() and None in totals.values()  # i = 68 has a report, 66 none
+
+
+def test_the_token_scale_comes_from_the_newest_replies_that_reported_usage(alice, conversation):
+    """The largest ratio of reported prompt tokens to the report's estimate, over the
+    SCALE_SAMPLES newest replies with this model that reported usage; capped; None without."""
+    from chat.models import Message
+    from memory import context
+
+    def reply(estimate, reported, model="gpt-4o-mini"):
+        message = message_create(
+            conversation=conversation,
+            role="assistant",
+            content="an answer",
+            model=model,
+            context_report={"total_tokens": estimate, "blocks": []},
+        )
+        Message.objects.filter(pk=message.pk).update(prompt_tokens=reported)
+
+    def scale(model="gpt-4o-mini"):
+        return context.token_scale(context._history_page(conversation.pk, None, 0, 0), model)
+
+    reply(100, None)
+    assert scale() is None  # no usage reported
+    reply(100, 400)  # the oldest: outside the newest three once three more come
+    reply(100, 120, model="another-model")
+    for reported in (110, 150, 130):
+        reply(100, reported)
+    assert scale() == 1.5
+    assert scale("another-model") == 1.2
+    reply(100, 100 * context.MAX_TOKEN_SCALE * 3)
+    assert scale() == context.MAX_TOKEN_SCALE
