@@ -142,6 +142,9 @@ def attach(
 
 
 def _text(message_id: int) -> str:
-    from chat.models import Message
-
-    return Message.objects.filter(pk=message_id).values_list("content", flat=True).first() or ""
+    """A neighbour's text, when it is not among the candidates (a partner joining a summary
+    question's hit): a plain statement, like the neighbours'."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT content FROM chat_message WHERE id = %s", [message_id])
+        found = cursor.fetchone()
+    return (found[0] if found else "") or ""
