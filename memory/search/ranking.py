@@ -38,7 +38,7 @@ from django.utils import timezone
 from chat.models import Conversation, Message
 from memory.models import ActionItem, Decision, Fact, Summary
 from memory.search import exchange, index
-from memory.search.relevance import held_share, query_weights
+from memory.search.relevance import query_weights, share_of, stems_held
 from memory.search.terms import (
     analysed,
     asks_about_now,
@@ -176,6 +176,7 @@ def search(
     threshold = scored[min(k, EXCHANGE_TOP, len(scored)) - 1][0] if scored else 0.0
     score_of = {rows[i].object_id: s for s, i, _ in scored if rows[i].kind == "message"}
     text_of = {r.object_id: (r.role, r.text) for r in rows if r.kind == "message"}
+    held_of = {r.object_id: held[i] for i, r in enumerate(rows) if r.kind == "message"}
     shown: set[int] = set(exclude_message_ids)
     stem_weights = query_weights(terms, stats)
     hits: list[Hit] = []
@@ -199,17 +200,26 @@ def search(
             exchange.attach(
                 hit, around.get(row.object_id), score_of, threshold, shown, text_of, summary
             )
-        hit.relevance = held_share(_shown_parts(hit, text_of), stem_weights)
+        hit.relevance = share_of(
+            _shown_stems(hit, held[i], held_of, text_of, stem_weights), stem_weights
+        )
         hits.append(hit)
     _attach_sources(hits)
     return hits
 
 
-def _shown_parts(hit: Hit, text_of: dict) -> list[str]:
-    """The pieces of a hit's text: an exchange is its messages, each after its role."""
+def _shown_stems(hit: Hit, own: frozenset, held_of: dict, text_of: dict, weights) -> set[str]:
+    """The query stems a hit's text holds: its row's (``own``, from BM25), or for an exchange
+    those of each message and role it shows (no word spans two), BM25's where it read them."""
     if hit.kind != "message" or len(hit.message_ids) < 2:
-        return [hit.text]
-    return [piece for m in hit.message_ids for piece in text_of[m]]
+        return own
+    held: set[str] = set()
+    for message_id in hit.message_ids:
+        role, text = text_of[message_id]
+        held |= stems_held(role, weights)
+        known = held_of.get(message_id)
+        held |= known if known is not None else stems_held(text, weights)
+    return held
 
 
 def _place(created: datetime | None, oldest: float, newest: float) -> float:

@@ -29,16 +29,24 @@ def query_weights(terms: list[str], stats: index.Stats) -> dict[str, float]:
     return out
 
 
+def stems_held(text: str, stem_weights: dict[str, float]) -> frozenset[str]:
+    """The query stems ``text`` holds, read as ranking reads it (``terms.analysed``)."""
+    if not text:
+        return frozenset()
+    prefixes = frozenset(s[:3] for s in stem_weights)
+    return frozenset(analysed(text).frequencies(stem_weights, prefixes))
+
+
+def share_of(held: set[str] | frozenset[str], stem_weights: dict[str, float]) -> float:
+    """The share of the query's weight the ``held`` stems carry: 0..1."""
+    total = sum(stem_weights.values())
+    return sum(stem_weights[s] for s in held) / total if total else 0.0
+
+
 def held_share(parts: list[str], stem_weights: dict[str, float]) -> float:
     """The share of the query's weight whose stems the text shown holds: 0..1. ``parts``:
-    the pieces it is made of (an exchange's roles and messages; no word spans two), each read
-    as ranking reads it (``terms.analysed``, kept: ranking read the messages already)."""
-    total = sum(stem_weights.values())
-    if not total:
-        return 0.0
-    prefixes = frozenset(s[:3] for s in stem_weights)
+    the pieces it is made of (an exchange's roles and messages; no word spans two)."""
     held: set[str] = set()
     for part in parts:
-        if part:
-            held.update(analysed(part).frequencies(stem_weights, prefixes))
-    return sum(stem_weights[s] for s in held) / total
+        held |= stems_held(part, stem_weights)
+    return share_of(held, stem_weights)
