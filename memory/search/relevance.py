@@ -40,7 +40,9 @@ def stems_held(text: str, stem_weights: dict[str, float]) -> frozenset[str]:
 def share_of(held: set[str] | frozenset[str], stem_weights: dict[str, float]) -> float:
     """The share of the query's weight the ``held`` stems carry: 0..1."""
     total = sum(stem_weights.values())
-    return sum(stem_weights[s] for s in held) / total if total else 0.0
+    # Summed in the query's order, not the set's (which changes with the hash seed): the same
+    # hit gets the same value, to the last bit, in every process.
+    return sum(w for s, w in stem_weights.items() if s in held) / total if total else 0.0
 
 
 def held_share(parts: list[str], stem_weights: dict[str, float]) -> float:
