@@ -477,6 +477,20 @@
     }
   });
 
+  // A reply's "What the model saw" fetches its body when first opened (toggle does not
+  // bubble, so the page listens in the capture phase): one listener rather than htmx's on
+  // each report, whose attributes htmx's start would read, 25 and more, before the page
+  // was ready.
+  messages.addEventListener("toggle", (event) => {
+    const details = event.target;
+    if (!details.open || !details.matches("details.context-report[data-report-url]")) return;
+    const body = details.querySelector(".report-body");
+    const url = details.dataset.reportUrl;
+    if (!body || details.dataset.reportAsked || !window.htmx) return;
+    details.dataset.reportAsked = "1";
+    htmx.ajax("GET", url, { source: details, target: body, swap: "innerHTML" });
+  }, true);
+
   // "Load earlier messages" keeps the reader where they were: the older batch goes above.
   let keptFromBottom = null;
   document.body.addEventListener("htmx:beforeSwap", (event) => {
