@@ -477,6 +477,34 @@
     }
   });
 
+  // A conversation's ⋯ menu in the sidebar: its panel (rename, archive, forget, delete) comes
+  // as the text of a <noscript>, made into elements when the menu is first opened, before it
+  // shows (click), or opened otherwise (toggle). A list htmx swapped in was parsed with
+  // scripting off, so its <noscript> holds the panel's elements already: they are moved.
+  function actionsPanel(details) {
+    const source = details.querySelector(":scope > noscript");
+    if (!source) return;
+    let panel = source.querySelector(".actions-panel");
+    if (!panel) {
+      const holder = document.createElement("template");
+      holder.innerHTML = source.textContent;
+      panel = holder.content.querySelector(".actions-panel");
+    }
+    if (!panel) return;
+    source.replaceWith(panel);
+    if (window.htmx) htmx.process(panel);
+  }
+  const sidebar = document.getElementById("sidebar");
+  if (sidebar) {
+    sidebar.addEventListener("click", (event) => {
+      const summary = event.target.closest(".conversation-actions > summary");
+      if (summary) actionsPanel(summary.parentElement);
+    }, true);
+    sidebar.addEventListener("toggle", (event) => {
+      if (event.target.open && event.target.matches(".conversation-actions")) actionsPanel(event.target);
+    }, true);
+  }
+
   // A reply's "What the model saw" fetches its body when first opened (toggle does not
   // bubble, so the page listens in the capture phase): one listener rather than htmx's on
   // each report, whose attributes htmx's start would read, 25 and more, before the page
