@@ -477,6 +477,48 @@
     }
   });
 
+  // A conversation's ⋯ menu in the sidebar: its panel (rename, archive, forget, delete) comes
+  // as the text of a <noscript>, made into elements when the menu is first opened, before it
+  // shows (click), or opened otherwise (toggle). A list htmx swapped in was parsed with
+  // scripting off, so its <noscript> holds the panel's elements already: they are moved.
+  function actionsPanel(details) {
+    const source = details.querySelector(":scope > noscript");
+    if (!source) return;
+    let panel = source.querySelector(".actions-panel");
+    if (!panel) {
+      const holder = document.createElement("template");
+      holder.innerHTML = source.textContent;
+      panel = holder.content.querySelector(".actions-panel");
+    }
+    if (!panel) return;
+    source.replaceWith(panel);
+    if (window.htmx) htmx.process(panel);
+  }
+  const sidebar = document.getElementById("sidebar");
+  if (sidebar) {
+    sidebar.addEventListener("click", (event) => {
+      const summary = event.target.closest(".conversation-actions > summary");
+      if (summary) actionsPanel(summary.parentElement);
+    }, true);
+    sidebar.addEventListener("toggle", (event) => {
+      if (event.target.open && event.target.matches(".conversation-actions")) actionsPanel(event.target);
+    }, true);
+  }
+
+  // A reply's "What the model saw" fetches its body when first opened (toggle does not
+  // bubble, so the page listens in the capture phase): one listener rather than htmx's on
+  // each report, whose attributes htmx's start would read, 25 and more, before the page
+  // was ready.
+  messages.addEventListener("toggle", (event) => {
+    const details = event.target;
+    if (!details.open || !details.matches("details.context-report[data-report-url]")) return;
+    const body = details.querySelector(".report-body");
+    const url = details.dataset.reportUrl;
+    if (!body || details.dataset.reportAsked || !window.htmx) return;
+    details.dataset.reportAsked = "1";
+    htmx.ajax("GET", url, { source: details, target: body, swap: "innerHTML" });
+  }, true);
+
   // "Load earlier messages" keeps the reader where they were: the older batch goes above.
   let keptFromBottom = null;
   document.body.addEventListener("htmx:beforeSwap", (event) => {

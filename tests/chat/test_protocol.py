@@ -197,7 +197,7 @@ def test_reply_end_carries_the_rendered_reply_and_its_context_report():
     assert frame["html"] == "<p><strong>Hi</strong> &lt;b&gt;x&lt;/b&gt;</p>\n"
     assert frame["html"] in frame["article"]
     # the report's summary, its body fetched when opened (the same template as the page)
-    assert '<details class="context-report" hx-get="/c/3/m/12/report/"' in frame["article"]
+    assert '<details class="context-report" data-report-url="/c/3/m/12/report/"' in frame["article"]
     assert "What the model saw" in frame["article"]
     assert "120 of 4,000 tokens" not in frame["article"]
     assert frame["context"] == {"used": 120, "limit": 4000, "budget": 3000, "estimated": False}
