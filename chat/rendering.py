@@ -92,11 +92,11 @@ _cleaner = nh3.Cleaner(
     filter_style_properties={"text-align"},
 )
 _formatter = HtmlFormatter(nowrap=True)
-# The styles static/css/code.css was generated from (light, dark). A token drawn as plain text
-# in both (names, punctuation: most of a block's tokens) and whitespace (its colour is never
-# seen) get no <span>: Pygments then joins them with their neighbours into one text run. Each
-# span is an element to style and an inline box to lay out and paint: a reply's usual code
-# block had 57 nodes, 22 with this (the page's first layout and style grew with them).
+# The styles app.css's code highlighting was generated from (light, dark). A token drawn as
+# plain text in both (names, punctuation: most of a block's tokens) and whitespace (its colour
+# is never seen) get no <span>: Pygments then joins them with their neighbours into one text
+# run. Each span is an element to style and an inline box to lay out and paint: a reply's
+# usual code block had 57 nodes, 22 with this (the page's first layout and style grew).
 CODE_STYLES = ("default", "github-dark")
 
 

@@ -183,10 +183,12 @@ def test_code_is_highlighted_without_spans_for_plain_tokens():
     assert text == "def total(prices, rate=1.2):\n    return sum(prices)\n"
 
 
-def test_the_tokens_left_plain_have_no_colour_of_their_own_in_code_css():
-    """static/css/code.css gives a token left without a span either no rule or, dark, the
-    code block's own colour (whitespace aside, whose colour is never seen): it looks the same."""
-    css = (Path(settings.BASE_DIR) / "static/css/code.css").read_text()
+def test_the_tokens_left_plain_have_no_colour_of_their_own_in_the_code_styles():
+    """The code highlighting in static/css/app.css gives a token left without a span either no
+    rule or, dark, the code block's own colour (whitespace aside, whose colour is never seen):
+    it looks the same."""
+    sheet = (Path(settings.BASE_DIR) / "static/css/app.css").read_text()
+    css = re.search(r"Code highlighting: begin(.*)Code highlighting: end", sheet, re.S).group(1)
     dark_base = re.search(r"\[data-theme=dark\] \.code-block \{[^}]*color: (#\w+)", css).group(1)
     plain = {STANDARD_TYPES[t] for t in rendering.PLAIN_TOKENS} - {"", "w"}
     rules = re.finditer(r"(?P<sel>[^{}\n]*)\.code-block \.(?P<cls>[\w-]+) \{(?P<body>[^}]*)\}", css)
