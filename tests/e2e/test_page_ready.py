@@ -1,7 +1,7 @@
-"""A long conversation opens quickly without losing its place: messages far from the view are
-laid out only when they come near (content-visibility in static/css/app.css), so the page
-must still open at the end, scroll without jumps, open a linked message in view, and make a
-wide code block reachable by keyboard once it is near."""
+"""A long conversation of tall replies opens without losing its place: the page opens at the
+end, scrolls without jumps, opens a linked message in view, and makes a wide code block
+reachable by keyboard. (These guarded content-visibility on off-screen messages, since
+removed: kept for any later attempt to lay out less of a long page up front.)"""
 
 from __future__ import annotations
 
