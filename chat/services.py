@@ -16,6 +16,7 @@ from chat.models import Conversation, Message, ReplyVersion
 from contextwindow.tokens import count_tokens
 from memory.report import ContextReport
 from memory.search.index import as_datetime
+from web.compiled import plain_update
 
 TITLE_MAX_CHARS = 60
 
@@ -181,7 +182,7 @@ def _touch(conversation: Conversation, message: Message | None, now: datetime) -
         if title:
             conversation.title = title
             fields["title"] = title
-    Conversation.objects.filter(pk=conversation.pk).update(**fields)
+    plain_update(Conversation, fields, where={"pk": conversation.pk})  # on every stored message
     conversation.updated_at = now
 
 
@@ -243,8 +244,8 @@ def reply_finish(
 
 
 def conversations_touch(*, conversation_ids: Iterable[int]) -> None:
-    """The conversations' latest activity is now: one statement for them all."""
-    Conversation.objects.filter(pk__in=set(conversation_ids)).update(updated_at=timezone.now())
+    """The conversations' latest activity is now: one plain statement for them all."""
+    plain_update(Conversation, {"updated_at": timezone.now()}, ids=sorted(set(conversation_ids)))
 
 
 def reply_renew_lease(*, reply: Message, content: str) -> None:

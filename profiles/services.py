@@ -22,6 +22,7 @@ from profiles.instructions import InstructionsBlock, instructions_for
 from profiles.models import TOPIC_MAX_CHARS, TOPICS_MAX, StyleSnapshot, UserProfile
 from profiles.selectors import memory_enabled
 from profiles.style import METRICS, PRIORS, StyleReading, analyse, blend
+from web.compiled import plain_update
 
 __all__ = [
     "PREFERENCE_FIELDS",
@@ -148,10 +149,15 @@ def _observe_unlocked(profile: UserProfile, readings: list[StyleReading]) -> boo
     for name in changes:
         if name in METRICS or name.endswith("_count"):
             unchanged[name] = getattr(profile, name)
-    rows = UserProfile.objects.filter(pk=profile.pk, **unchanged).exclude(
-        memory_mode=UserProfile.MemoryMode.OFF
+    # After every turn: a plain statement (web.compiled.plain_update), the same conditions.
+    unchanged["pk"] = profile.pk
+    updated = plain_update(
+        UserProfile,
+        changes,
+        where=unchanged,
+        where_not={"memory_mode": UserProfile.MemoryMode.OFF},
     )
-    return rows.update(**changes) == 1
+    return updated == 1
 
 
 def _observe_locked(user: AbstractBaseUser, readings: list[StyleReading]) -> None:

@@ -1,5 +1,5 @@
 """Reads whose SQL is compiled once per thread, for the few a chat turn makes before its
-model request.
+model request; and plain updates for the writes every turn makes (``plain_update``).
 
 Django compiles a queryset's SQL every time it runs. For the small reads on a turn's path that
 compiling costs several times the statement itself (reading a profile took 620 µs in process,
@@ -131,3 +131,52 @@ class CompiledRead:
             start=start,
             end=end,
         )
+
+
+def plain_update(
+    model: type[Model],
+    values: dict,
+    *,
+    where: dict | None = None,
+    where_not: dict | None = None,
+    ids: list[int] | None = None,
+) -> int:
+    """``model.objects.filter(pk__in=ids, **where).exclude(**where_not).update(**values)``,
+    written as one plain statement: for the writes every turn makes, whose compiling cost the
+    ORM several times the statement. Fields by name, conditions by equality only; each value
+    is prepared by its field as the ORM prepares it. Returns the rows updated."""
+    meta = model._meta
+    connection = connections["default"]
+    if not values:
+        raise ValueError("nothing to update")
+
+    def column(name: str):
+        field = meta.pk if name == "pk" else meta.get_field(name)
+        return field, connection.ops.quote_name(field.column)
+
+    sets, params = [], []
+    for name, value in values.items():
+        field, quoted = column(name)
+        sets.append(f"{quoted} = %s")
+        params.append(field.get_db_prep_save(value, connection))
+    conditions = []
+    for negate, equals in ((False, where or {}), (True, where_not or {})):
+        for name, value in equals.items():
+            field, quoted = column(name)
+            test = f"{quoted} = %s"
+            conditions.append(f"NOT ({test})" if negate else test)
+            params.append(field.get_db_prep_value(value, connection))
+    if ids is not None:
+        if not ids:
+            return 0
+        conditions.append(f"{column('pk')[1]} IN ({', '.join(['%s'] * len(ids))})")
+        params += list(ids)
+    if not conditions:
+        raise ValueError("an update of every row is not a turn's write")
+    sql = (
+        f"UPDATE {connection.ops.quote_name(meta.db_table)} SET {', '.join(sets)} "  # noqa: S608
+        f"WHERE {' AND '.join(conditions)}"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.rowcount

@@ -99,3 +99,38 @@ def test_active_runs_of_several_conversations(alice):
     summary_run_start(conversation=busy)
     assert summary_runs_active_for(conversations=[idle, busy]) == {busy.pk}
     assert summary_runs_active_for(conversations=[idle]) == set()
+
+
+def test_a_plain_update_writes_what_the_orms_would_under_the_same_conditions(alice, bob):
+    """Values prepared by their fields (an aware datetime reads back equal), equality and
+    inequality conditions honoured, a list of ids, the rows counted."""
+    from web.compiled import plain_update
+
+    first = UserProfile.objects.create(user=alice, formality=0.25)
+    second = UserProfile.objects.create(user=bob, formality=0.25)
+    stamp = datetime(2026, 5, 6, 7, 8, 9, 123456, tzinfo=UTC)
+    assert (
+        plain_update(UserProfile, {"formality": 0.5}, where={"pk": first.pk, "formality": 0.3}) == 0
+    )
+    assert UserProfile.objects.get(pk=first.pk).formality == 0.25  # the condition did not hold
+    changed = {"formality": 0.5, "formality_count": 3, "style_updated_at": stamp}
+    assert plain_update(UserProfile, changed, where={"pk": first.pk, "formality": 0.25}) == 1
+    first.refresh_from_db()
+    assert (first.formality, first.formality_count, first.style_updated_at) == (0.5, 3, stamp)
+    off = UserProfile.MemoryMode.OFF
+    UserProfile.objects.filter(pk=second.pk).update(memory_mode=off)
+    assert (
+        plain_update(
+            UserProfile,
+            {"tone": "casual"},
+            ids=[first.pk, second.pk],
+            where_not={"memory_mode": off},
+        )
+        == 1
+    )
+    assert UserProfile.objects.get(pk=second.pk).tone == ""
+    assert plain_update(UserProfile, {"tone": "formal"}, ids=[]) == 0
+    with pytest.raises(ValueError):
+        plain_update(UserProfile, {"tone": "formal"})
+    with pytest.raises(ValueError):
+        plain_update(UserProfile, {}, where={"pk": first.pk})
