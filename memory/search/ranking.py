@@ -260,63 +260,48 @@ def _show_parts(by_kind: dict[str, list[Hit]]) -> None:
         group = by_kind.get(kind, [])
         if not group:
             continue
-        ids = [h.id for h in group]
-        columns = ", ".join(model._meta.get_field(f).column for f in fields)
-        with connection.cursor() as cursor:  # a plain statement, like the titles
-            cursor.execute(
-                f"SELECT id, {columns} FROM {model._meta.db_table} "  # noqa: S608 (own table)
-                f"WHERE id IN ({', '.join(['%s'] * len(ids))})",
-                ids,
-            )
-            said = {pk: text(*parts) for pk, *parts in cursor.fetchall()}
+        columns = ["id", *(model._meta.get_field(f).column for f in fields)]
+        found = _select_in(model._meta.db_table, columns, "id", [h.id for h in group])
+        said = {pk: text(*parts) for pk, *parts in found}
         for hit in group:
             hit.text = said.get(hit.id, hit.text)
 
 
-def _fact_weights(fact_ids: list[int]) -> dict[int, tuple[bool, float]]:
-    """Each fact's (pinned, importance), all the score needs: one plain statement, no model
-    instances (on every turn's path, like the titles)."""
-    if not fact_ids:
-        return {}
+def _select_in(table: str, columns: list[str], key: str, ids: list[int]) -> list[tuple]:
+    """``SELECT columns FROM table WHERE key IN ids``, a plain statement: the reads on every
+    turn's path after the search (titles, facts' weights, source links, shown parts), whose
+    ORM compiling cost several times their running. The app's own tables and columns."""
+    if not ids:
+        return []
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT id, pinned, importance FROM {Fact._meta.db_table} "  # noqa: S608 (own table)
-            f"WHERE id IN ({', '.join(['%s'] * len(fact_ids))})",
-            fact_ids,
+            f"SELECT {', '.join(columns)} FROM {table} "  # noqa: S608 (own names, ids as params)
+            f"WHERE {key} IN ({', '.join(['%s'] * len(ids))})",
+            ids,
         )
-        return {pk: (bool(pinned), importance) for pk, pinned, importance in cursor.fetchall()}
+        return cursor.fetchall()
+
+
+def _fact_weights(fact_ids: list[int]) -> dict[int, tuple[bool, float]]:
+    """Each fact's (pinned, importance), all the score needs: no model instances."""
+    found = _select_in(Fact._meta.db_table, ["id", "pinned", "importance"], "id", fact_ids)
+    return {pk: (bool(pinned), importance) for pk, pinned, importance in found}
 
 
 def _titles(conversation_ids: set[int]) -> dict[int, str]:
-    """The conversations' titles: one plain statement on every turn's path (the ORM's
-    compiling of it cost ten times its running)."""
-    if not conversation_ids:
-        return {}
-    ids = sorted(conversation_ids)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT id, title FROM {Conversation._meta.db_table} "  # noqa: S608 (own table)
-            f"WHERE id IN ({', '.join(['%s'] * len(ids))})",
-            ids,
-        )
-        return dict(cursor.fetchall())
+    """The conversations' titles."""
+    table = Conversation._meta.db_table
+    return dict(_select_in(table, ["id", "title"], "id", sorted(conversation_ids)))
 
 
 def _source_links(model, object_ids: list[int]) -> dict[int, list[int]]:
-    """Each item's source message ids: one plain statement on the through table (read on
-    every turn whose hits hold facts, like the titles)."""
+    """Each item's source message ids, from the through table."""
     through = model.source_messages.through._meta
     owner = through.get_field(model._meta.model_name).column
     message = through.get_field("message").column
     links: dict[int, list[int]] = {}
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT {owner}, {message} FROM {through.db_table} "  # noqa: S608 (own table)
-            f"WHERE {owner} IN ({', '.join(['%s'] * len(object_ids))})",
-            object_ids,
-        )
-        for object_id, message_id in cursor.fetchall():
-            links.setdefault(object_id, []).append(message_id)
+    for object_id, message_id in _select_in(through.db_table, [owner, message], owner, object_ids):
+        links.setdefault(object_id, []).append(message_id)
     return links
 
 
