@@ -139,6 +139,15 @@ def test_the_facts_only_extractor_finds_what_the_full_one_does(text):
     assert extract_facts_only(messages, today=TODAY) == extract(messages, today=TODAY).facts
 
 
+def test_the_facts_only_extractor_finds_personal_statements_and_nothing_in_questions():
+    found = extract_facts_only([user("I live in Lyon and my daughter's name is Ada.")], today=TODAY)
+    assert [(f.subject, f.text) for f in found] == [
+        ("location", "The user lives in Lyon."),
+        ("daughter's name", "The user's daughter's name is Ada."),
+    ]
+    assert extract_facts_only([user("Can you explain Python decorators?")], today=TODAY) == []
+
+
 def test_facts_cover_the_common_personal_statements():
     """Birthday, sister's name, pets, age, diet, "call me" and "I'm <Name>" are recognised."""
     assert facts_of("My birthday is on March 3rd.") == [
