@@ -117,8 +117,12 @@ class Message(models.Model):
         ]
 
     # Earlier versions of a reply (ReplyVersion rows): the selectors that show messages
-    # annotate it; the page says "2 / 2" from it.
+    # annotate it; the page says "2 / 2" from it. The version shown and the memory notices
+    # under a message are set by the selectors too; the defaults spare the template a failed
+    # lookup (which costs Django a dir() of the instance) for a message just stored.
     version_count = 0
+    version_number: int | None = None
+    notices: tuple = ()
 
     def __str__(self) -> str:
         return f"{self.role}: {self.content[:60]}"

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db import IntegrityError, OperationalError, connection, transaction
+from django.db import DatabaseError, IntegrityError, OperationalError, connection, transaction
 from django.db.models import Count
 from django.utils import timezone
 
@@ -16,7 +16,7 @@ from chat.models import Conversation, Message, ReplyVersion
 from contextwindow.tokens import count_tokens
 from memory.report import ContextReport
 from memory.search.index import as_datetime
-from web.compiled import plain_update
+from web.compiled import plain_insert, plain_update
 
 TITLE_MAX_CHARS = 60
 
@@ -143,7 +143,7 @@ def message_create(
         lease_expires_at=now + stream_lease() if status == Message.Status.STREAMING else None,
     )
     with transaction.atomic(savepoint=False):  # inside a turn, no savepoint round trips
-        message.save()
+        plain_insert(message)  # the ORM's save compiled its insert every time; no signals
         if touch:
             _touch(conversation, message, now)
     return message
@@ -186,6 +186,24 @@ def _touch(conversation: Conversation, message: Message | None, now: datetime) -
     conversation.updated_at = now
 
 
+_FINISHED_FIELDS = (
+    "content",
+    "status",
+    "error",
+    "error_kind",
+    "upstream_detail",
+    "token_count",
+    "prompt_tokens",
+    "completion_tokens",
+    "time_to_first_token",
+    "duration",
+    "lease_expires_at",
+    "model",
+    "context_report",
+    "system_prompt_version",
+)
+
+
 def reply_finish(
     *,
     reply: Message,
@@ -220,24 +238,11 @@ def reply_finish(
     reply.time_to_first_token = time_to_first_token
     reply.duration = duration
     reply.lease_expires_at = None
-    reply.save(
-        update_fields=[
-            "content",
-            "status",
-            "error",
-            "error_kind",
-            "upstream_detail",
-            "token_count",
-            "prompt_tokens",
-            "completion_tokens",
-            "time_to_first_token",
-            "duration",
-            "lease_expires_at",
-            "model",
-            "context_report",
-            "system_prompt_version",
-        ]
-    )
+    # One plain statement (the ORM compiled this update on every reply); a reply whose row
+    # is gone fails as the ORM's save(update_fields=...) does.
+    values = {name: getattr(reply, name) for name in _FINISHED_FIELDS}
+    if not plain_update(Message, values, where={"pk": reply.pk}):
+        raise DatabaseError("Save with update_fields did not affect any rows.")
     if touch:
         Conversation.objects.filter(pk=reply.conversation_id).update(updated_at=timezone.now())
     return reply

@@ -134,3 +134,55 @@ def test_a_plain_update_writes_what_the_orms_would_under_the_same_conditions(ali
         plain_update(UserProfile, {"tone": "formal"})
     with pytest.raises(ValueError):
         plain_update(UserProfile, {}, where={"pk": first.pk})
+
+
+def test_a_plain_insert_stores_what_the_orms_save_would(alice):
+    """Every field as the ORM stores it (defaults, JSON, an aware datetime, a foreign key),
+    the key set and the instance marked saved, so that saving it again updates it."""
+    from chat.models import Message
+    from web.compiled import plain_insert
+
+    conversation = chat_services.conversation_create(user=alice)
+    stamp = datetime(2026, 5, 6, 7, 8, 9, 123456, tzinfo=UTC)
+
+    def new(**fields):
+        return Message(conversation=conversation, role="user", content="hello", **fields)
+
+    fields = {
+        "created_at": stamp,
+        "client_id": "c-1",
+        "context_report": {"blocks": [{"name": "history", "tokens": 12}], "note": "é"},
+        "lease_expires_at": stamp,
+    }
+    ours, theirs = new(**fields), new(**{**fields, "client_id": "c-2"})
+    plain_insert(ours)
+    theirs.save()
+    assert ours.pk is not None and ours.pk != theirs.pk
+    assert not ours._state.adding
+    stored = {k: v for k, v in _fields(Message.objects.get(pk=ours.pk)).items() if k != "id"}
+    expected = {k: v for k, v in _fields(Message.objects.get(pk=theirs.pk)).items() if k != "id"}
+    assert stored == {**expected, "client_id": "c-1"}
+    assert stored["context_report"]["note"] == "é" and stored["created_at"] == stamp
+
+    reply = plain_insert(
+        Message(conversation=conversation, role="assistant", content="", reply_to=ours)
+    )
+    assert Message.objects.get(pk=reply.pk).reply_to_id == ours.pk
+    ours.content = "changed"
+    ours.save()
+    assert Message.objects.filter(conversation=conversation).count() == 3
+
+
+def test_a_plain_insert_keeps_the_databases_constraints(alice):
+    from django.db import IntegrityError, transaction
+
+    from chat.models import Message
+    from web.compiled import plain_insert
+
+    conversation = chat_services.conversation_create(user=alice)
+    plain_insert(Message(conversation=conversation, role="user", content="a", client_id="same"))
+    with pytest.raises(IntegrityError), transaction.atomic():
+        plain_insert(Message(conversation=conversation, role="user", content="b", client_id="same"))
+    saved = Message.objects.get(client_id="same")
+    with pytest.raises(ValueError, match="new row"):
+        plain_insert(saved)
