@@ -179,6 +179,7 @@ def search(
     held_of = {r.object_id: held[i] for i, r in enumerate(rows) if r.kind == "message"}
     shown: set[int] = set(exclude_message_ids)
     stem_weights = query_weights(terms, stats)
+    said: set[tuple[str, str]] = set()
     hits: list[Hit] = []
     for score, i, why in scored:
         if len(hits) >= k:
@@ -200,6 +201,12 @@ def search(
             exchange.attach(
                 hit, around.get(row.object_id), score_of, threshold, shown, text_of, summary
             )
+        # The same words said again (in another conversation, or pasted twice) tell the
+        # model nothing more: the best-scored of them is shown once.
+        wording = (hit.kind, " ".join(hit.text.casefold().split()))
+        if wording in said:
+            continue
+        said.add(wording)
         hit.relevance = share_of(
             _shown_stems(hit, held[i], held_of, text_of, stem_weights), stem_weights
         )

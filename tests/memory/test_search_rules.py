@@ -105,6 +105,24 @@ def test_a_message_hit_is_the_exchange_around_it(alice, say):
     assert all(len(hit.message_ids) <= 5 for hit in hits)
 
 
+def test_the_same_words_said_in_two_conversations_are_recalled_once(alice, say):
+    """Told again elsewhere (or pasted twice, spaced or cased otherwise), it is one memory:
+    the newer saying, which the recency ranks first; other matches still follow it."""
+    say("My sister Maud lives in Ghent", created_at=ago(40))
+    again = say(
+        "my sister  Maud lives in ghent",
+        conversation=conversation_create(user=alice),
+        created_at=ago(3),
+    )
+    other = say(
+        "Maud sent a postcard from Ghent",
+        conversation=conversation_create(user=alice),
+        created_at=ago(20),
+    )
+    hits = search(user=alice, query="where does my sister Maud live?", k=10)
+    assert [h.id for h in hits] == [again.pk, other.pk]
+
+
 def test_offline_replies_and_quoted_memory_are_never_retrieved(alice, say):
     """The app's own words are not the user's: neither its offline replies nor a quoted block."""
     say("I keep my bike in the cellar")
