@@ -219,7 +219,7 @@ def candidates(user_id: int, terms: list[str], stats: Stats) -> list[Row]:
     chosen = sorted(weight, key=lambda r: (-weight[r], -r))[:POOL]
     if common and len(chosen) < POOL:
         seen = set(chosen)
-        chosen += [r for r in _newest_with_all(user_id, common[:3]) if r not in seen]
+        chosen += [r for r in _newest_with_all(user_id, common[:3], stats) if r not in seen]
     return _rows(chosen)
 
 
@@ -264,20 +264,43 @@ def _rowids_many(user_id: int, terms: list[str]) -> dict[str, list[int]]:
     return found
 
 
-def _newest_with_all(user_id: int, terms: list[str]) -> list[int]:
+# PostgreSQL: the newest rows holding all of some common terms. Its planner cannot know how
+# many rows hold them together, so it reads every one from the text index and sorts them (on
+# 1M rows, 93k matches: 380 ms). Where they are many, the newest few are among the user's
+# newest rows: those are looked through first, along the (user, time) index.
+_PG_NEWEST_RECENT = (
+    "SELECT rowid FROM (SELECT rowid, tsv, created_at FROM memory_search WHERE user_id = %s "
+    "ORDER BY created_at DESC LIMIT %s) recent "
+    "WHERE tsv @@ plainto_tsquery('english', %s) ORDER BY created_at DESC LIMIT %s"
+)
+_PG_NEWEST_ALL = (
+    "SELECT rowid FROM memory_search WHERE user_id = %s "
+    "AND tsv @@ plainto_tsquery('english', %s) ORDER BY created_at DESC LIMIT %s"
+)
+RECENT_ROWS = 5000  # PostgreSQL: the newest rows looked through before the whole index
+
+
+def _newest_with_all(user_id: int, terms: list[str], stats: Stats) -> list[int]:
     with connection.cursor() as cursor:
-        if connection.vendor == "sqlite":
+        if connection.vendor == "sqlite":  # FTS5 walks the terms' row ids from the newest
             cursor.execute(
                 "SELECT rowid FROM memory_search WHERE memory_search MATCH %s "
                 "ORDER BY rowid DESC LIMIT %s",
                 [_owner_match(user_id, terms, "AND"), NEWEST_WINDOW],
             )
-        else:
-            cursor.execute(
-                "SELECT rowid FROM memory_search WHERE user_id = %s "
-                "AND tsv @@ plainto_tsquery('english', %s) ORDER BY created_at DESC LIMIT %s",
-                [user_id, " ".join(terms), NEWEST_WINDOW],
-            )
+            return [r for (r,) in cursor.fetchall()]
+        words = " ".join(terms)
+        whole = stats.rows <= RECENT_ROWS
+        # The rarest term bounds how many of the newest rows can hold them all.
+        fewest = min(stats.df.get(t, 0) for t in terms)
+        if whole or fewest * RECENT_ROWS >= NEWEST_WINDOW * stats.rows:
+            cursor.execute(_PG_NEWEST_RECENT, [user_id, RECENT_ROWS, words, NEWEST_WINDOW])
+            found = [r for (r,) in cursor.fetchall()]
+            # Enough among the newest rows: no older row can be newer than them.
+            if whole or len(found) == NEWEST_WINDOW:
+                return found
+        # Few rows hold the terms together, so the text index's answer is short: read it.
+        cursor.execute(_PG_NEWEST_ALL, [user_id, words, NEWEST_WINDOW])
         return [r for (r,) in cursor.fetchall()]
 
 
