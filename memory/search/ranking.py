@@ -179,7 +179,7 @@ def search(
     held_of = {r.object_id: held[i] for i, r in enumerate(rows) if r.kind == "message"}
     shown: set[int] = set(exclude_message_ids)
     stem_weights = query_weights(terms, stats)
-    said: set[tuple[str, str]] = set()
+    said: dict[tuple[str, str], Hit] = {}
     hits: list[Hit] = []
     for score, i, why in scored:
         if len(hits) >= k:
@@ -202,11 +202,15 @@ def search(
                 hit, around.get(row.object_id), score_of, threshold, shown, text_of, summary
             )
         # The same words said again (in another conversation, or pasted twice) tell the
-        # model nothing more: the best-scored of them is shown once.
+        # model nothing more: the best-scored of them is shown once, and names the others'
+        # messages among its sources (up to the five a hit shows).
         wording = (hit.kind, " ".join(hit.text.casefold().split()))
-        if wording in said:
+        first = said.get(wording)
+        if first is not None:
+            if hit.kind == "message" and len(first.message_ids) + len(hit.message_ids) <= 5:
+                first.message_ids += hit.message_ids
             continue
-        said.add(wording)
+        said[wording] = hit
         hit.relevance = share_of(
             _shown_stems(hit, held[i], held_of, text_of, stem_weights), stem_weights
         )

@@ -107,8 +107,9 @@ def test_a_message_hit_is_the_exchange_around_it(alice, say):
 
 def test_the_same_words_said_in_two_conversations_are_recalled_once(alice, say):
     """Told again elsewhere (or pasted twice, spaced or cased otherwise), it is one memory:
-    the newer saying, which the recency ranks first; other matches still follow it."""
-    say("My sister Maud lives in Ghent", created_at=ago(40))
+    the newer saying, which the recency ranks first, naming both messages; other matches
+    still follow it."""
+    first = say("My sister Maud lives in Ghent", created_at=ago(40))
     again = say(
         "my sister  Maud lives in ghent",
         conversation=conversation_create(user=alice),
@@ -121,6 +122,8 @@ def test_the_same_words_said_in_two_conversations_are_recalled_once(alice, say):
     )
     hits = search(user=alice, query="where does my sister Maud live?", k=10)
     assert [h.id for h in hits] == [again.pk, other.pk]
+    assert hits[0].message_ids == [again.pk, first.pk]
+    assert hits[0].text == "my sister  Maud lives in ghent"
 
 
 def test_offline_replies_and_quoted_memory_are_never_retrieved(alice, say):
