@@ -238,6 +238,21 @@ class RelayServer(AppServer):
         ]
 
 
+class StatementsServer(AppServer):
+    """The app with its SQL statements timed (``bench/statements.py``), writing them under
+    ``prefix``: what ``bench/stream.py --statements`` serves for its largest level."""
+
+    def __init__(self, env: dict[str, str], *, prefix: Path, **kwargs):
+        super().__init__({**env, "BENCH_STATEMENTS_PATH": str(prefix)}, **kwargs)
+
+    def command(self) -> list[str]:
+        command = super().command()
+        return [
+            ("bench.statements_asgi:application" if c == "config.asgi:application" else c)
+            for c in command
+        ]
+
+
 class JobWorker:
     """``manage.py db_worker`` on every queue without the reloader, as ``make serve`` runs it
     beside the server, logging to ``log_path``; its memory and CPU time as for ``AppServer``."""
@@ -319,7 +334,22 @@ class Workspace:
         manage("migrate", "--noinput", env=self.env, timeout=MANAGE_TIMEOUT)
         return self
 
-    def server(self, name: str = "server", *, server: str = "daphne", workers: int = 1):
+    def server(
+        self,
+        name: str = "server",
+        *,
+        server: str = "daphne",
+        workers: int = 1,
+        statements: Path | None = None,
+    ):
+        if statements is not None:
+            return StatementsServer(
+                self.env,
+                prefix=statements,
+                log_path=self.path / f"{name}.log",
+                server=server,
+                workers=workers,
+            )
         return AppServer(
             self.env, log_path=self.path / f"{name}.log", server=server, workers=workers
         )

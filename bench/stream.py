@@ -31,7 +31,9 @@ Reported per N:
 real users have them by default), so every turn's search embeds its query.
 
 ``--profile PATH`` also runs py-spy on the app server during the largest level's measured
-rounds and reports a CPU budget per turn by stage (``bench/spy.py``).
+rounds and reports a CPU budget per turn by stage (``bench/spy.py``). ``--statements`` times
+the app's SQL statements in the server for the largest level, wall time against CPU time
+(``bench/statements.py``).
 
     .venv/bin/python bench/stream.py            # 1, 10 and 50 chats
     .venv/bin/python bench/stream.py --quick    # 1 and 10 chats, about 3 minutes
@@ -77,6 +79,8 @@ from bench.harness import (  # noqa: E402
     stored_messages,
 )
 from bench.spy import Budget, Profiler, budget, table  # noqa: E402
+from bench.statements import read as read_statements  # noqa: E402
+from bench.statements import table as statements_table  # noqa: E402
 
 CHATS = (1, 10, 50)
 TURNS = 5  # sequential turns per chat per round and phase
@@ -319,6 +323,7 @@ def run(args) -> dict:
     began = time.perf_counter()
     levels = [Level(n) for n in args.chats]
     profiles: dict[int, Budget] = {}
+    statements: dict[int, list[str]] = {}
     upstream = Upstream(interval=1.0 / args.rate, words=args.words).start()
     # A chat here sends about 28 messages a minute: above the default abuse limit of 20, so
     # the limit is raised (not switched off: its check stays on the measured path).
@@ -336,8 +341,13 @@ def run(args) -> dict:
         for column, level in enumerate(levels):
             if args.verbose:
                 print(f"{level.chats} chats", file=sys.stderr, flush=True)
+            timed = args.statements and level.chats == max(args.chats)
+            prefix = workspace.path / f"statements-{level.chats}"
             server = workspace.server(
-                f"server-{level.chats}", server=args.server, workers=args.workers
+                f"server-{level.chats}",
+                server=args.server,
+                workers=args.workers,
+                statements=prefix if timed else None,
             ).start()
             relay = workspace.relay(
                 f"relay-{level.chats}", server=args.server, workers=args.workers
@@ -358,6 +368,9 @@ def run(args) -> dict:
             finally:
                 server.stop()
                 relay.stop()
+            if timed:
+                found = read_statements(str(prefix))
+                statements[level.chats] = statements_table(found, level.expected_turns)
             if profiler is not None:
                 measured = len(level.streams("app"))
                 profile = budget(args.profile, cpu_seconds=level.cpu["app"], turns=measured)
@@ -380,6 +393,7 @@ def run(args) -> dict:
         "turns": args.turns,
         "min_samples": args.min_samples,
         "profiles": profiles,
+        "statements": statements,
         "vectors": args.vectors,
     }
 
@@ -541,6 +555,14 @@ def report(result: dict) -> str:
         + "; ".join(f"{lv.chats} chats: {' → '.join(f'{x:.1f}' for x in lv.load)}" for lv in levels)
         + ".",
     ]
+    for n, rows in result.get("statements", {}).items():
+        lines += [
+            "",
+            f"### SQL statements in the app server, {n} chats (--statements: wall time against"
+            " the thread's CPU; the rest is waiting, for locks and for the GIL)",
+            "",
+            *rows,
+        ]
     for n, profile in result.get("profiles", {}).items():
         lines += [
             "",
@@ -641,6 +663,12 @@ def parse_args(argv: list[str] | None = None):
         help="py-spy the app server during the largest level's measured rounds; raw stacks"
         " written here, a CPU budget per turn in the report (py-spy samples without pausing,"
         " but it costs CPU: read the timings of a run without it)",
+    )
+    parser.add_argument(
+        "--statements",
+        action="store_true",
+        help="time the app's SQL statements in the server (wall and CPU) for the largest level:"
+        " a table of them in the report (bench/statements.py)",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="progress on stderr")
     args = parser.parse_args(argv)
