@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from django.db import connections
 from django.db.models import Model, QuerySet
+from django.db.models.signals import post_save, pre_save
 
 # Values no real call passes: where each lands in the compiled parameters is where that
 # call's value goes.
@@ -190,8 +191,11 @@ def plain_insert(instance: Model) -> Model:
     """``instance.save()`` for a new row, as one plain statement: the turn's two messages,
     whose saving cost the ORM several times the insert. Each field's value is prepared as
     the ORM prepares it (``pre_save`` for defaults and auto times, then ``get_db_prep_save``);
-    the statement is built once per model. No signals are sent: only for models that have
-    no receivers. The instance gets its primary key and is marked saved."""
+    the statement is built once per model. No signals are sent, so a model that has
+    receivers for them is refused. The instance gets its primary key and is marked saved."""
+    model = type(instance)
+    if pre_save.has_listeners(model) or post_save.has_listeners(model):
+        raise ValueError(f"{model.__name__} has save signal receivers: save it with the ORM")
     meta = instance._meta
     connection = connections["default"]
     key = (connection.alias, type(instance))

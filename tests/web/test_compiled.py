@@ -186,3 +186,23 @@ def test_a_plain_insert_keeps_the_databases_constraints(alice):
     saved = Message.objects.get(client_id="same")
     with pytest.raises(ValueError, match="new row"):
         plain_insert(saved)
+
+
+def test_a_plain_insert_refuses_a_model_with_save_receivers(alice):
+    """It sends no signals, so a model something listens to is saved by the ORM instead."""
+    from django.db.models.signals import post_save
+
+    from chat.models import Message
+    from web.compiled import plain_insert
+
+    def heard(**kwargs):
+        pass
+
+    post_save.connect(heard, sender=Message)
+    try:
+        conversation = chat_services.conversation_create(user=alice)
+        with pytest.raises(ValueError, match="receivers"):
+            plain_insert(Message(conversation=conversation, role="user", content="a"))
+    finally:
+        post_save.disconnect(heard, sender=Message)
+    assert not Message.objects.exists()
