@@ -244,7 +244,7 @@ def reply_finish(
     if not plain_update(Message, values, where={"pk": reply.pk}):
         raise DatabaseError("Save with update_fields did not affect any rows.")
     if touch:
-        Conversation.objects.filter(pk=reply.conversation_id).update(updated_at=timezone.now())
+        _touch(reply.conversation, None, timezone.now())
     return reply
 
 

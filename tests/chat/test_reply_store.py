@@ -81,3 +81,49 @@ async def test_a_retry_that_writes_text_replaces_the_earlier_text(aconversation,
         "complete",
         "complete",
     )
+
+
+def test_a_finished_reply_is_stored_whole_and_a_vanished_one_is_an_error(conversation):
+    """Every field the end of a stream writes reads back; a reply whose row is gone (its
+    conversation deleted meanwhile) raises DatabaseError, as the ORM's save did, so the turn
+    says it could not be stored instead of calling it complete."""
+    question = message_create(conversation=conversation, role="user", content="Hi")
+    reply = message_create(
+        conversation=conversation,
+        role="assistant",
+        content="",
+        status="streaming",
+        reply_to=question,
+    )
+    before = conversation.updated_at
+    services.reply_finish(
+        reply=reply,
+        content="Hello there.",
+        status="truncated",
+        error="cut",
+        error_kind="length",
+        prompt_tokens=12,
+        completion_tokens=3,
+        time_to_first_token=0.25,
+        duration=1.5,
+        model="gpt-4o",
+        context_report={"total_tokens": 15},
+        system_prompt_version=2,
+    )
+    stored = Message.objects.get(pk=reply.pk)
+    assert (stored.content, stored.status, stored.error, stored.error_kind) == (
+        "Hello there.",
+        "truncated",
+        "cut",
+        "length",
+    )
+    assert (stored.prompt_tokens, stored.completion_tokens, stored.token_count) == (12, 3, 3)
+    assert (stored.time_to_first_token, stored.duration, stored.model) == (0.25, 1.5, "gpt-4o")
+    assert stored.context_report == {"total_tokens": 15} and stored.system_prompt_version == 2
+    assert stored.lease_expires_at is None
+    conversation.refresh_from_db()
+    assert conversation.updated_at > before  # touch=True (the default) marks it active
+
+    Message.objects.filter(pk=reply.pk).delete()
+    with pytest.raises(DatabaseError, match="did not affect any rows"):
+        services.reply_finish(reply=reply, content="Late.", status="complete")
