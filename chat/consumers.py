@@ -6,13 +6,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from functools import partial
 
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 from django.db import DatabaseError
 from django.db.models import Count
 
-from chat import limits, protocol, services
+from chat import limits, protocol, services, setup_workers
 from chat.fanout import TabFanout
 from chat.models import STOPPED_BY_USER, Conversation, Message
 from chat.rendering import render_markdown
@@ -21,13 +22,13 @@ from chat.turn import (
     ReplyTask,
     drop_request,
     in_db_thread,
-    in_setup_thread,
     open_stream,
     prepare_context,
     prepare_continue,
     prepare_edit,
     prepare_regenerate,
     prepare_retry,
+    run_setup,
     store_turn,
 )
 from llm import model_configured
@@ -40,6 +41,11 @@ CLOSE_UNAUTHENTICATED = 4401
 CLOSE_FORBIDDEN = 4403
 CLOSE_TOO_MANY_SOCKETS = 4429
 SOCKET_LEASE_SECONDS = 60
+
+
+def _admitted(fn, user, **kwargs):
+    admit_model_call(user)
+    return fn(**kwargs)
 
 
 def admit_model_call(user) -> None:
@@ -106,6 +112,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             self.session_group = protocol.session_group(session_key)
             await self.channel_layer.group_add(self.session_group, self.channel_name)
         await self.accept()
+        setup_workers.warm()  # a first message then finds its set-up process started
         streaming = await in_db_thread(self._streaming_reply_id)()
         await self.send_json(protocol.ready(streaming=streaming, offline=not model_configured()))
 
@@ -213,9 +220,9 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
     async def handle_send(self, frame: protocol.Send) -> None:
         untitled = not self.conversation.title
         started = time.monotonic()
-        # The limit's counter may live in Redis: counted in the same thread trip as the
-        # context's build, never with a blocking call on the event loop.
-        draft = await in_setup_thread(self._admit_and_build, frame.text, frame.client_id)
+        draft = await self.admitted_setup(
+            prepare_context, reads_only=True, text=frame.text, client_id=frame.client_id
+        )
         if draft.start is not None:  # a resend: no request
             await self.replay(draft.start)
             return
@@ -223,12 +230,13 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         # the model's own wait for its first token (the first chunk needs the reply's id).
         request = open_stream(self.conversation, draft.built)
         try:
-            prepared = await in_setup_thread(
+            # The context is not sent back to a set-up process only to be returned.
+            prepared = await run_setup(
                 store_turn,
                 conversation=self.conversation,
                 text=frame.text,
                 client_id=frame.client_id,
-                built=draft.built,
+                built=None,
             )
         except BaseException:
             await asyncio.shield(drop_request(request))
@@ -237,46 +245,50 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             await drop_request(request)
             await self.replay(prepared.start)
             return
+        prepared.built = draft.built
         await self.publish(prepared.user_frame)
         if untitled and self.conversation.title:  # the first message gave it its title
             await self.publish(protocol.title(self.conversation.title))
         self.start_reply(prepared, started=started, request=request)
 
-    def _admit_and_build(self, text: str, client_id: str):
-        admit_model_call(self.scope["user"])
-        return prepare_context(conversation=self.conversation, text=text, client_id=client_id)
-
-    def _admit_and_prepare_retry(self, message_id: int):
-        admit_model_call(self.scope["user"])
-        return prepare_retry(conversation=self.conversation, message_id=message_id)
+    async def admitted_setup(self, fn, *, reads_only: bool = False, **kwargs):
+        """A set-up step that makes the model work, once the call is counted against the
+        user's per-minute limit (the counter may live in Redis: never a blocking call on the
+        event loop). In one thread trip with the step; or, with set-up processes, in a
+        thread beside the step when the step only reads (a refused call drops what it
+        built), before it otherwise."""
+        user = self.scope["user"]
+        if not setup_workers.enabled():
+            return await run_setup(
+                partial(_admitted, fn, user), conversation=self.conversation, **kwargs
+            )
+        admitting = asyncio.ensure_future(in_db_thread(admit_model_call)(user))
+        if not reads_only:
+            await admitting
+        try:
+            return await run_setup(fn, conversation=self.conversation, **kwargs)
+        finally:
+            await admitting
 
     async def handle_retry(self, frame: protocol.Retry) -> None:
         started = time.monotonic()
-        prepared = await in_setup_thread(self._admit_and_prepare_retry, frame.message_id)
+        prepared = await self.admitted_setup(prepare_retry, message_id=frame.message_id)
         self.start_reply(prepared, new_message=False, started=started)
 
     async def handle_continue(self, frame: protocol.Continue) -> None:
         """Ask for the rest of a reply the length limit cut, appended to the same reply."""
         started = time.monotonic()
-        prepared = await in_setup_thread(self._admit_and_prepare_continue, frame.message_id)
+        prepared = await self.admitted_setup(prepare_continue, reply_id=frame.message_id)
         self.start_reply(prepared, new_message=False, started=started)
-
-    def _admit_and_prepare_continue(self, reply_id: int):
-        admit_model_call(self.scope["user"])
-        return prepare_continue(conversation=self.conversation, reply_id=reply_id)
 
     async def handle_again(self, prepare, **arguments) -> None:
         """Regenerate the last reply, or edit the last message and answer it again: the
         reply's article is replaced (its earlier version kept), then it streams."""
         started = time.monotonic()
-        prepared = await in_setup_thread(self._admit_and_prepare_again, prepare, **arguments)
+        prepared = await self.admitted_setup(prepare, **arguments)
         if "text" in arguments:
             await self.publish(prepared.user_frame)
         self.start_reply(prepared, new_message="text" in arguments, started=started)
-
-    def _admit_and_prepare_again(self, prepare, **arguments):
-        admit_model_call(self.scope["user"])
-        return prepare(conversation=self.conversation, **arguments)
 
     async def handle_sync(self, frame: protocol.Sync) -> None:
         """A tab that heard nothing of a reply for a while asks where it stands (its frames

@@ -35,6 +35,15 @@ class ChatError(Exception):
         self.message = message
         self.code = code
 
+    def __reduce__(self):  # pickled whole (a set-up process raises it: chat.setup_workers)
+        return _chat_error, (type(self), self.message, self.code)
+
+
+def _chat_error(cls, message: str, code: str) -> ChatError:
+    error = ChatError.__new__(cls)
+    ChatError.__init__(error, message, code=code)
+    return error
+
 
 def conversation_create(
     *,

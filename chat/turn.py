@@ -22,7 +22,7 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 from django.db import DatabaseError
 
-from chat import protocol, services
+from chat import protocol, services, setup_workers
 from chat.models import Message
 from chat.rendering import StreamRenderer
 from chat.streaming import ChunkBatcher
@@ -105,13 +105,17 @@ def _gate() -> _Gate:
     return gate
 
 
-async def in_setup_thread(fn, *args, **kwargs):
-    """A turn's set-up in a database thread; after-turn work waits while any runs."""
+async def run_setup(fn, *, conversation, **kwargs):
+    """A turn's set-up step, ``fn(conversation=conversation, **kwargs)``: in a set-up process
+    when the server has them (``chat.setup_workers``), else in a database thread. After-turn
+    work waits while any runs."""
     gate = _gate()
     gate.setups += 1
     gate.idle.clear()
     try:
-        return await in_db_thread(fn)(*args, **kwargs)
+        if setup_workers.enabled():
+            return await setup_workers.run(fn, conversation=conversation, **kwargs)
+        return await in_db_thread(fn)(conversation=conversation, **kwargs)
     finally:
         gate.setups -= 1
         if gate.setups == 0:

@@ -205,6 +205,10 @@ MODEL_LIST_CACHE_SECONDS = env_int("MODEL_LIST_CACHE_SECONDS", 300)
 MEMORYCHAT_CONTEXT_BUDGET = env_int("CONTEXT_BUDGET", 16000, minimum=512)
 MEMORYCHAT_REPLY_RESERVE = env_int("REPLY_RESERVE", 1024, minimum=0)
 MEMORYCHAT_MAX_MESSAGE_CHARS = env_int("MAX_MESSAGE_CHARS", 16000, minimum=1)
+# Processes each server process starts for turns' set-up (chat.setup_workers: the context
+# build and the message's store off the server's GIL; about 200 MB each); 0 keeps it in the
+# server's threads.
+MEMORYCHAT_SETUP_PROCESSES = env_int("SETUP_PROCESSES", 1)
 # Abuse limits (0 turns a limit off).
 MEMORYCHAT_MESSAGES_PER_MINUTE = env_int("MESSAGES_PER_MINUTE", 20)
 MEMORYCHAT_MAX_CONCURRENT_STREAMS = env_int("MAX_CONCURRENT_STREAMS", 3)

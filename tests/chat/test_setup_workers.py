@@ -1,0 +1,171 @@
+"""Turns set up in a process of their own (chat.setup_workers, SETUP_PROCESSES): the context
+is built and the message stored there, against the same database, with what the page and
+the model see unchanged."""
+
+import os
+import pickle
+import signal
+from datetime import timedelta
+
+import pytest
+from asgiref.sync import sync_to_async
+from django.utils import timezone
+
+from chat import setup_workers
+from chat.models import Conversation, Message
+from chat.protocol import FrameError
+from chat.services import ChatError, message_create
+from memory.models import SystemPrompt
+from memory.report import Block
+from tests.chat.helpers import connected, frames_until
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def stop_workers_after():
+    yield
+    setup_workers.shutdown()
+
+
+@pytest.fixture
+def processes(settings):
+    settings.MEMORYCHAT_SETUP_PROCESSES = 1
+
+
+def worker_pids() -> set[int]:
+    pool = setup_workers._pools.get(os.getpid())
+    return set(pool._processes) if pool is not None and pool._processes else set()
+
+
+def reply_text(frames):
+    return "".join(f["text"] for f in frames if f["type"] == "chunk")
+
+
+async def turn(socket, text, **extra):
+    await socket.send_json_to({"type": "send", "text": text, **extra})
+    return await frames_until(socket, "reply_end", timeout=30.0)
+
+
+def test_a_refusal_keeps_its_code_across_processes():
+    """What a set-up refuses reaches the page with its code (busy, too_long, ...)."""
+    for error in (ChatError("A reply is still being written.", code="busy"), FrameError("x")):
+        again = pickle.loads(pickle.dumps(error))  # noqa: S301 (our own bytes)
+        assert type(again) is type(error)
+        assert (again.message, again.code, str(again)) == (error.message, error.code, str(error))
+
+
+async def test_a_turn_set_up_in_a_process_streams_and_stores_once(
+    processes, aconversation, alice, fake_llm
+):
+    """The first message is answered, titled and stored once; the next turn's context,
+    built in the set-up process, holds the first exchange."""
+    fake_llm.behaviour.reply = "Lisbon in May is warm."
+    socket = await connected(alice, aconversation.pk)
+    first = await turn(socket, "Plan a trip to Lisbon in May", client_id="t-1")
+    assert worker_pids(), "no set-up process ran"
+    second = await turn(socket, "And in June?", client_id="t-2")
+    await socket.disconnect()
+
+    assert [f["type"] for f in first[:3]] == ["user_message", "title", "reply_start"]
+    assert first[0]["client_id"] == "t-1"
+    assert reply_text(first) == reply_text(second) == "Lisbon in May is warm."
+    conversation = await Conversation.objects.aget(pk=aconversation.pk)
+    assert conversation.title == "Plan a trip to Lisbon in May"
+    rows = [
+        (m.role, m.content, m.status)
+        async for m in Message.objects.filter(conversation=aconversation).order_by("id")
+    ]
+    assert rows == [
+        ("user", "Plan a trip to Lisbon in May", "complete"),
+        ("assistant", "Lisbon in May is warm.", "complete"),
+        ("user", "And in June?", "complete"),
+        ("assistant", "Lisbon in May is warm.", "complete"),
+    ]
+    sent = fake_llm.chat_requests()[-1]["body"]["messages"]
+    assert [m["content"] for m in sent[1:]] == [
+        "Plan a trip to Lisbon in May",
+        "Lisbon in May is warm.",
+        "And in June?",
+    ]
+    reply = await Message.objects.filter(role="assistant").alast()
+    assert reply.context_report["blocks"][0]["name"] == Block.SYSTEM
+
+
+async def test_a_new_system_prompt_reaches_the_set_up_process(
+    processes, aconversation, alice, fake_llm
+):
+    """The worker keeps the prompt cached like the server; a new version saved in the
+    server is sent on the next turn all the same."""
+    socket = await connected(alice, aconversation.pk)
+    await turn(socket, "hello")
+    await SystemPrompt.objects.acreate(version=5, text="Answer like a pirate.")
+    await turn(socket, "hello again")
+    await socket.disconnect()
+    sent = fake_llm.chat_requests()[-1]["body"]["messages"]
+    assert sent[0] == {"role": "system", "content": "Answer like a pirate."}
+    reply = await Message.objects.filter(role="assistant").alast()
+    assert reply.system_prompt_version == 5
+
+
+async def test_a_busy_conversation_is_refused_from_the_process(
+    processes, aconversation, alice, fake_llm
+):
+    """The busy check runs in the set-up process; the page gets its words and code, and
+    nothing is stored."""
+
+    @sync_to_async
+    def leave_streaming():
+        asked = message_create(conversation=aconversation, role="user", content="hi")
+        message_create(
+            conversation=aconversation,
+            role="assistant",
+            content="",
+            status="streaming",
+            reply_to=asked,
+        )
+        Message.objects.filter(status="streaming").update(
+            lease_expires_at=timezone.now() + timedelta(minutes=5)
+        )
+
+    await leave_streaming()
+    socket = await connected(alice, aconversation.pk)
+    await socket.send_json_to({"type": "send", "text": "another", "client_id": "b-1"})
+    error = await frames_until(socket, "error", timeout=30.0)
+    await socket.disconnect()
+    assert error[-1]["code"] == "busy" and error[-1]["client_id"] == "b-1"
+    assert "still being written" in error[-1]["message"]
+    assert await Message.objects.filter(role="user").acount() == 1
+
+
+async def test_a_killed_set_up_process_is_replaced(processes, aconversation, alice, fake_llm):
+    """A worker that died: the turn that finds it is set up in a thread, answered and
+    stored once; the next one has a new worker."""
+    socket = await connected(alice, aconversation.pk)
+    await turn(socket, "first")
+    before = worker_pids()
+    for pid in before:
+        os.kill(pid, signal.SIGKILL)
+    second = await turn(socket, "second", client_id="k-2")
+    third = await turn(socket, "third", client_id="k-3")
+    await socket.disconnect()
+    assert second[-1]["status"] == third[-1]["status"] == "complete"
+    assert worker_pids() and not worker_pids() & before
+    contents = [
+        m async for m in Message.objects.filter(role="user").values_list("content", flat=True)
+    ]
+    assert sorted(contents) == ["first", "second", "third"]
+
+
+async def test_a_refused_rate_limit_stores_nothing(
+    processes, aconversation, alice, fake_llm, settings
+):
+    """The per-minute count stays in the server (its cache), beside the process's build."""
+    settings.MEMORYCHAT_MESSAGES_PER_MINUTE = 1
+    socket = await connected(alice, aconversation.pk)
+    await turn(socket, "one")
+    await socket.send_json_to({"type": "send", "text": "two", "client_id": "r-2"})
+    error = await frames_until(socket, "error", timeout=30.0)
+    await socket.disconnect()
+    assert error[-1]["code"] == "rate_limited" and error[-1]["client_id"] == "r-2"
+    assert await Message.objects.filter(role="user").acount() == 1
