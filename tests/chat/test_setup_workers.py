@@ -5,10 +5,14 @@ the model see unchanged."""
 import os
 import pickle
 import signal
+import subprocess
+import sys
+import time
 from datetime import timedelta
 
 import pytest
 from asgiref.sync import sync_to_async
+from django.conf import settings
 from django.utils import timezone
 
 from chat import setup_workers
@@ -169,3 +173,48 @@ async def test_a_refused_rate_limit_stores_nothing(
     await socket.disconnect()
     assert error[-1]["code"] == "rate_limited" and error[-1]["client_id"] == "r-2"
     assert await Message.objects.filter(role="user").acount() == 1
+
+
+_SERVER = """
+import multiprocessing, os, sys, time
+from concurrent.futures import ProcessPoolExecutor
+from chat.setup_process import exit_with_parent
+
+if __name__ == "__main__":
+    pool = ProcessPoolExecutor(
+        1, mp_context=multiprocessing.get_context("spawn"), initializer=exit_with_parent
+    )
+    print(pool.submit(os.getpid).result(), flush=True)
+    time.sleep(60)
+"""
+
+
+def test_a_set_up_process_ends_with_its_killed_server(tmp_path):
+    """A server killed outright leaves no set-up process behind."""
+    script = tmp_path / "server.py"
+    script.write_text(_SERVER)
+    server = subprocess.Popen(
+        [sys.executable, str(script)],
+        env={**os.environ, "PYTHONPATH": str(settings.BASE_DIR)},
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        worker = int(server.stdout.readline())
+        server.kill()
+        server.wait(10)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and alive(worker):
+            time.sleep(0.05)
+        assert not alive(worker)
+    finally:
+        server.kill()
+
+
+def alive(pid: int) -> bool:
+    """Running (an exited child not yet reaped by init is a zombie: not running)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split(") ")[-1][0] != "Z"
+    except FileNotFoundError:
+        return False
