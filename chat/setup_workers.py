@@ -86,8 +86,8 @@ def _discard(pool: ProcessPoolExecutor) -> None:
 
 
 def warm() -> None:
-    """Start the workers, once, when a tab connects: a first message then does not wait for
-    Django to load in them."""
+    """Start the workers, once (the server's start; again when a tab connects after a
+    pool broke): a first message then does not wait for Django to load in them."""
     if enabled():
         _pool(warm=True)
 

@@ -163,6 +163,12 @@
     ready(frame) {
       setStatus("");
       retryDelay = 500;
+      // A reply the page shows as streaming may have ended between the page's load (or the
+      // socket's drop) and this connection: its end reached no tab here, so ask for it.
+      for (const node of messages.querySelectorAll("article.status-streaming")) {
+        const id = Number(node.dataset.id);
+        if (id !== frame.streaming) transmit({ type: "sync", reply_id: id });
+      }
       setStreaming(frame.streaming);
       if (pending) transmit(pending);
     },

@@ -35,6 +35,8 @@ def stop_workers_after():
 @pytest.fixture
 def processes(settings):
     settings.MEMORYCHAT_SETUP_PROCESSES = 1
+    yield
+    setup_workers._broken_at, setup_workers._paused_until = None, 0.0
 
 
 def worker_pids() -> set[int]:
@@ -159,6 +161,30 @@ async def test_a_killed_set_up_process_is_replaced(processes, aconversation, ali
         m async for m in Message.objects.filter(role="user").values_list("content", flat=True)
     ]
     assert sorted(contents) == ["first", "second", "third"]
+
+
+async def test_a_pool_that_keeps_breaking_is_paused(processes, aconversation, alice, fake_llm):
+    """Broken twice within a minute: set-ups run in threads for a while rather than start
+    a process a turn; every turn is still answered."""
+
+    def kill_workers():
+        for pid in worker_pids():
+            os.kill(pid, signal.SIGKILL)
+
+    socket = await connected(alice, aconversation.pk)
+    frames = [await turn(socket, "a")]
+    kill_workers()
+    frames.append(await turn(socket, "b"))  # finds it broken: replaced at once
+    assert setup_workers.enabled()
+    frames.append(await turn(socket, "c"))  # a new worker
+    assert worker_pids()
+    kill_workers()
+    frames.append(await turn(socket, "d"))  # broken again within a minute
+    assert not setup_workers.enabled()
+    frames.append(await turn(socket, "e"))  # in a thread
+    await socket.disconnect()
+    assert [f[-1]["status"] for f in frames] == ["complete"] * 5
+    assert await Message.objects.filter(role="assistant", status="complete").acount() == 5
 
 
 async def test_a_refused_rate_limit_stores_nothing(

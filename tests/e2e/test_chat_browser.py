@@ -1,6 +1,7 @@
 """A new user's chat in a real browser: log in, send, watch the reply stream, reload."""
 
 import re
+import time
 
 import pytest
 from playwright.sync_api import expect
@@ -43,6 +44,38 @@ def test_a_reply_streams_in_pieces_and_survives_a_reload(page, app_server, fake_
         ("user", "complete"),
         ("assistant", "complete"),
     ]
+
+
+def test_a_reply_that_ended_before_the_tab_connected_is_shown_whole(
+    page, browser, app_server, fake_upstream, db_rows
+):
+    """A tab loaded while a reply streams, whose socket connects only once the reply has
+    ended (its end reached no socket of that tab), shows the whole reply, not "Thinking…"."""
+    fake_upstream.behaviour.reply = " ".join(f"word{i}" for i in range(40))
+    fake_upstream.behaviour.interval = 0.1
+    log_in(page, app_server)
+    box = page.get_by_role("textbox", name="Message")
+    box.fill("Forty words, please")
+    box.press("Enter")
+    page.wait_for_url(re.compile(r"/c/\d+/$"))
+    expect(page.locator('[data-role="assistant"]').last).to_contain_text("word1")
+    last_reply = "SELECT status FROM chat_message WHERE role = 'assistant' ORDER BY id DESC LIMIT 1"
+    seen = []
+
+    def once_the_reply_ended(route):
+        seen.append(db_rows(last_reply))  # the page was rendered before this
+        deadline = time.monotonic() + 20
+        while db_rows(last_reply) != [("complete",)] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        route.continue_()
+
+    other = page.context.new_page()
+    other.route(re.compile(r"/static/js/chat\.js"), once_the_reply_ended)
+    other.goto(page.url)
+    assert seen[0] == [("streaming",)], "the tab was to load while the reply streamed"
+    expect(other.locator('[data-role="assistant"]').last).to_contain_text("word39")
+    expect(other.locator('[data-role="assistant"] .thinking')).to_have_count(0)
+    expect(other.get_by_role("button", name="Send")).to_be_visible()
 
 
 def test_what_the_model_saw_loads_its_blocks_when_opened(page, app_server, fake_upstream):
