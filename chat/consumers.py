@@ -258,9 +258,12 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         thread beside the step when the step only reads (a refused call drops what it
         built), before it otherwise."""
         user = self.scope["user"]
-        if not setup_workers.enabled():
+        if not setup_workers.enabled():  # decided once: the count is never made in a process
             return await run_setup(
-                partial(_admitted, fn, user), conversation=self.conversation, **kwargs
+                partial(_admitted, fn, user),
+                conversation=self.conversation,
+                in_process=False,
+                **kwargs,
             )
         admitting = asyncio.ensure_future(in_db_thread(admit_model_call)(user))
         if not reads_only:

@@ -105,15 +105,15 @@ def _gate() -> _Gate:
     return gate
 
 
-async def run_setup(fn, *, conversation, **kwargs):
+async def run_setup(fn, *, conversation, in_process: bool | None = None, **kwargs):
     """A turn's set-up step, ``fn(conversation=conversation, **kwargs)``: in a set-up process
-    when the server has them (``chat.setup_workers``), else in a database thread. After-turn
-    work waits while any runs."""
+    when the server has them (``chat.setup_workers``; ``in_process`` for a caller that
+    decided already), else in a database thread. After-turn work waits while any runs."""
     gate = _gate()
     gate.setups += 1
     gate.idle.clear()
     try:
-        if setup_workers.enabled():
+        if setup_workers.enabled() if in_process is None else in_process:
             return await setup_workers.run(fn, conversation=conversation, **kwargs)
         return await in_db_thread(fn)(conversation=conversation, **kwargs)
     finally:
