@@ -112,7 +112,6 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             self.session_group = protocol.session_group(session_key)
             await self.channel_layer.group_add(self.session_group, self.channel_name)
         await self.accept()
-        setup_workers.warm()  # a first message then finds its set-up process started
         streaming = await in_db_thread(self._streaming_reply_id)()
         await self.send_json(protocol.ready(streaming=streaming, offline=not model_configured()))
 

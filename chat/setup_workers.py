@@ -12,9 +12,9 @@ The workers are spawned, not forked (the server has threads, whose locks a fork 
 held), set Django up once and open the databases the server's connections name (a test
 database too). A job takes the conversation (a model instance, pickled) and gives back the
 function's result with the conversation's title and activity time, which a set-up may
-change. A pool that broke (a worker killed) is replaced; the job that found it broken runs
-in a thread instead: a store that had committed is then seen as a resend (its client_id),
-never stored twice.
+change. A pool that broke (a worker killed) is replaced at once; the job that found it
+broken runs in a thread instead (``chat.turn.run_setup``): a store that had committed is
+then seen as a resend (its client_id), never stored twice.
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
-from channels.db import database_sync_to_async
+__all__ = ["BrokenProcessPool", "enabled", "run", "shutdown", "warm"]
+
 from django.conf import settings
 from django.db import close_old_connections, connections
 
@@ -74,6 +75,8 @@ def _pool(*, warm: bool = False) -> ProcessPoolExecutor:
 
 
 def _discard(pool: ProcessPoolExecutor) -> None:
+    """Drop a broken pool and start its replacement now, so that the next turn does not wait
+    for Django to load in it; or, broken twice within PAUSE_AFTER_BREAKS, pause."""
     global _broken_at, _paused_until
     with _lock:
         if _pools.get(os.getpid()) is pool:
@@ -83,11 +86,12 @@ def _discard(pool: ProcessPoolExecutor) -> None:
                 _paused_until = now + PAUSE_AFTER_BREAKS
             _broken_at = now
     pool.shutdown(wait=False, cancel_futures=True)
+    warm()
 
 
 def warm() -> None:
-    """Start the workers, once (the server's start; again when a tab connects after a
-    pool broke): a first message then does not wait for Django to load in them."""
+    """Start the workers (the server's start, a broken pool's replacement): a first message
+    then does not wait for Django to load in them."""
     if enabled():
         _pool(warm=True)
 
@@ -102,7 +106,8 @@ def shutdown() -> None:
 
 async def run(fn: Callable, *, conversation, **kwargs):
     """``fn(conversation=conversation, **kwargs)`` in a set-up process; the conversation's
-    title and activity time come back onto ``conversation``."""
+    title and activity time come back onto ``conversation``. Raises BrokenProcessPool when
+    the pool broke (it is replaced): the caller sets the turn up in a thread instead."""
     pool = _pool()
     loop = asyncio.get_running_loop()
     try:
@@ -112,9 +117,7 @@ async def run(fn: Callable, *, conversation, **kwargs):
     except BrokenProcessPool:
         logger.warning("a set-up process broke: replaced, this set-up runs in a thread")
         _discard(pool)
-        return await database_sync_to_async(fn, thread_sensitive=False)(
-            conversation=conversation, **kwargs
-        )
+        raise
     conversation.title, conversation.updated_at = title, updated_at
     return result
 

@@ -114,7 +114,8 @@ async def run_setup(fn, *, conversation, in_process: bool | None = None, **kwarg
     gate.idle.clear()
     try:
         if setup_workers.enabled() if in_process is None else in_process:
-            return await setup_workers.run(fn, conversation=conversation, **kwargs)
+            with contextlib.suppress(setup_workers.BrokenProcessPool):  # then in a thread
+                return await setup_workers.run(fn, conversation=conversation, **kwargs)
         return await in_db_thread(fn)(conversation=conversation, **kwargs)
     finally:
         gate.setups -= 1
