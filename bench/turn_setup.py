@@ -8,7 +8,8 @@ What a first token waits for in the app, beyond what a bare relay does: the work
 (the resend and busy checks, the context build with retrieval; the message is stored while
 the model works, ``chat.turn.store_turn``); before it, ``chat.turn.prepare_turn`` (store, then
 build). The script runs whichever the checkout has, in a child process per checkout and
-round, on a scratch SQLite database: a user with an earlier conversation of 6 messages and a
+round, on a scratch SQLite database: a user with earlier conversations (6 messages by default;
+``--earlier 3000`` gives the search a full pool of candidates, as for a user of some months) and a
 conversation that grows turn by turn (each reply stored and the after-turn work done, as the
 app does), 50 turns of the deterministic corpus (``bench/corpus.py``), the first 10 not
 counted. It prints, per checkout, the median over turns of the thread's CPU time and wall
@@ -45,12 +46,16 @@ from chat.models import Message
 from contextwindow.tokens import count_tokens
 
 user = get_user_model().objects.create_user("bench", password="bench-password-1")
-texts = chat_messages(120, lambda s: count_tokens(s, "gpt-4o-mini"))
-earlier = services.conversation_create(user=user)
-for role, text in texts[:6]:
-    services.message_create(conversation=earlier, role=role, content=text)
+earlier_count = int(sys.argv[2])
+texts = chat_messages(120 + earlier_count, lambda s: count_tokens(s, "gpt-4o-mini"))
+# The user's earlier conversations, 50 messages each: what the search looks through.
+for start in range(0, earlier_count, 50):
+    earlier = services.conversation_create(user=user)
+    services.message_create_many(conversation=earlier, messages=[
+        services.NewMessage(role, text) for role, text in texts[start:min(start + 50, earlier_count)]
+    ])
 conversation = services.conversation_create(user=user)
-questions = [t for r, t in texts[6:] if r == "user"][:50]
+questions = [t for r, t in texts[earlier_count:] if r == "user"][:50]
 split = hasattr(turn, "prepare_context")
 cpu, wall = [], []
 for i, text in enumerate(questions):
@@ -83,13 +88,13 @@ print(json.dumps({
 """
 
 
-def run_once(checkout: Path) -> dict:
+def run_once(checkout: Path, earlier: int) -> dict:
     with tempfile.TemporaryDirectory(prefix="turn-setup-") as tmp:
         env = {**os.environ, "PYTHONPATH": str(checkout)}
         env.pop("DATABASE_URL", None)
         env.pop("REDIS_URL", None)
         out = subprocess.run(
-            [sys.executable, "-c", CHILD, str(Path(tmp) / "db.sqlite3")],
+            [sys.executable, "-c", CHILD, str(Path(tmp) / "db.sqlite3"), str(earlier)],
             cwd=checkout,
             env=env,
             capture_output=True,
@@ -105,6 +110,12 @@ def main() -> None:
     parser.add_argument("--before-label", default="before")
     parser.add_argument("--after-label", default="this checkout")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--earlier",
+        type=int,
+        default=6,
+        help="messages in the user's earlier conversations (6; 3000 fills the search's pool)",
+    )
     args = parser.parse_args()
     sides = [(args.after_label, ROOT)]
     if args.before is not None:
@@ -113,7 +124,7 @@ def main() -> None:
     for round_ in range(args.rounds):
         order = sides if round_ % 2 == 0 else sides[::-1]
         for label, checkout in order:
-            results[label].append(run_once(checkout))
+            results[label].append(run_once(checkout, args.earlier))
             print(f"round {round_ + 1} {label}: {results[label][-1]}", file=sys.stderr)
     print("| checkout | before the request | CPU ms per round | median CPU ms | median wall ms |")
     print("|---|---|---|---:|---:|")
