@@ -52,7 +52,8 @@ texts = chat_messages(120 + earlier_count, lambda s: count_tokens(s, "gpt-4o-min
 for start in range(0, earlier_count, 50):
     earlier = services.conversation_create(user=user)
     services.message_create_many(conversation=earlier, messages=[
-        services.NewMessage(role, text) for role, text in texts[start:min(start + 50, earlier_count)]
+        services.NewMessage(role, text)
+        for role, text in texts[start : min(start + 50, earlier_count)]
     ])
 conversation = services.conversation_create(user=user)
 questions = [t for r, t in texts[earlier_count:] if r == "user"][:50]
