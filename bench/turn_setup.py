@@ -9,7 +9,8 @@ What a first token waits for in the app, beyond what a bare relay does: the work
 the model works, ``chat.turn.store_turn``); before it, ``chat.turn.prepare_turn`` (store, then
 build). The script runs whichever the checkout has, in a child process per checkout and
 round, on a scratch SQLite database: a user with earlier conversations (6 messages by default;
-``--earlier 3000`` gives the search a full pool of candidates, as for a user of some months) and a
+``--earlier 3000`` gives the search a full pool of candidates; ``--beam N`` a real user, BEAM
+chat N's sessions, the last one's user turns as the new messages) and a
 conversation that grows turn by turn (each reply stored and the after-turn work done, as the
 app does), 50 turns of the deterministic corpus (``bench/corpus.py``), the first 10 not
 counted. It prints, per checkout, the median over turns of the thread's CPU time and wall
@@ -29,6 +30,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+BEAM_PATH = ROOT.parent / "shared/memdata/beam-dev.jsonl.gz"
 
 CHILD = r"""
 import json, os, statistics, sys, time
@@ -46,17 +48,32 @@ from chat.models import Message
 from contextwindow.tokens import count_tokens
 
 user = get_user_model().objects.create_user("bench", password="bench-password-1")
-earlier_count = int(sys.argv[2])
-texts = chat_messages(120 + earlier_count, lambda s: count_tokens(s, "gpt-4o-mini"))
-# The user's earlier conversations, 50 messages each: what the search looks through.
-for start in range(0, earlier_count, 50):
-    earlier = services.conversation_create(user=user)
-    services.message_create_many(conversation=earlier, messages=[
-        services.NewMessage(role, text)
-        for role, text in texts[start : min(start + 50, earlier_count)]
-    ])
+earlier_count, beam_path, beam_chat = int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+if beam_path:
+    # A real user: a BEAM chat's sessions but its last as the earlier conversations, the
+    # user's turns of the last one as the new messages.
+    import gzip
+    with gzip.open(beam_path, "rt") as fh:
+        for _ in range(beam_chat):
+            fh.readline()
+        sessions = json.loads(fh.readline())["sessions"]
+    for session in sessions[:-1]:
+        earlier = services.conversation_create(user=user)
+        services.message_create_many(conversation=earlier, messages=[
+            services.NewMessage(t["role"], t["text"]) for t in session["turns"]
+        ])
+    questions = [t["text"] for t in sessions[-1]["turns"] if t["role"] == "user"][:50]
+else:
+    texts = chat_messages(120 + earlier_count, lambda s: count_tokens(s, "gpt-4o-mini"))
+    # The user's earlier conversations, 50 messages each: what the search looks through.
+    for start in range(0, earlier_count, 50):
+        earlier = services.conversation_create(user=user)
+        services.message_create_many(conversation=earlier, messages=[
+            services.NewMessage(role, text)
+            for role, text in texts[start : min(start + 50, earlier_count)]
+        ])
+    questions = [t for r, t in texts[earlier_count:] if r == "user"][:50]
 conversation = services.conversation_create(user=user)
-questions = [t for r, t in texts[earlier_count:] if r == "user"][:50]
 split = hasattr(turn, "prepare_context")
 cpu, wall = [], []
 for i, text in enumerate(questions):
@@ -89,13 +106,21 @@ print(json.dumps({
 """
 
 
-def run_once(checkout: Path, earlier: int) -> dict:
+def run_once(checkout: Path, args) -> dict:
     with tempfile.TemporaryDirectory(prefix="turn-setup-") as tmp:
         env = {**os.environ, "PYTHONPATH": str(checkout)}
         env.pop("DATABASE_URL", None)
         env.pop("REDIS_URL", None)
         out = subprocess.run(
-            [sys.executable, "-c", CHILD, str(Path(tmp) / "db.sqlite3"), str(earlier)],
+            [
+                sys.executable,
+                "-c",
+                CHILD,
+                str(Path(tmp) / "db.sqlite3"),
+                str(args.earlier),
+                str(BEAM_PATH) if args.beam is not None else "",
+                str(args.beam or 0),
+            ],
             cwd=checkout,
             env=env,
             capture_output=True,
@@ -117,6 +142,13 @@ def main() -> None:
         default=6,
         help="messages in the user's earlier conversations (6; 3000 fills the search's pool)",
     )
+    parser.add_argument(
+        "--beam",
+        type=int,
+        metavar="CHAT",
+        help="a real user instead: BEAM chat CHAT's sessions (../shared/memdata), the last one's "
+        "user turns as the new messages",
+    )
     args = parser.parse_args()
     sides = [(args.after_label, ROOT)]
     if args.before is not None:
@@ -125,7 +157,7 @@ def main() -> None:
     for round_ in range(args.rounds):
         order = sides if round_ % 2 == 0 else sides[::-1]
         for label, checkout in order:
-            results[label].append(run_once(checkout, args.earlier))
+            results[label].append(run_once(checkout, args))
             print(f"round {round_ + 1} {label}: {results[label][-1]}", file=sys.stderr)
     print("| checkout | before the request | CPU ms per round | median CPU ms | median wall ms |")
     print("|---|---|---|---:|---:|")

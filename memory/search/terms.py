@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
@@ -95,7 +96,9 @@ NOW_WORDS = frozenset(
 # A query asking for a summary wants whole exchanges, the assistant's side as much as the user's.
 _SUMMARY = re.compile(r"\b(?:summar|overview|recap|comprehensive|walk me through)", re.IGNORECASE)
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
-_stemmer = snowballstemmer.stemmer("english")
+# A stemmer keeps the word it works on (in C with PyStemmer, which snowballstemmer uses when
+# installed: 18x faster, the same stems), so each thread has its own.
+_stemmers = threading.local()
 
 
 def query_terms(query: str) -> list[str]:
@@ -119,7 +122,10 @@ def asks_for_summary(query: str) -> bool:
 
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:
-    return _stemmer.stemWord(word)
+    stemmer = getattr(_stemmers, "english", None)
+    if stemmer is None:
+        stemmer = _stemmers.english = snowballstemmer.stemmer("english")
+    return stemmer.stemWord(word)
 
 
 def words_of(text: str) -> list[str]:

@@ -67,3 +67,14 @@ def test_the_analysis_is_kept_per_text(monkeypatch):
     analysed("cherries")
     assert len(terms._analysed) == 2
     assert analysed("apples and pears") is not first  # evicted, analysed again
+
+
+def test_stems_come_from_the_c_stemmer_and_match_the_pure_python_one():
+    """PyStemmer (installed with the app) gives snowballstemmer's English stems, 18x faster."""
+    import Stemmer
+    from snowballstemmer.english_stemmer import EnglishStemmer
+
+    words = ["deployment", "dying", "generously", "école", "running", "ponies", "2024"]
+    terms._stemmers.__dict__.clear()
+    assert [stem.__wrapped__(w) for w in words] == [EnglishStemmer().stemWord(w) for w in words]
+    assert isinstance(terms._stemmers.english, Stemmer.Stemmer)
