@@ -1,8 +1,9 @@
 """Words for search: the query's meaningful terms, their stems, and the dates a query names.
 
 Pure Python (no Django). The database indexes stem with Porter (SQLite FTS5) or Snowball
-English (PostgreSQL); the ranking here uses snowballstemmer's English stemmer on both the
-query and the candidates, so it is consistent with itself whatever the database.
+English (PostgreSQL); the ranking here uses snowballstemmer's English stemmer (in C, through
+PyStemmer) on both the query and the candidates, so it is consistent with itself whatever the
+database.
 
 Besides stopwords, a question about the memory itself carries words about the conversation
 ("what did I mention across our sessions", "in order", "summarise"): they say how to answer,
