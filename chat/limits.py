@@ -1,12 +1,17 @@
-"""Abuse limits on Django's cache: fixed-window counters (shared across processes when the cache
-is Redis, per process with the default local-memory cache).
+"""Abuse limits on Django's cache: sliding-window counters (shared across processes when the
+cache is Redis, per process with the default local-memory cache).
 
-``cache.add`` + ``cache.incr`` are atomic on both backends, so concurrent requests cannot both
-slip under a limit. A refusal names the limit and when to try again.
+A fixed window lets twice the limit through across a boundary (the limit at its last second,
+the limit again at the next one), so the count is the sliding-window estimate: this window's
+events plus the previous window's, weighted by how much of it the last ``window`` seconds
+still cover. ``cache.add`` + ``cache.incr`` are atomic on both backends, so concurrent
+requests cannot both slip under a limit. A refusal names the limit and when to try again.
 """
 
 from __future__ import annotations
 
+import contextlib
+import math
 import time
 from dataclasses import dataclass
 
@@ -16,26 +21,44 @@ from django.core.cache import cache
 @dataclass(frozen=True)
 class Verdict:
     allowed: bool
-    retry_after: int = 0  # seconds until the window resets
+    retry_after: int = 0  # seconds until one more event would be allowed
 
 
 def hit(key: str, *, limit: int, window: int) -> Verdict:
-    """Count one event for ``key``; refuse when more than ``limit`` fall in the window.
-    A limit of 0 disables the check."""
+    """Count one event for ``key``, or refuse it (uncounted) when the last ``window`` seconds
+    already hold ``limit``. A limit of 0 disables the check."""
     if limit <= 0:
         return Verdict(True)
-    now = int(time.time())
-    start = now - now % window
+    now = time.time()
+    start = int(now) - int(now) % window
     bucket = f"limit:{key}:{start}"
-    cache.add(bucket, 0, timeout=window + 1)
+    cache.add(bucket, 0, timeout=2 * window + 1)  # read again as the previous window
     try:
         count = cache.incr(bucket)
     except ValueError:  # expired between add and incr
-        cache.add(bucket, 1, timeout=window + 1)
+        cache.add(bucket, 1, timeout=2 * window + 1)
         count = 1
-    if count > limit:
-        return Verdict(False, retry_after=start + window - now)
-    return Verdict(True)
+    previous = cache.get(f"limit:{key}:{start - window}", 0)
+    elapsed = now - start
+    if previous * (1 - elapsed / window) + count <= limit:
+        return Verdict(True)
+    with contextlib.suppress(ValueError):  # gone meanwhile: nothing to take back
+        cache.decr(bucket)  # a refused event does not count
+    return Verdict(
+        False, retry_after=_seconds_until_allowed(previous, count - 1, limit, window, elapsed)
+    )
+
+
+def _seconds_until_allowed(
+    previous: int, current: int, limit: int, window: int, elapsed: float
+) -> int:
+    """Seconds from now until ``previous * (1 - t / window) + current + 1 <= limit``, where
+    ``t`` counts from the start of this window."""
+    if current + 1 <= limit:  # this window has room once enough of the previous one slides out
+        due = window * (1 - (limit - current - 1) / previous)
+    else:  # this window is full: it becomes the previous one and must slide out in turn
+        due = window + window * (1 - (limit - 1) / current)
+    return max(1, math.ceil(round(due - elapsed, 6)))  # 20.000000000000004 s is 20 s
 
 
 def client_ip(request) -> str:

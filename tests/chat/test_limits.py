@@ -206,3 +206,47 @@ async def test_a_continue_counts_against_the_message_limit(alice, settings, fake
     refused = await socket.receive_json_from()
     await socket.disconnect()
     assert refused["type"] == "error" and refused["code"] == "rate_limited"
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    """The limiter's clock, set by the test (the cache it counts in is the real one)."""
+    now = [1_800_000_000.0]  # the start of a minute window
+    monkeypatch.setattr(limits.time, "time", lambda: now[0])
+    return now
+
+
+def test_a_window_boundary_lets_no_burst_through(clock):
+    """The limit at a window's last second and again at the next one's first is refused:
+    the last minute, not the calendar minute, holds the limit."""
+    key = f"boundary-{time.monotonic_ns()}"
+    clock[0] += 59.5
+    assert [limits.hit(key, limit=2, window=60).allowed for _ in range(2)] == [True, True]
+    clock[0] += 1.0
+    refused = limits.hit(key, limit=2, window=60)
+    assert not refused.allowed and 1 <= refused.retry_after <= 60
+
+
+def test_a_refused_event_is_not_counted_and_the_wait_it_names_is_true(clock):
+    """Refusals do not extend the wait; one more event is allowed after ``retry_after``."""
+    key = f"retry-{time.monotonic_ns()}"
+    clock[0] += 30
+    assert limits.hit(key, limit=3, window=60).allowed
+    clock[0] += 20
+    assert all(limits.hit(key, limit=3, window=60).allowed for _ in range(2))
+    clock[0] += 15  # the next window: 3 events in the last 35 s
+    waits = [limits.hit(key, limit=3, window=60) for _ in range(5)]
+    assert not any(v.allowed for v in waits)
+    assert len({v.retry_after for v in waits}) == 1  # hammering does not push it back
+    clock[0] += waits[0].retry_after - 1
+    assert not limits.hit(key, limit=3, window=60).allowed
+    clock[0] += 1
+    assert limits.hit(key, limit=3, window=60).allowed
+
+
+def test_the_limit_holds_again_once_the_last_window_is_quiet(clock):
+    key = f"quiet-{time.monotonic_ns()}"
+    assert all(limits.hit(key, limit=2, window=60).allowed for _ in range(2))
+    assert not limits.hit(key, limit=2, window=60).allowed
+    clock[0] += 120
+    assert [limits.hit(key, limit=2, window=60).allowed for _ in range(3)] == [True, True, False]
