@@ -177,6 +177,10 @@ OPENAI_EMBEDDING_MODEL = env_str("OPENAI_EMBEDDING_MODEL")
 MEMORYCHAT_EMBEDDINGS = env_str("MEMORYCHAT_EMBEDDINGS", "local")
 if MEMORYCHAT_EMBEDDINGS not in ("local", "off"):
     raise ImproperlyConfigured("MEMORYCHAT_EMBEDDINGS must be local or off")
+# Stored vectors each process holds in memory to find a query's nearest rows (memory.search.
+# vectors): 384 floats (1.5 kB) a row with the local model, so 30,000 rows are about 46 MB at
+# most. A user with more vectors than this is searched through the lexical candidates only.
+MEMORYCHAT_VECTOR_CACHE_ROWS = env_int("VECTOR_CACHE_ROWS", 30_000)
 OPENAI_TIMEOUT = env_float("OPENAI_TIMEOUT", 60.0, minimum=1.0)
 OPENAI_MAX_RETRIES = env_int("OPENAI_MAX_RETRIES", 2)
 # How the request's blocks are shaped (llm/messages.py): "single" (one system message, then

@@ -9,9 +9,14 @@ from django.core.cache import caches
 
 @pytest.fixture(autouse=True)
 def fresh_cache():
-    """Abuse-limit counters and search counts live in the caches: each test starts empty."""
+    """Abuse-limit counters and search counts live in the caches, and the stored vectors a
+    search compares are held per process: each test starts empty (a rolled-back database
+    gives the next test's rows the same ids)."""
+    from memory.search import vectors
+
     for cache in caches.all():
         cache.clear()
+    vectors.forget_all()
 
 
 CHROMIUM = "/usr/bin/chromium"

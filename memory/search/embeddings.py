@@ -18,7 +18,9 @@ only when the user has vectors to compare it with. For a user whose last search 
 turn starts the query's embedding in a thread of its own before it stores the message
 (``query_vector_soon``): onnxruntime releases the GIL, so it runs beside the turn's set-up
 instead of after it.
-Similarity is a dot product, on the lexical candidates (``ranking``).
+Similarity is a dot product: with the lexical candidates, and with every row of the user's
+(their vectors held in memory, ``vectors``) for the nearest ones, which ``ranking`` adds as
+candidates, so a question that shares no word with its answer still finds it.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import math
 import threading
 from array import array
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from functools import lru_cache
 from importlib.resources import files
 from importlib.util import find_spec
@@ -38,6 +41,7 @@ from django.db import connection
 from llm.clients import embedding_client, embedding_endpoint
 from llm.slots import background_slot
 from memory.models import Embedding
+from memory.search import vectors
 
 BATCH = 32
 MAX_CHARS = 2000  # what is read of a row (the model sees its first MAX_TOKENS tokens)
@@ -186,19 +190,27 @@ def embed_texts(texts: list[str], *, query: bool = False) -> list[array]:
     return [array("f", v.tobytes()) for v in local_embedder()(texts, passage=not query)]
 
 
-def similarities(*, user, query: str, keys: list[tuple[str, int]]) -> dict | None:
-    """Cosine similarity (0..1) of the query to each (kind, id) that has a stored vector;
-    None when none has one (the query is then not embedded at all)."""
+@dataclass(frozen=True)
+class Semantic:
+    """A query's cosine similarity (0..1) to each compared (kind, id) that has a vector, and
+    the user's rows nearest it (best first, at least the floor), which may share no word."""
+
+    cosines: dict[tuple[str, int], float]
+    nearest: list[tuple[tuple[str, int], float]]
+
+
+def compare(
+    *, user, query: str, keys: list[tuple[str, int]], nearest: int = 0, floor: float = 0.0
+) -> Semantic | None:
+    """The query's similarity to ``keys`` and, when the user's vectors are held in memory
+    (``vectors``), to every row of theirs: the ``nearest`` best at ``floor`` or above. None
+    when the user has no vector to compare (the query is then not embedded at all)."""
+    import numpy as np
+
     model = model_name()
-    wanted: dict[str, list[int]] = {}
-    for kind, object_id in keys:
-        wanted.setdefault(kind, []).append(object_id)
-    stored = [
-        (kind, object_id, blob)
-        for kind, object_id, owner, blob in _stored_vectors(model, wanted)
-        if owner == user.pk
-    ]
-    if not stored:
+    held = vectors.snapshot(user.pk, model) if nearest else None
+    stored = [] if held is not None else _owned_vectors(user, model, keys)
+    if (held is not None and held.size == 0) or (held is None and not stored):
         _users_with_vectors.discard(user.pk)
         return None
     _users_with_vectors.add(user.pk)
@@ -206,16 +218,53 @@ def similarities(*, user, query: str, keys: list[tuple[str, int]]) -> dict | Non
         (query_vector,) = embed_texts([query], query=True)
     except Exception:
         return None
+    query_array = np.frombuffer(query_vector.tobytes(), dtype="float32")
+    if held is None:
+        stored = [(key, blob) for key, blob in stored if len(blob) == query_array.nbytes]
+        if not stored:
+            return None
+        # One matrix product in C (a Python loop over 260 x 384 floats took 3.3 ms).
+        matrix = np.vstack([np.frombuffer(blob, dtype="float32") for _, blob in stored])
+        dots = np.maximum(matrix @ query_array, 0.0)
+        return Semantic({key: float(d) for (key, _), d in zip(stored, dots, strict=True)}, [])
+    if held.matrix.shape[1] != len(query_array):
+        return None
+    dots = held.cosines(query_array)
+    cosines = {}
+    for key in keys:
+        row = held.row_of(key)
+        if row is not None:
+            cosines[key] = float(dots[row])
+    return Semantic(cosines, _best(dots, held.keys, nearest, floor))
+
+
+def _best(dots, keys: list[tuple[str, int]], n: int, floor: float) -> list:
     import numpy as np
 
-    # One matrix product in C (a Python loop over 260 x 384 floats took 3.3 ms).
-    query_array = np.frombuffer(query_vector.tobytes(), dtype="float32")
-    matrix = np.vstack(
-        [np.frombuffer(bytes(blob), dtype="float32")[: len(query_array)] for _, _, blob in stored]
-    )
-    dots = np.maximum(matrix @ query_array, 0.0)
-    keys = [(kind, object_id) for kind, object_id, _ in stored]
-    return {key: float(dot) for key, dot in zip(keys, dots, strict=True)}
+    if n <= 0 or not len(dots):
+        return []
+    top = np.argpartition(-dots, n - 1)[:n] if len(dots) > n else np.arange(len(dots))
+    top = sorted((int(i) for i in top if dots[i] >= floor), key=lambda i: -dots[i])
+    return [(keys[i], float(dots[i])) for i in top]
+
+
+def similarities(*, user, query: str, keys: list[tuple[str, int]]) -> dict | None:
+    """Cosine similarity (0..1) of the query to each (kind, id) that has a stored vector;
+    None when none has one."""
+    found = compare(user=user, query=query, keys=keys)
+    return None if found is None else found.cosines
+
+
+def _owned_vectors(user, model: str, keys: list[tuple[str, int]]) -> list[tuple]:
+    """((kind, id), vector bytes) of the keys that have a vector, the user's only."""
+    wanted: dict[str, list[int]] = {}
+    for kind, object_id in keys:
+        wanted.setdefault(kind, []).append(object_id)
+    return [
+        ((kind, object_id), bytes(blob))
+        for kind, object_id, owner, blob in _stored_vectors(model, wanted)
+        if owner == user.pk
+    ]
 
 
 def _stored_vectors(model: str, wanted: dict[str, list[int]]) -> list[tuple]:

@@ -31,6 +31,7 @@ from django.core.cache import caches
 from django.db import connection
 
 from memory.models import Summary
+from memory.search.schema import KIND_CODES
 
 logger = logging.getLogger(__name__)
 
@@ -315,19 +316,27 @@ _NOT_FORGOTTEN = (
 )
 
 
-def _rows(rowids: list[int]) -> list[Row]:
-    """The rows, without the messages their user forgot."""
+def rows_of(user_id: int, keys: list[tuple[str, int]]) -> list[Row]:
+    """The user's index rows of these (kind, object_id): those still indexed and theirs (a
+    vector may outlive its row's place in the index, e.g. a fact since retired)."""
+    rowids = [object_id * 8 + KIND_CODES[kind] for kind, object_id in keys if kind in KIND_CODES]
+    return _rows(rowids, owner=user_id)
+
+
+def _rows(rowids: list[int], *, owner: int | None = None) -> list[Row]:
+    """The rows (of ``owner`` only, when given), without the messages their user forgot."""
     if not rowids:
         return []
     found = []
+    owned = "" if owner is None else "AND user_id = %s "
     with connection.cursor() as cursor:
         for start in range(0, len(rowids), 500):
             chunk = rowids[start : start + 500]
             marks = ", ".join(["%s"] * len(chunk))
             cursor.execute(
                 f"SELECT {_COLUMNS} FROM memory_search WHERE rowid IN ({marks}) "
-                f"AND {_NOT_FORGOTTEN}",
-                [*chunk, Summary.FORGOTTEN],
+                f"{owned}AND {_NOT_FORGOTTEN}",
+                [*chunk, *([] if owner is None else [owner]), Summary.FORGOTTEN],
             )
             found += cursor.fetchall()
     return [

@@ -59,6 +59,9 @@ W_SEMANTIC = 0.35  # share of cosine similarity in the text score, with embeddin
 KIND_PRIOR = {"fact": 0.8, "decision": 0.7, "action_item": 0.7, "summary": 0.6, "message": 0.35}
 SUMMARY_MESSAGE_IDS = 50  # a summary hit lists at most this many of the messages it covers
 SMOOTHED = 100  # best messages whose neighbours are looked up (replies, exchanges)
+VECTOR_POOL = 50  # rows nearest the query by meaning, added to the lexical candidates
+VECTOR_FLOOR = 0.5  # ... at this cosine or above (unrelated text scores 0.1 or less)
+VECTOR_NEIGHBOURS = 10  # of those, the nearest whose neighbours are looked up
 EXCHANGE_TOP = 10  # a neighbour joins a hit when it scores as well as the 10th best candidate
 
 
@@ -125,6 +128,9 @@ def search(
         for r in index.candidates(user.pk, terms, stats)
         if not (r.kind == "message" and r.object_id in exclude_message_ids)
     ]
+    semantic = _semantic_scores(user, query, rows)
+    if semantic is not None and semantic.nearest:
+        rows += _vector_candidates(user, rows, semantic, exclude_message_ids)
     if not rows:
         return []
     lexical, held = bm25_scores(terms, rows, stats)
@@ -133,6 +139,14 @@ def search(
     by_message = {r.object_id: i for i, r in enumerate(rows) if r.kind == "message"}
     best_messages = sorted(by_message.values(), key=lambda i: -lexical[i])
     best_messages = best_messages[: min(SMOOTHED, 2 * k + 10)]
+    if semantic is not None:  # the nearest by meaning have their neighbours looked up too
+        nearest = {key for key, _ in semantic.nearest[:VECTOR_NEIGHBOURS]}
+        chosen = set(best_messages)
+        best_messages += [
+            i
+            for i in by_message.values()
+            if ("message", rows[i].object_id) in nearest and i not in chosen
+        ]
     around = exchange.neighbours([rows[i].object_id for i in best_messages])
 
     ranges = query_dates(query, today=timezone.localdate())
@@ -149,7 +163,6 @@ def search(
         relevance.append(value)
     if not summary:  # a summary asks for the whole story, not a fact's latest statement
         relevance = restatements_tie(relevance, held, len({stem(t) for t in terms}))
-    semantic = _semantic_scores(user, query, rows)
     best = max(relevance) or 1.0
     times = [r.created_at.timestamp() for r in rows if r.created_at]
     oldest, newest = (min(times), max(times)) if times else (0.0, 0.0)
@@ -160,7 +173,7 @@ def search(
     for i, row in enumerate(rows):
         text_score = relevance[i] / best
         if semantic is not None:
-            cosine = semantic.get((row.kind, row.object_id), 0.0)
+            cosine = semantic.cosines.get((row.kind, row.object_id), 0.0)
             text_score = (1 - W_SEMANTIC) * text_score + W_SEMANTIC * cosine
         recency = _place(row.created_at, oldest, newest)
         importance = KIND_PRIOR[row.kind]
@@ -239,14 +252,34 @@ def _place(created: datetime | None, oldest: float, newest: float) -> float:
     return (created.timestamp() - oldest) / (newest - oldest)
 
 
-def _semantic_scores(user, query, rows) -> dict | None:
+def _semantic_scores(user, query, rows):
+    """``embeddings.Semantic`` for the candidates and the user's nearest rows; None with
+    embeddings off or no vector stored."""
     from memory.search import embeddings
 
     if not embeddings.enabled():
         return None
-    return embeddings.similarities(
-        user=user, query=query, keys=[(r.kind, r.object_id) for r in rows]
+    return embeddings.compare(
+        user=user,
+        query=query,
+        keys=[(r.kind, r.object_id) for r in rows],
+        nearest=VECTOR_POOL,
+        floor=VECTOR_FLOOR,
     )
+
+
+def _vector_candidates(user, rows, semantic, exclude_message_ids) -> list[index.Row]:
+    """The nearest rows by meaning that the lexical stage did not find (their cosines are
+    added to ``semantic``): the user's own, still indexed, not forgotten."""
+    known = {(r.kind, r.object_id) for r in rows}
+    wanted = [key for key, _ in semantic.nearest if key not in known]
+    found = [
+        r
+        for r in index.rows_of(user.pk, wanted)
+        if not (r.kind == "message" and r.object_id in exclude_message_ids)
+    ]
+    semantic.cosines.update(semantic.nearest)
+    return found
 
 
 def action_text(what: str, owner: str) -> str:

@@ -1,0 +1,179 @@
+"""A user's stored vectors, held per process as one matrix: the rows nearest a query without
+reading every vector from the database on every search.
+
+The matrix follows the database. Each search reads the count and the newest id of the user's
+vectors for the model (one indexed read); vectors stored since (ids above the newest seen) are
+appended, and any other change (a deletion: an edited or forgotten memory, an erased account)
+reloads the user's vectors. So every process sees what the others stored, and a deleted row's
+vector is never compared again.
+
+Bounded by ``MEMORYCHAT_VECTOR_CACHE_ROWS`` over all users (the least recently searched user
+goes first). A user with more vectors than that is not held: their search compares only the
+lexical candidates' vectors, read from the database (``embeddings.compare``).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+import numpy as np
+from django.conf import settings
+from django.db import connection
+
+Key = tuple[str, int]  # (kind, object_id)
+
+
+@dataclass
+class Held:
+    """One user's vectors: row i of ``matrix`` is the vector of ``keys[i]``, for i < size."""
+
+    matrix: np.ndarray
+    keys: list[Key] = field(default_factory=list)
+    position: dict[Key, int] = field(default_factory=dict)
+    count: int = 0  # the database's count and newest id when last followed
+    newest_id: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def size(self) -> int:
+        return len(self.keys)
+
+    def append(self, found: list[tuple[int, str, int, bytes]]) -> None:
+        """Add rows read in id order (a vector of another length than the first is counted,
+        not held)."""
+        if not found:
+            return
+        self.count += len(found)
+        self.newest_id = found[-1][0]
+        dimensions = self.matrix.shape[1] or len(found[0][3]) // 4
+        fresh = [(i, k, o, b) for i, k, o, b in found if len(b) == 4 * dimensions]
+        needed = self.size + len(fresh)
+        if needed > len(self.matrix):
+            grown = np.zeros((max(needed, len(self.matrix) * 5 // 4, 64), dimensions), "float32")
+            if self.size:
+                grown[: self.size] = self.matrix[: self.size]
+            self.matrix = grown  # a search still reading the old matrix keeps it
+        for _, kind, object_id, blob in fresh:
+            self.matrix[self.size] = np.frombuffer(blob, dtype="float32")
+            self.position[(kind, object_id)] = self.size
+            self.keys.append((kind, object_id))
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What a search compares with: the first ``size`` rows, which later appends leave as
+    they are."""
+
+    matrix: np.ndarray
+    keys: list[Key]
+    position: dict[Key, int]
+    size: int
+
+    def cosines(self, query: np.ndarray) -> np.ndarray:
+        return np.maximum(self.matrix[: self.size] @ query, 0.0)
+
+    def row_of(self, key: Key) -> int | None:
+        row = self.position.get(key)
+        return row if row is not None and row < self.size else None
+
+
+_EMPTY = np.zeros((0, 0), "float32")
+_held: OrderedDict[tuple[int, str], Held] = OrderedDict()
+_lock = threading.Lock()  # guards _held itself; each user's refresh holds that user's lock
+
+
+def cache_rows() -> int:
+    return settings.MEMORYCHAT_VECTOR_CACHE_ROWS
+
+
+def snapshot(user_id: int, model: str) -> Snapshot | None:
+    """The user's vectors as of now; None when they are more than the cache holds."""
+    count, newest_id = _state(user_id, model)
+    if count > cache_rows():
+        _drop(user_id, model)
+        return None
+    with _lock:
+        held = _held.get((user_id, model))
+        if held is None:
+            held = _held[(user_id, model)] = Held(_EMPTY)
+        _held.move_to_end((user_id, model))
+    with held.lock:
+        if not _follows(held, count, newest_id, user_id=user_id, model=model):
+            held = _reload(user_id, model)
+        elif (held.count, held.newest_id) != (count, newest_id):
+            held.append(_read(user_id, model, after=held.newest_id))
+        result = Snapshot(held.matrix, held.keys, held.position, held.size)
+    _evict()
+    return result
+
+
+def _follows(held: Held, count: int, newest_id: int, *, user_id: int, model: str) -> bool:
+    """Only appends since it was read: as many more rows as new ids can hold (a deletion and
+    an insert between two searches leave the count even, but not the newest id's gap)."""
+    if count < held.count or newest_id < held.newest_id:
+        return False
+    if count == held.count:
+        return newest_id == held.newest_id
+    if held.count == 0:
+        return True  # nothing held yet: read them all
+    return _count_after(user_id, model, held.newest_id) == count - held.count
+
+
+def _reload(user_id: int, model: str) -> Held:
+    fresh = Held(_EMPTY)
+    with fresh.lock:
+        fresh.append(_read(user_id, model, after=0))
+    with _lock:
+        _held[(user_id, model)] = fresh
+    return fresh
+
+
+def _evict() -> None:
+    with _lock:
+        total = sum(h.size for h in _held.values())
+        while total > cache_rows() and len(_held) > 1:
+            _, oldest = _held.popitem(last=False)
+            total -= oldest.size
+
+
+def _drop(user_id: int, model: str) -> None:
+    with _lock:
+        _held.pop((user_id, model), None)
+
+
+def forget_all() -> None:
+    """Drop every held matrix (tests: a rolled-back database reuses ids)."""
+    with _lock:
+        _held.clear()
+
+
+def _state(user_id: int, model: str) -> tuple[int, int]:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*), coalesce(max(id), 0) FROM memory_embedding "
+            "WHERE user_id = %s AND model = %s",
+            [user_id, model],
+        )
+        count, newest_id = cursor.fetchone()
+    return int(count), int(newest_id)
+
+
+def _count_after(user_id: int, model: str, after: int) -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM memory_embedding WHERE user_id = %s AND model = %s AND id > %s",
+            [user_id, model, after],
+        )
+        return cursor.fetchone()[0]
+
+
+def _read(user_id: int, model: str, *, after: int) -> list[tuple[int, str, int, bytes]]:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT id, kind, object_id, vector FROM memory_embedding "
+            "WHERE user_id = %s AND model = %s AND id > %s ORDER BY id",
+            [user_id, model, after],
+        )
+        return [(i, kind, o, bytes(blob)) for i, kind, o, blob in cursor.fetchall()]

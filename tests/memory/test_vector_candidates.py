@@ -1,0 +1,134 @@
+"""Candidates by meaning (memory.search.vectors, the real local model): a question that shares
+no word with what the user said still finds it; only the user's own, current vectors count."""
+
+import pytest
+
+from chat.services import NewMessage, conversation_create, message_create_many
+from memory.models import Embedding, Fact
+from memory.search import embeddings, search, vectors
+from memory.services.edits import memory_edit_text
+
+pytestmark = pytest.mark.django_db
+
+UNRELATED = [
+    "The quarterly budget review is on Monday",
+    "I started violin lessons in September",
+    "Our team ships the release candidate next sprint",
+]
+
+
+@pytest.fixture(autouse=True)
+def local(settings):
+    settings.MEMORYCHAT_EMBEDDINGS = "local"
+    settings.OPENAI_EMBEDDING_MODEL = ""
+
+
+def tell(user, *texts):
+    conversation = conversation_create(user=user)
+    stored = message_create_many(
+        conversation=conversation, messages=[NewMessage("user", t) for t in texts]
+    )
+    embeddings.embed_pending()
+    return stored
+
+
+def test_a_question_that_shares_no_word_finds_the_turn_by_meaning(alice):
+    dog, *_ = tell(alice, "My dog Rex loves the beach", *UNRELATED)
+    hits = search(user=alice, query="Which pet enjoys the seaside?")
+    assert hits and hits[0].kind == "message" and hits[0].id == dog.pk
+
+
+def test_an_unrelated_question_finds_nothing(alice):
+    tell(alice, "My dog Rex loves the beach", *UNRELATED)
+    assert search(user=alice, query="How do I configure a kubernetes ingress?") == []
+
+
+def test_another_users_vectors_are_never_compared(alice, bob):
+    """Bob told about his dog; Alice's vectors are all unrelated: her search finds none of
+    his turns, and without vectors of her own it embeds nothing."""
+    tell(bob, "My dog Rex loves the beach")
+    assert search(user=alice, query="Which pet enjoys the seaside?") == []
+    tell(alice, *UNRELATED)
+    hits = search(user=alice, query="Which pet enjoys the seaside?")
+    assert all(h.kind == "message" for h in hits)
+    bobs = set(Embedding.objects.filter(user=bob).values_list("object_id", flat=True))
+    assert not {h.id for h in hits} & bobs
+
+
+def test_a_turn_embedded_after_a_search_is_found_by_the_next(alice):
+    """The held vectors follow the database (another process's job stores them)."""
+    tell(alice, *UNRELATED)
+    assert search(user=alice, query="Which pet enjoys the seaside?") == []
+    (dog,) = tell(alice, "My dog Rex loves the beach")
+    assert [h.id for h in search(user=alice, query="Which pet enjoys the seaside?")][:1] == [dog.pk]
+
+
+def test_an_edited_memory_is_not_found_by_what_it_used_to_say(alice):
+    """Editing the text drops its vector (a database trigger): the fact is not found by the
+    meaning of its old text, and the job embeds the new one."""
+    tell(alice, *UNRELATED)
+    fact = Fact.objects.create(user=alice, text="Alice's dog Rex loves the beach")
+    embeddings.embed_pending()
+    hits = search(user=alice, query="Which pet enjoys the seaside?")
+    assert [(h.kind, h.id) for h in hits][:1] == [("fact", fact.pk)]
+
+    memory_edit_text(memory=fact, actor=alice, text="Alice prefers tea over coffee")
+    assert not Embedding.objects.filter(kind="fact", object_id=fact.pk).exists()
+    assert search(user=alice, query="Which pet enjoys the seaside?") == []
+    assert embeddings.embed_pending() == 1
+    hits = search(user=alice, query="Does she drink tea?")
+    assert [(h.kind, h.id) for h in hits][:1] == [("fact", fact.pk)]
+
+
+def test_a_deleted_turns_vector_goes_with_it(alice):
+    dog, *_ = tell(alice, "My dog Rex loves the beach", *UNRELATED)
+    assert search(user=alice, query="Which pet enjoys the seaside?")
+    dog.delete()
+    assert not Embedding.objects.filter(kind="message", object_id=dog.pk).exists()
+    assert search(user=alice, query="Which pet enjoys the seaside?") == []
+
+
+def test_a_retired_fact_is_not_recalled_by_its_vector(alice):
+    """The vector outlives the fact's place in the index (superseded): nothing recalls it."""
+    tell(alice, *UNRELATED)
+    fact = Fact.objects.create(user=alice, text="Alice's dog Rex loves the beach")
+    embeddings.embed_pending()
+    Fact.objects.filter(pk=fact.pk).update(status=Fact.Status.SUPERSEDED)
+    assert Embedding.objects.filter(kind="fact", object_id=fact.pk).exists()
+    assert search(user=alice, query="Which pet enjoys the seaside?") == []
+
+
+def test_more_vectors_than_the_cache_holds_fall_back_to_the_lexical_candidates(alice, settings):
+    """Over the cap the user's vectors are not held: a paraphrase is not found, but the lexical
+    candidates are still compared by meaning, from the database."""
+    dog, *_ = tell(alice, "My dog Rex loves the beach", *UNRELATED)
+    settings.MEMORYCHAT_VECTOR_CACHE_ROWS = 2
+    assert vectors.snapshot(alice.pk, embeddings.model_name()) is None
+    assert search(user=alice, query="Which pet enjoys the seaside?") == []
+    found = embeddings.compare(
+        user=alice, query="Which pet enjoys the seaside?", keys=[("message", dog.pk)], nearest=5
+    )
+    assert found.nearest == [] and found.cosines[("message", dog.pk)] > 0.5
+
+
+def test_the_held_vectors_follow_deletions_and_inserts_between_two_searches(alice):
+    """A deletion and an insert leave the count even: the held matrix reloads, not appends."""
+    first, second = tell(alice, "My dog Rex loves the beach", UNRELATED[0])
+    model = embeddings.model_name()
+    assert vectors.snapshot(alice.pk, model).size == 2
+    second.delete()
+    tell(alice, UNRELATED[1])
+    held = vectors.snapshot(alice.pk, model)
+    assert held.size == 2
+    assert held.row_of(("message", second.pk)) is None
+    assert held.row_of(("message", first.pk)) is not None
+
+
+def test_the_least_recently_searched_user_leaves_the_cache_first(alice, bob, settings):
+    tell(alice, "My dog Rex loves the beach")
+    tell(bob, "I started violin lessons in September")
+    settings.MEMORYCHAT_VECTOR_CACHE_ROWS = 1
+    model = embeddings.model_name()
+    vectors.snapshot(alice.pk, model)
+    vectors.snapshot(bob.pk, model)
+    assert list(vectors._held) == [(bob.pk, model)]
