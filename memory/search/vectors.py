@@ -15,12 +15,16 @@ lexical candidates' vectors, read from the database (``embeddings.compare``).
 from __future__ import annotations
 
 import threading
+import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import numpy as np
 from django.conf import settings
 from django.db import connection
+
+if TYPE_CHECKING:  # numpy loads with the first search that compares vectors
+    import numpy as np
 
 Key = tuple[str, int]  # (kind, object_id)
 
@@ -51,12 +55,14 @@ class Held:
         fresh = [(i, k, o, b) for i, k, o, b in found if len(b) == 4 * dimensions]
         needed = self.size + len(fresh)
         if needed > len(self.matrix):
+            import numpy as np
+
             grown = np.zeros((max(needed, len(self.matrix) * 5 // 4, 64), dimensions), "float32")
             if self.size:
                 grown[: self.size] = self.matrix[: self.size]
             self.matrix = grown  # a search still reading the old matrix keeps it
         for _, kind, object_id, blob in fresh:
-            self.matrix[self.size] = np.frombuffer(blob, dtype="float32")
+            self.matrix[self.size] = memoryview(blob).cast("f")
             self.position[(kind, object_id)] = self.size
             self.keys.append((kind, object_id))
 
@@ -72,16 +78,28 @@ class Snapshot:
     size: int
 
     def cosines(self, query: np.ndarray) -> np.ndarray:
-        return np.maximum(self.matrix[: self.size] @ query, 0.0)
+        product = self.matrix[: self.size] @ query
+        return product.clip(min=0.0)
 
     def row_of(self, key: Key) -> int | None:
         row = self.position.get(key)
         return row if row is not None and row < self.size else None
 
 
-_EMPTY = np.zeros((0, 0), "float32")
+def _empty() -> np.ndarray:
+    import numpy as np
+
+    return np.zeros((0, 0), "float32")
+
+
 _held: OrderedDict[tuple[int, str], Held] = OrderedDict()
 _lock = threading.Lock()  # guards _held itself; each user's refresh holds that user's lock
+
+
+# Users counted over the cap, until when their count is not read again (each count reads their
+# whole (user, model) index range: on every search of a 100k-row user, for nothing).
+_too_many: dict[tuple[int, str], float] = {}
+RECOUNT_AFTER = 300.0  # seconds
 
 
 def cache_rows() -> int:
@@ -90,14 +108,17 @@ def cache_rows() -> int:
 
 def snapshot(user_id: int, model: str) -> Snapshot | None:
     """The user's vectors as of now; None when they are more than the cache holds."""
+    if time.monotonic() < _too_many.get((user_id, model), 0.0):
+        return None  # counted over the cap a moment ago: a long history rarely shrinks
     count, newest_id = _state(user_id, model)
     if count > cache_rows():
         _drop(user_id, model)
+        _too_many[(user_id, model)] = time.monotonic() + RECOUNT_AFTER
         return None
     with _lock:
         held = _held.get((user_id, model))
         if held is None:
-            held = _held[(user_id, model)] = Held(_EMPTY)
+            held = _held[(user_id, model)] = Held(_empty())
         _held.move_to_end((user_id, model))
     with held.lock:
         if not _follows(held, count, newest_id, user_id=user_id, model=model):
@@ -122,7 +143,7 @@ def _follows(held: Held, count: int, newest_id: int, *, user_id: int, model: str
 
 
 def _reload(user_id: int, model: str) -> Held:
-    fresh = Held(_EMPTY)
+    fresh = Held(_empty())
     with fresh.lock:
         fresh.append(_read(user_id, model, after=0))
     with _lock:
@@ -147,6 +168,7 @@ def forget_all() -> None:
     """Drop every held matrix (tests: a rolled-back database reuses ids)."""
     with _lock:
         _held.clear()
+        _too_many.clear()
 
 
 def _state(user_id: int, model: str) -> tuple[int, int]:

@@ -98,12 +98,17 @@ def test_a_retired_fact_is_not_recalled_by_its_vector(alice):
     assert search(user=alice, query="Which pet enjoys the seaside?") == []
 
 
-def test_more_vectors_than_the_cache_holds_fall_back_to_the_lexical_candidates(alice, settings):
-    """Over the cap the user's vectors are not held: a paraphrase is not found, but the lexical
-    candidates are still compared by meaning, from the database."""
+def test_more_vectors_than_the_cache_holds_fall_back_to_the_lexical_candidates(
+    alice, settings, django_assert_num_queries
+):
+    """Over the cap the user's vectors are not held (nor counted again on each search): a
+    paraphrase is not found, but the lexical candidates are still compared by meaning, from
+    the database."""
     dog, *_ = tell(alice, "My dog Rex loves the beach", *UNRELATED)
     settings.MEMORYCHAT_VECTOR_CACHE_ROWS = 2
     assert vectors.snapshot(alice.pk, embeddings.model_name()) is None
+    with django_assert_num_queries(0):
+        assert vectors.snapshot(alice.pk, embeddings.model_name()) is None
     assert search(user=alice, query="Which pet enjoys the seaside?") == []
     found = embeddings.compare(
         user=alice, query="Which pet enjoys the seaside?", keys=[("message", dog.pk)], nearest=5
