@@ -21,6 +21,8 @@ so a trigger finds its row by primary key. Updates re-index only when an indexed
 
 from __future__ import annotations
 
+import sys
+
 from llm import OFFLINE_MODEL
 from memory.models import ActionItem, Decision, Fact, MemoryState
 from memory.prompts import MEMORY_MARKERS
@@ -289,18 +291,18 @@ def backfill(vendor: str) -> list[str]:
     return statements
 
 
-def run(schema_editor, direction: str) -> None:
+def execute(schema_editor, direction: str, module, what: str) -> None:
+    """Run ``module``'s ``<vendor>_<direction>()`` statements (a migration's DDL)."""
     vendor = schema_editor.connection.vendor
-    statements = {
-        ("sqlite", "forwards"): sqlite_forwards,
-        ("sqlite", "backwards"): sqlite_backwards,
-        ("postgresql", "forwards"): postgresql_forwards,
-        ("postgresql", "backwards"): postgresql_backwards,
-    }.get((vendor, direction))
+    statements = getattr(module, f"{vendor}_{direction}", None)
     if statements is None:
-        raise NotImplementedError(f"full-text search index: unsupported database {vendor}")
+        raise NotImplementedError(f"{what}: unsupported database {vendor}")
     for statement in statements():
         schema_editor.execute(statement, params=None)
+
+
+def run(schema_editor, direction: str) -> None:
+    execute(schema_editor, direction, sys.modules[__name__], "full-text search index")
     if direction == "forwards":
-        for statement in backfill(vendor):
+        for statement in backfill(schema_editor.connection.vendor):
             schema_editor.execute(statement, params=None)

@@ -11,7 +11,9 @@ change the index, these only by the migration that made them.
 
 from __future__ import annotations
 
-from memory.search.schema import sources
+import sys
+
+from memory.search.schema import execute, sources
 
 # The columns each kind's indexed text is made of (schema.sources' "text").
 TEXT_COLUMNS = {
@@ -84,14 +86,4 @@ def postgresql_backwards() -> list[str]:
 
 
 def run(schema_editor, direction: str) -> None:
-    vendor = schema_editor.connection.vendor
-    statements = {
-        ("sqlite", "forwards"): sqlite_forwards,
-        ("sqlite", "backwards"): sqlite_backwards,
-        ("postgresql", "forwards"): postgresql_forwards,
-        ("postgresql", "backwards"): postgresql_backwards,
-    }.get((vendor, direction))
-    if statements is None:
-        raise NotImplementedError(f"stale vector triggers: unsupported database {vendor}")
-    for statement in statements():
-        schema_editor.execute(statement, params=None)
+    execute(schema_editor, direction, sys.modules[__name__], "stale vector triggers")
