@@ -192,8 +192,9 @@ def embed_texts(texts: list[str], *, query: bool = False) -> list[array]:
 
 @dataclass(frozen=True)
 class Semantic:
-    """A query's cosine similarity (0..1) to each compared (kind, id) that has a vector, and
-    the user's rows nearest it (best first, at least the floor), which may share no word."""
+    """A query's cosine similarity (0..1) to each compared (kind, id) that has a vector and to
+    the user's rows nearest it (``nearest``: best first, at least the floor; they may share no
+    word with it)."""
 
     cosines: dict[tuple[str, int], float]
     nearest: list[tuple[tuple[str, int], float]]
@@ -235,7 +236,9 @@ def compare(
         row = held.row_of(key)
         if row is not None:
             cosines[key] = float(dots[row])
-    return Semantic(cosines, _best(dots, held.keys, nearest, floor))
+    best = _best(dots, held.keys, nearest, floor)
+    cosines.update(best)
+    return Semantic(cosines, best)
 
 
 def _best(dots, keys: list[tuple[str, int]], n: int, floor: float) -> list:

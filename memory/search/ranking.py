@@ -269,8 +269,8 @@ def _semantic_scores(user, query, rows):
 
 
 def _vector_candidates(user, rows, semantic, exclude_message_ids) -> list[index.Row]:
-    """The nearest rows by meaning that the lexical stage did not find (their cosines are
-    added to ``semantic``): the user's own, still indexed, not forgotten."""
+    """The nearest rows by meaning that the lexical stage did not find: the user's own, still
+    indexed, not forgotten."""
     known = {(r.kind, r.object_id) for r in rows}
     wanted = [key for key, _ in semantic.nearest if key not in known]
     found = [
@@ -278,7 +278,6 @@ def _vector_candidates(user, rows, semantic, exclude_message_ids) -> list[index.
         for r in index.rows_of(user.pk, wanted)
         if not (r.kind == "message" and r.object_id in exclude_message_ids)
     ]
-    semantic.cosines.update(semantic.nearest)
     return found
 
 
