@@ -20,6 +20,7 @@ from django.db import transaction
 from django.db.models import Count, F, Max, OuterRef, Subquery, Sum, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
+from django_tasks import TaskResultStatus
 
 from audit import attribute
 from chat.models import Conversation, Message
@@ -131,7 +132,6 @@ def summary_run_start(
     requested_by=None,
 ) -> SummaryRun:
     """Queue a run; the task is enqueued only once the run row is committed."""
-    from memory.tasks import summarise_conversation
 
     run = SummaryRun.objects.create(
         conversation=conversation,
@@ -141,12 +141,19 @@ def summary_run_start(
         stage="queued",
     )
 
-    def enqueue():
-        result = summarise_conversation.enqueue(run.pk)
-        SummaryRun.objects.filter(pk=run.pk).update(task_id=str(result.id))
-
-    transaction.on_commit(enqueue)
+    transaction.on_commit(lambda: _enqueue(run.pk))
     return run
+
+
+def _enqueue(run_id: int, *, delay: timedelta | None = None) -> None:
+    """Enqueue the run's task and record its id: the orphan check reads that task's state."""
+    from memory.tasks import summarise_conversation
+
+    task = summarise_conversation
+    if delay:
+        task = task.using(run_after=timezone.now() + delay)
+    result = task.enqueue(run_id)
+    SummaryRun.objects.filter(pk=run_id).update(task_id=str(result.id))
 
 
 def summary_runs_recover_stale(*, conversation: Conversation | None = None) -> int:
@@ -161,12 +168,39 @@ def summary_runs_recover_stale(*, conversation: Conversation | None = None) -> i
     for run in qs:
         if _retry_or_fail(run, "The worker stopped during the run."):
             recovered += 1
-    return recovered
+    return recovered + _requeue_orphans(stale, conversation)
+
+
+def _requeue_orphans(stale: timedelta, conversation: Conversation | None) -> int:
+    """Re-enqueue queued runs whose task is no longer waiting: a worker killed after taking
+    the task but before claiming the run leaves it queued with no task to run it. A duplicate
+    task is harmless (the claim is one conditional update), so no lock is needed."""
+    from django_tasks.exceptions import TaskResultDoesNotExist
+
+    from memory.tasks import summarise_conversation
+
+    qs = SummaryRun.objects.filter(
+        status=SummaryRun.Status.QUEUED, created_at__lt=timezone.now() - stale
+    ).exclude(task_id="")
+    if conversation is not None:
+        qs = qs.filter(conversation=conversation)
+    requeued = 0
+    for run in qs.only("pk", "task_id"):
+        try:
+            status = summarise_conversation.get_result(run.task_id).status
+        except (TaskResultDoesNotExist, NotImplementedError):
+            continue  # a backend that keeps no results (tests' immediate one) has no orphans
+        if status == TaskResultStatus.READY:
+            continue  # waiting its turn (or a retry's backoff)
+        logger.warning(
+            "summary run %s: its task %s is %s; enqueued again", run.pk, run.task_id, status
+        )
+        _enqueue(run.pk)
+        requeued += 1
+    return requeued
 
 
 def _retry_or_fail(run: SummaryRun, error: str) -> bool:
-    from memory.tasks import summarise_conversation
-
     if run.attempts < MAX_ATTEMPTS:
         updated = SummaryRun.objects.filter(pk=run.pk, status=run.status).update(
             status=SummaryRun.Status.QUEUED,
@@ -175,11 +209,7 @@ def _retry_or_fail(run: SummaryRun, error: str) -> bool:
         )
         if updated:
             delay = timedelta(seconds=5 * run.attempts)
-            transaction.on_commit(
-                lambda: summarise_conversation.using(run_after=timezone.now() + delay).enqueue(
-                    run.pk
-                )
-            )
+            transaction.on_commit(lambda: _enqueue(run.pk, delay=delay))
         return bool(updated)
     SummaryRun.objects.filter(pk=run.pk).update(
         status=SummaryRun.Status.FAILED, error=error, finished_at=timezone.now(), stage="failed"

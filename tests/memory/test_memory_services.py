@@ -221,6 +221,31 @@ def test_a_run_whose_worker_died_is_requeued(conversation, django_capture_on_com
     assert SummaryRun.objects.get(pk=run.pk).status == "queued"
 
 
+def test_a_queued_run_whose_task_was_taken_by_a_dead_worker_is_enqueued_again(
+    conversation, django_capture_on_commit_callbacks
+):
+    """A worker killed after taking the task but before claiming the run leaves the run
+    queued with no task waiting: the sweep enqueues it again (one still waiting is left)."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+    from django_tasks_db.models import DBTaskResult
+
+    with django_capture_on_commit_callbacks(execute=True):
+        run = services.summary_run_start(conversation=conversation)
+    first_task = SummaryRun.objects.get(pk=run.pk).task_id
+    SummaryRun.objects.filter(pk=run.pk).update(created_at=timezone.now() - timedelta(hours=1))
+    assert first_task and services.summary_runs_recover_stale() == 0  # its task still waits
+
+    DBTaskResult.objects.filter(id=first_task).update(status="RUNNING")  # its worker died
+    with django_capture_on_commit_callbacks(execute=True):
+        assert services.summary_runs_recover_stale() == 1
+    run.refresh_from_db()
+    assert run.status == "queued" and run.task_id not in ("", first_task)
+    assert DBTaskResult.objects.get(id=run.task_id).status == "READY"
+    assert services.summary_runs_recover_stale() == 0  # the new task waits: not enqueued twice
+
+
 def test_a_full_run_rebuilds_from_the_first_message(conversation):
     """Staff re-summarise: a new version covering everything, made by staff."""
     messages = chat(conversation, ["My name is Sam.", "Hi.", "I live in Porto.", "Nice."])
