@@ -164,11 +164,13 @@ def summary_runs_recover_stale(*, conversation: Conversation | None = None) -> i
     )
     if conversation is not None:
         qs = qs.filter(conversation=conversation)
-    recovered = 0
+    # Orphans first: a run retried below is queued with its old task's id until its retry is
+    # enqueued, and would look orphaned (enqueued at once, skipping the retry's backoff).
+    recovered = _requeue_orphans(stale, conversation)
     for run in qs:
         if _retry_or_fail(run, "The worker stopped during the run."):
             recovered += 1
-    return recovered + _requeue_orphans(stale, conversation)
+    return recovered
 
 
 def _requeue_orphans(stale: timedelta, conversation: Conversation | None) -> int:

@@ -211,14 +211,20 @@ def test_a_run_whose_worker_died_is_requeued(conversation, django_capture_on_com
     from datetime import timedelta
 
     from django.utils import timezone
+    from django_tasks_db.models import DBTaskResult
 
-    run = services.summary_run_start(conversation=conversation)
+    with django_capture_on_commit_callbacks(execute=True):
+        run = services.summary_run_start(conversation=conversation)
+    an_hour_ago = timezone.now() - timedelta(hours=1)
     SummaryRun.objects.filter(pk=run.pk).update(
-        status="running", attempts=1, heartbeat_at=timezone.now() - timedelta(hours=1)
+        status="running", attempts=1, heartbeat_at=an_hour_ago, created_at=an_hour_ago
     )
-    with django_capture_on_commit_callbacks(execute=False):
+    run.refresh_from_db()
+    DBTaskResult.objects.filter(id=run.task_id).update(status="RUNNING")  # as its worker left it
+    with django_capture_on_commit_callbacks(execute=False) as retries:
+        # Once, with its backoff: not also taken for a queued run whose task is gone.
         assert services.summary_runs_recover_stale() == 1
-    assert SummaryRun.objects.get(pk=run.pk).status == "queued"
+    assert SummaryRun.objects.get(pk=run.pk).status == "queued" and len(retries) == 1
 
 
 def test_a_queued_run_whose_task_was_taken_by_a_dead_worker_is_enqueued_again(
