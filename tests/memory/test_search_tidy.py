@@ -23,15 +23,19 @@ def test_merging_leaves_fewer_segments_and_the_same_hits(alice):
     (and FTS5's own integrity check) is unchanged."""
     with connection.cursor() as cursor:  # one segment to start from, whatever ran before
         cursor.execute("INSERT INTO memory_search(memory_search) VALUES('optimize')")
+        cursor.execute("SELECT count(*) FROM memory_search_data")
+        merged_pages = cursor.fetchone()[0]  # rows other tests left make that segment larger
     conversation = conversation_create(user=alice)
+    message_create(conversation=conversation, role="user", content="the heron by the lock")
     # FTS5 merges by itself when a level fills up (its crisis merge), so a fixed count of
-    # writes may end merged: write until several segments stand, as between two tidies.
+    # writes may end merged: write until several segments stand, as between two tidies, and
+    # measure right then.
     for n in range(40):
         message_create(conversation=conversation, role="user", content=f"note {n} about rowing")
-        if _index_pages() >= 8:
+        before_pages = _index_pages()
+        if before_pages >= merged_pages + 5:
             break
-    message_create(conversation=conversation, role="user", content="the heron by the lock")
-    before_pages = _index_pages()
+    assert before_pages >= merged_pages + 5, "the writes never left several segments"
     before = [(h.id, round(h.score, 6)) for h in search.search(user=alice, query="heron rowing")]
 
     for _ in range(10):
