@@ -8,14 +8,16 @@ reloads the user's vectors. So every process sees what the others stored, and a 
 vector is never compared again.
 
 Bounded by ``MEMORYCHAT_VECTOR_CACHE_ROWS`` over all users (the least recently searched user
-goes first). A user with more vectors than that is not held: their search compares only the
-lexical candidates' vectors, read from the database (``embeddings.compare``).
+goes first). A user with more vectors than that has only their newest ones held (a window from
+``first_id`` on): candidates by meaning come from their recent history, and a lexical
+candidate older than the window is compared by its vector read from the database
+(``embeddings.compare``). The window's counts cover its own id range only, so following it
+costs the same as following a user who fits.
 """
 
 from __future__ import annotations
 
 import threading
-import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -36,8 +38,9 @@ class Held:
     matrix: np.ndarray
     keys: list[Key] = field(default_factory=list)
     position: dict[Key, int] = field(default_factory=dict)
-    count: int = 0  # the database's count and newest id when last followed
+    count: int = 0  # the database's count (from first_id on) and newest id when last followed
     newest_id: int = 0
+    first_id: int = 0  # the lowest id held: 0 when all the user's vectors are
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
@@ -76,6 +79,7 @@ class Snapshot:
     keys: list[Key]
     position: dict[Key, int]
     size: int
+    complete: bool  # False: only the user's newest vectors are here
 
     def cosines(self, query: np.ndarray) -> np.ndarray:
         product = self.matrix[: self.size] @ query
@@ -96,36 +100,34 @@ _held: OrderedDict[tuple[int, str], Held] = OrderedDict()
 _lock = threading.Lock()  # guards _held itself; each user's refresh holds that user's lock
 
 
-# Users counted over the cap, until when their count is not read again (each count reads their
-# whole (user, model) index range: on every search of a 100k-row user, for nothing).
-_too_many: dict[tuple[int, str], float] = {}
-RECOUNT_AFTER = 300.0  # seconds
+SLIDE_AFTER = 1.25  # a window grown by appends to this many times the cap is read anew
 
 
 def cache_rows() -> int:
     return settings.MEMORYCHAT_VECTOR_CACHE_ROWS
 
 
-def snapshot(user_id: int, model: str) -> Snapshot | None:
-    """The user's vectors as of now; None when they are more than the cache holds."""
-    if time.monotonic() < _too_many.get((user_id, model), 0.0):
-        return None  # counted over the cap a moment ago: a long history rarely shrinks
-    count, newest_id = _state(user_id, model)
-    if count > cache_rows():
-        _drop(user_id, model)
-        _too_many[(user_id, model)] = time.monotonic() + RECOUNT_AFTER
-        return None
+def snapshot(user_id: int, model: str) -> Snapshot:
+    """The user's vectors as of now: all of them, or their newest when more than the cache
+    holds (``Snapshot.complete`` says which)."""
     with _lock:
         held = _held.get((user_id, model))
         if held is None:
             held = _held[(user_id, model)] = Held(_empty())
         _held.move_to_end((user_id, model))
     with held.lock:
-        if not _follows(held, count, newest_id, user_id=user_id, model=model):
-            held = _reload(user_id, model)
+        count, newest_id = _state(user_id, model, since=held.first_id)
+        if (held.count == 0 and count) or not _follows(
+            held, count, newest_id, user_id=user_id, model=model
+        ):
+            held = _reload(user_id, model)  # first read, or something was deleted
         elif (held.count, held.newest_id) != (count, newest_id):
             held.append(_read(user_id, model, after=held.newest_id))
-        result = Snapshot(held.matrix, held.keys, held.position, held.size)
+            if held.size > cache_rows() * SLIDE_AFTER:
+                held = _reload(user_id, model)  # grown past the cap: hold the newest only
+        result = Snapshot(
+            held.matrix, held.keys, held.position, held.size, complete=held.first_id == 0
+        )
     _evict()
     return result
 
@@ -137,15 +139,14 @@ def _follows(held: Held, count: int, newest_id: int, *, user_id: int, model: str
         return False
     if count == held.count:
         return newest_id == held.newest_id
-    if held.count == 0:
-        return True  # nothing held yet: read them all
     return _count_after(user_id, model, held.newest_id) == count - held.count
 
 
 def _reload(user_id: int, model: str) -> Held:
-    fresh = Held(_empty())
+    first_id = _window_start(user_id, model)
+    fresh = Held(_empty(), first_id=first_id)
     with fresh.lock:
-        fresh.append(_read(user_id, model, after=0))
+        fresh.append(_read(user_id, model, after=max(first_id - 1, 0)))
     with _lock:
         _held[(user_id, model)] = fresh
     return fresh
@@ -159,24 +160,31 @@ def _evict() -> None:
             total -= oldest.size
 
 
-def _drop(user_id: int, model: str) -> None:
-    with _lock:
-        _held.pop((user_id, model), None)
-
-
 def forget_all() -> None:
     """Drop every held matrix (tests: a rolled-back database reuses ids)."""
     with _lock:
         _held.clear()
-        _too_many.clear()
 
 
-def _state(user_id: int, model: str) -> tuple[int, int]:
+def _window_start(user_id: int, model: str) -> int:
+    """The id of the oldest vector the cache can hold of a user who has more than it holds
+    (their newest ``cache_rows()``), else 0 (all of them)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT id FROM memory_embedding WHERE user_id = %s AND model = %s "
+            "ORDER BY id DESC LIMIT 2 OFFSET %s",
+            [user_id, model, max(cache_rows() - 1, 0)],
+        )
+        found = [row[0] for row in cursor.fetchall()]
+    return int(found[0]) if len(found) == 2 else 0
+
+
+def _state(user_id: int, model: str, *, since: int = 0) -> tuple[int, int]:
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT count(*), coalesce(max(id), 0) FROM memory_embedding "
-            "WHERE user_id = %s AND model = %s",
-            [user_id, model],
+            "WHERE user_id = %s AND model = %s AND id >= %s",
+            [user_id, model, since],
         )
         count, newest_id = cursor.fetchone()
     return int(count), int(newest_id)

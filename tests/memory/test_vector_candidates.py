@@ -98,22 +98,42 @@ def test_a_retired_fact_is_not_recalled_by_its_vector(alice):
     assert search(user=alice, query="Which pet enjoys the seaside?") == []
 
 
-def test_more_vectors_than_the_cache_holds_fall_back_to_the_lexical_candidates(
-    alice, settings, django_assert_num_queries
+def test_over_the_cap_the_newest_vectors_are_held_and_older_turns_compared_from_the_database(
+    alice, settings
 ):
-    """Over the cap the user's vectors are not held (nor counted again on each search): a
-    paraphrase is not found, but the lexical candidates are still compared by meaning, from
-    the database."""
-    dog, *_ = tell(alice, "My dog Rex loves the beach", *UNRELATED)
-    settings.MEMORYCHAT_VECTOR_CACHE_ROWS = 2
-    assert vectors.snapshot(alice.pk, embeddings.model_name()) is None
-    with django_assert_num_queries(0):
-        assert vectors.snapshot(alice.pk, embeddings.model_name()) is None
-    assert search(user=alice, query="Which pet enjoys the seaside?") == []
-    found = embeddings.compare(
-        user=alice, query="Which pet enjoys the seaside?", keys=[("message", dog.pk)], nearest=5
-    )
-    assert found.nearest == [] and found.cosines[("message", dog.pk)] > 0.5
+    """A history longer than the cache holds keeps its newest vectors: a paraphrase of a
+    recent turn is still found by meaning. An older turn is not a candidate by meaning, but as
+    a lexical candidate it is still compared by meaning, its vector read from the database."""
+    settings.MEMORYCHAT_VECTOR_CACHE_ROWS = 3
+    (violin,) = tell(alice, "I started violin lessons in September")
+    dog, *_ = tell(alice, "My dog Rex loves the beach", *UNRELATED[::2])
+    held = vectors.snapshot(alice.pk, embeddings.model_name())
+    assert (held.size, held.complete) == (3, False)
+    assert held.row_of(("message", violin.pk)) is None
+
+    assert [h.id for h in search(user=alice, query="Which pet enjoys the seaside?")][:1] == [dog.pk]
+    question = "Which instrument am I learning to play?"
+    found = embeddings.compare(user=alice, query=question, keys=[("message", violin.pk)], nearest=5)
+    assert ("message", violin.pk) not in dict(found.nearest)
+    assert found.cosines[("message", violin.pk)] > 0.4
+    assert search(user=alice, query=question) == []
+    assert [h.id for h in search(user=alice, query="my violin lessons")][:1] == [violin.pk]
+
+
+def test_the_window_slides_when_the_history_grows_past_the_cap(alice, settings):
+    """A user who fitted and grows past the cap ends holding their newest vectors only, and
+    what they say next is held as it is stored."""
+    settings.MEMORYCHAT_VECTOR_CACHE_ROWS = 4
+    first, *_ = tell(alice, "My dog Rex loves the beach", *UNRELATED)
+    model = embeddings.model_name()
+    assert vectors.snapshot(alice.pk, model).complete
+    tell(alice, "I cycle to work when it is dry", "We moved to Lyon last spring")
+    held = vectors.snapshot(alice.pk, model)
+    assert (held.size, held.complete) == (4, False)
+    assert held.row_of(("message", first.pk)) is None
+    (latest,) = tell(alice, "My sister lives in Porto")
+    held = vectors.snapshot(alice.pk, model)
+    assert held.size == 5 and held.row_of(("message", latest.pk)) is not None
 
 
 def test_the_held_vectors_follow_deletions_and_inserts_between_two_searches(alice):
