@@ -5,9 +5,10 @@ from __future__ import annotations
 import logging
 
 from django.core.cache import cache
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Max
 
+from chat.models import Message
 from memory.models import Summary, SummaryRun, SystemPrompt
 from memory.prompts import DEFAULT_SYSTEM_PROMPT
 from web.compiled import CompiledRead
@@ -145,6 +146,28 @@ def summary_runs_active_for(*, conversations) -> set[int]:
     return {run.conversation_id for run in _RUNS_ACTIVE.read(ids)} if ids else set()
 
 
+def unsummarised_tails(*, conversation_ids: list[int], statuses) -> dict[int, tuple[int, int]]:
+    """(messages, tokens) of each conversation's tail after its current summary, counting the
+    messages of ``statuses``; a conversation with no such message is left out. Read after every
+    batch of turns: one plain statement (building it with the ORM, a subquery on the summary's
+    bound, cost about 0.9 ms of CPU a turn at 50 chats, several times its running)."""
+    if not conversation_ids:
+        return {}
+    statuses = list(statuses)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT m.conversation_id, count(*), coalesce(sum(m.token_count), 0) "  # noqa: S608 (own tables)
+            f"FROM {Message._meta.db_table} m "
+            f"WHERE m.conversation_id IN ({', '.join(['%s'] * len(conversation_ids))}) "
+            f"AND m.status IN ({', '.join(['%s'] * len(statuses))}) "
+            f"AND m.id > coalesce((SELECT s.covered_through FROM {Summary._meta.db_table} s "
+            "WHERE s.conversation_id = m.conversation_id AND s.is_current = %s), 0) "
+            "GROUP BY m.conversation_id",
+            [*conversation_ids, *statuses, True],
+        )
+        return {pk: (int(n), int(tokens)) for pk, n, tokens in cursor.fetchall()}
+
+
 # The user's own memories (the Memory page) and the notices under replies.
 from memory.selectors.notices import Notice, NoticeItem, notice_get, notices_for_messages  # noqa: E402
 from memory.selectors.owned import (  # noqa: E402
@@ -180,4 +203,5 @@ __all__ = [
     "system_prompt_current",
     "system_prompt_generation",
     "system_prompt_seen",
+    "unsummarised_tails",
 ]

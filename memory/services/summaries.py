@@ -17,8 +17,7 @@ import openai
 from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
-from django.db.models import Count, F, Max, OuterRef, Subquery, Sum, Value
-from django.db.models.functions import Coalesce
+from django.db.models import F, Max
 from django.utils import timezone
 from django_tasks import TaskResultStatus
 
@@ -31,7 +30,12 @@ from llm.errors import describe_error
 from memory import recall, summariser
 from memory.extraction import Extraction
 from memory.models import MemoryEvent, Summary, SummaryRun
-from memory.selectors import forgotten_through, summary_run_active, summary_runs_active_for
+from memory.selectors import (
+    forgotten_through,
+    summary_run_active,
+    summary_runs_active_for,
+    unsummarised_tails,
+)
 from memory.services.events import EventItem, memory_event_record
 from memory.services.memories import memories_merge
 
@@ -83,27 +87,11 @@ def conversations_after_turn(*, conversations, enabled=None) -> dict[int, Summar
     idle = [c for c in candidates if c.pk not in busy]
     if not idle:
         return {}
-    # Each conversation's tail after its current summary (the summary's bound a subquery).
-    covered = Summary.objects.filter(
-        conversation_id=OuterRef("conversation_id"), is_current=True
-    ).values("covered_through")[:1]
-    tails = {
-        row["conversation_id"]: row
-        for row in Message.objects.filter(
-            conversation__in=idle,
-            id__gt=Coalesce(Subquery(covered), Value(0)),
-            status__in=SUMMARISED_STATUSES,
-        )
-        .values("conversation_id")
-        .annotate(n=Count("id"), tokens=Sum("token_count"))
-        .order_by()
-    }
+    tails = unsummarised_tails(conversation_ids=[c.pk for c in idle], statuses=SUMMARISED_STATUSES)
     started = {}
     for conversation in idle:
-        tail = tails.get(conversation.pk, {"n": 0, "tokens": 0})
-        if tail["n"] >= TRIGGER_MESSAGES or (tail["tokens"] or 0) >= (
-            conversation.effective_budget * TRIGGER_BUDGET_SHARE
-        ):
+        n, tokens = tails.get(conversation.pk, (0, 0))
+        if n >= TRIGGER_MESSAGES or tokens >= conversation.effective_budget * TRIGGER_BUDGET_SHARE:
             started[conversation.pk] = summary_run_start(conversation=conversation)
     return started
 

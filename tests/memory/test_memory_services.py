@@ -5,9 +5,10 @@ from django.core.management import call_command
 
 from chat.models import Message
 from chat.services import NewMessage, conversation_create, message_create, message_create_many
-from memory import services, summariser
+from memory import selectors, services, summariser
 from memory.extraction import ExtractedAction, ExtractedDecision, ExtractedFact, Extraction
 from memory.models import ActionItem, Decision, Fact, Summary, SummaryRun
+from memory.services.summaries import SUMMARISED_STATUSES
 
 pytestmark = pytest.mark.django_db
 
@@ -123,6 +124,24 @@ def test_a_long_tail_queues_one_job(conversation, django_capture_on_commit_callb
         assert services.conversation_after_turn(conversation=conversation) is None
     assert run.status == "queued"
     assert DBTaskResult.objects.count() == 1
+
+
+def test_the_tail_counted_is_what_the_current_summary_does_not_cover(alice, conversation):
+    """Each conversation's messages after its current summary, in the statuses summarised
+    (a failed reply is not), with their tokens; another conversation's are its own."""
+    other = conversation_create(user=alice, title="other")
+    chat(conversation, ["My name is Sam.", "Hi Sam."])
+    run_now(conversation)
+    newer = chat(conversation, ["My favourite colour is green.", "Nice."])
+    Message.objects.filter(pk=newer[1].pk).update(status=Message.Status.FAILED)
+    chat(other, ["one", "two", "three"])
+    tails = selectors.unsummarised_tails(
+        conversation_ids=[conversation.pk, other.pk], statuses=SUMMARISED_STATUSES
+    )
+    assert tails == {
+        conversation.pk: (1, newer[0].token_count),
+        other.pk: (3, sum(m.token_count for m in Message.objects.filter(conversation=other))),
+    }
 
 
 def test_a_run_folds_the_tail_and_extracts_memories(alice, conversation):
