@@ -9,10 +9,11 @@ vector is never compared again.
 
 Bounded by ``MEMORYCHAT_VECTOR_CACHE_ROWS`` over all users (the least recently searched user
 goes first). A user with more vectors than that has only their newest ones held (a window from
-``first_id`` on): candidates by meaning come from their recent history, and a lexical
-candidate older than the window is compared by its vector read from the database
+``first_id`` on, four fifths of the cap, so that appends can grow it back to the cap before it
+is read anew): candidates by meaning come from their recent history, and a lexical candidate
+older than the window is compared by its vector read from the database
 (``embeddings.compare``). The window's counts cover its own id range only, so following it
-costs the same as following a user who fits.
+costs the same as following a user who fits. ``VECTOR_CACHE_ROWS=0`` holds nothing.
 """
 
 from __future__ import annotations
@@ -100,16 +101,20 @@ _held: OrderedDict[tuple[int, str], Held] = OrderedDict()
 _lock = threading.Lock()  # guards _held itself; each user's refresh holds that user's lock
 
 
-SLIDE_AFTER = 1.25  # a window grown by appends to this many times the cap is read anew
-
-
 def cache_rows() -> int:
     return settings.MEMORYCHAT_VECTOR_CACHE_ROWS
 
 
-def snapshot(user_id: int, model: str) -> Snapshot:
+def window_rows() -> int:
+    """How many of their newest vectors a user past the cap starts with."""
+    return max(cache_rows() * 4 // 5, 1)
+
+
+def snapshot(user_id: int, model: str) -> Snapshot | None:
     """The user's vectors as of now: all of them, or their newest when more than the cache
-    holds (``Snapshot.complete`` says which)."""
+    holds (``Snapshot.complete`` says which). None when the cache holds nothing."""
+    if cache_rows() <= 0:
+        return None
     with _lock:
         held = _held.get((user_id, model))
         if held is None:
@@ -123,7 +128,7 @@ def snapshot(user_id: int, model: str) -> Snapshot:
             held = _reload(user_id, model)  # first read, or something was deleted
         elif (held.count, held.newest_id) != (count, newest_id):
             held.append(_read(user_id, model, after=held.newest_id))
-            if held.size > cache_rows() * SLIDE_AFTER:
+            if held.size > cache_rows():
                 held = _reload(user_id, model)  # grown past the cap: hold the newest only
         result = Snapshot(
             held.matrix, held.keys, held.position, held.size, complete=held.first_id == 0
@@ -167,16 +172,22 @@ def forget_all() -> None:
 
 
 def _window_start(user_id: int, model: str) -> int:
-    """The id of the oldest vector the cache can hold of a user who has more than it holds
-    (their newest ``cache_rows()``), else 0 (all of them)."""
+    """0 when all the user's vectors fit the cache; else the id of the oldest of their newest
+    ``window_rows()``."""
+    if _nth_newest(user_id, model, cache_rows() + 1) is None:
+        return 0
+    return _nth_newest(user_id, model, window_rows()) or 0
+
+
+def _nth_newest(user_id: int, model: str, n: int) -> int | None:
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT id FROM memory_embedding WHERE user_id = %s AND model = %s "
-            "ORDER BY id DESC LIMIT 2 OFFSET %s",
-            [user_id, model, max(cache_rows() - 1, 0)],
+            "ORDER BY id DESC LIMIT 1 OFFSET %s",
+            [user_id, model, n - 1],
         )
-        found = [row[0] for row in cursor.fetchall()]
-    return int(found[0]) if len(found) == 2 else 0
+        found = cursor.fetchone()
+    return int(found[0]) if found else None
 
 
 def _state(user_id: int, model: str, *, since: int = 0) -> tuple[int, int]:

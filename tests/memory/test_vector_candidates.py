@@ -104,11 +104,11 @@ def test_over_the_cap_the_newest_vectors_are_held_and_older_turns_compared_from_
     """A history longer than the cache holds keeps its newest vectors: a paraphrase of a
     recent turn is still found by meaning. An older turn is not a candidate by meaning, but as
     a lexical candidate it is still compared by meaning, its vector read from the database."""
-    settings.MEMORYCHAT_VECTOR_CACHE_ROWS = 3
+    settings.MEMORYCHAT_VECTOR_CACHE_ROWS = 3  # past it, the newest 2 (four fifths) are held
     (violin,) = tell(alice, "I started violin lessons in September")
-    dog, *_ = tell(alice, "My dog Rex loves the beach", *UNRELATED[::2])
+    *_, dog = tell(alice, *UNRELATED[::2], "My dog Rex loves the beach")
     held = vectors.snapshot(alice.pk, embeddings.model_name())
-    assert (held.size, held.complete) == (3, False)
+    assert (held.size, held.complete) == (2, False)
     assert held.row_of(("message", violin.pk)) is None
 
     assert [h.id for h in search(user=alice, query="Which pet enjoys the seaside?")][:1] == [dog.pk]
@@ -123,17 +123,27 @@ def test_over_the_cap_the_newest_vectors_are_held_and_older_turns_compared_from_
 def test_the_window_slides_when_the_history_grows_past_the_cap(alice, settings):
     """A user who fitted and grows past the cap ends holding their newest vectors only, and
     what they say next is held as it is stored."""
-    settings.MEMORYCHAT_VECTOR_CACHE_ROWS = 4
-    first, *_ = tell(alice, "My dog Rex loves the beach", *UNRELATED)
+    settings.MEMORYCHAT_VECTOR_CACHE_ROWS = 5  # past it, the newest 4 are held
+    first, *_ = tell(alice, "My dog Rex loves the beach", *UNRELATED, "My sister lives in Porto")
     model = embeddings.model_name()
     assert vectors.snapshot(alice.pk, model).complete
     tell(alice, "I cycle to work when it is dry", "We moved to Lyon last spring")
     held = vectors.snapshot(alice.pk, model)
     assert (held.size, held.complete) == (4, False)
     assert held.row_of(("message", first.pk)) is None
-    (latest,) = tell(alice, "My sister lives in Porto")
+    (latest,) = tell(alice, "The heron nests by the lock")  # appended: the cap is not passed
     held = vectors.snapshot(alice.pk, model)
-    assert held.size == 5 and held.row_of(("message", latest.pk)) is not None
+    assert (held.size, held.complete) == (5, False)
+    assert held.row_of(("message", latest.pk)) is not None
+
+
+def test_no_vector_is_held_with_the_cache_off(alice, settings):
+    """VECTOR_CACHE_ROWS=0: the lexical candidates are still compared by meaning."""
+    dog, *_ = tell(alice, "My dog Rex loves the beach", *UNRELATED)
+    settings.MEMORYCHAT_VECTOR_CACHE_ROWS = 0
+    assert vectors.snapshot(alice.pk, embeddings.model_name()) is None
+    assert [h.id for h in search(user=alice, query="my dog Rex")][:1] == [dog.pk]
+    assert search(user=alice, query="Which pet enjoys the seaside?") == []
 
 
 def test_the_held_vectors_follow_deletions_and_inserts_between_two_searches(alice):
