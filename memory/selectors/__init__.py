@@ -150,7 +150,7 @@ def unsummarised_tails(*, conversation_ids: list[int], statuses) -> dict[int, tu
     """(messages, tokens) of each conversation's tail after its current summary, counting the
     messages of ``statuses``; a conversation with no such message is left out. Read after every
     batch of turns: one plain statement (building it with the ORM, a subquery on the summary's
-    bound, cost about 0.9 ms of CPU a turn at 50 chats, several times its running)."""
+    bound, cost 780 µs of CPU in process, the statement 20 µs)."""
     if not conversation_ids:
         return {}
     statuses = list(statuses)
