@@ -211,15 +211,14 @@ def compare(
 
     model = model_name()
     held = vectors.snapshot(user.pk, model) if nearest else None
-    if held is not None and held.size == 0:
-        held = None
-    # Keys outside what is held (all of them without a snapshot) are read from the database.
+    # Keys outside what is held (all of them without a snapshot) are read from the database;
+    # a complete snapshot has every vector of the user's, an empty one says they have none.
     if held is None:
         outside = keys
     else:
         outside = [] if held.complete else [k for k in keys if held.row_of(k) is None]
     stored = _owned_vectors(user, model, outside) if outside else []
-    if held is None and not stored:
+    if (held is None or held.size == 0) and not stored:
         _users_with_vectors.discard(user.pk)
         return None
     _users_with_vectors.add(user.pk)
@@ -235,7 +234,7 @@ def compare(
         matrix = np.vstack([np.frombuffer(blob, dtype="float32") for _, blob in stored])
         dots = np.maximum(matrix @ query_array, 0.0)
         cosines.update({key: float(d) for (key, _), d in zip(stored, dots, strict=True)})
-    if held is None or held.matrix.shape[1] != len(query_array):
+    if held is None or held.size == 0 or held.matrix.shape[1] != len(query_array):
         return Semantic(cosines, []) if cosines else None
     dots = held.cosines(query_array)
     for key in keys:

@@ -144,6 +144,24 @@ def test_no_vector_is_held_with_the_cache_off(alice, settings):
     assert vectors.snapshot(alice.pk, embeddings.model_name()) is None
     assert [h.id for h in search(user=alice, query="my dog Rex")][:1] == [dog.pk]
     assert search(user=alice, query="Which pet enjoys the seaside?") == []
+    found = embeddings.compare(
+        user=alice, query="Which pet enjoys the seaside?", keys=[("message", dog.pk)], nearest=5
+    )
+    assert found.nearest == [] and found.cosines[("message", dog.pk)] > 0.5
+
+
+def test_a_user_without_vectors_costs_the_search_no_vector_read(alice, django_assert_num_queries):
+    """Nothing embedded yet: the held snapshot is empty and complete, so no candidate's
+    vector is looked up and the query is not embedded."""
+    (dog,) = tell(alice, "My dog Rex loves the beach")
+    Embedding.objects.filter(user=alice).delete()
+    model = embeddings.model_name()
+    assert vectors.snapshot(alice.pk, model).size == 0
+    with django_assert_num_queries(1):  # the snapshot's own count
+        assert (
+            embeddings.compare(user=alice, query="dog", keys=[("message", dog.pk)], nearest=5)
+            is None
+        )
 
 
 def test_the_held_vectors_follow_deletions_and_inserts_between_two_searches(alice):
