@@ -531,13 +531,13 @@ class ChatSocket(BaseChatSocket):
 
 def direct_client(base_url: str, *, timeout: float = 60.0, max_retries: int = 2):
     """The client the app builds in ``llm.clients.async_client``, pointed at ``base_url``."""
-    import httpx
+    import httpx2
     import openai
 
     return openai.AsyncOpenAI(
         api_key="bench-key",
         base_url=base_url,
-        timeout=httpx.Timeout(timeout, connect=10.0),
+        timeout=httpx2.Timeout(timeout, connect=10.0),
         max_retries=max_retries,
     )
 

@@ -7,13 +7,13 @@ import asyncio
 import json
 import re
 
-import httpx
+import httpx2
 from websockets.asyncio.client import connect
 
 
 def login_cookie(base_url: str, username: str, password: str) -> str:
     """Log in through /accounts/login/ and return the session cookie value."""
-    with httpx.Client(base_url=base_url, follow_redirects=False, timeout=10) as http:
+    with httpx2.Client(base_url=base_url, follow_redirects=False, timeout=10) as http:
         page = http.get("/accounts/login/")
         token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text).group(1)
         response = http.post(
@@ -26,7 +26,7 @@ def login_cookie(base_url: str, username: str, password: str) -> str:
 
 
 def new_conversation(base_url: str, session: str) -> int:
-    with httpx.Client(base_url=base_url, timeout=10, cookies={"sessionid": session}) as http:
+    with httpx2.Client(base_url=base_url, timeout=10, cookies={"sessionid": session}) as http:
         http.get("/")
         token = http.cookies["csrftoken"]
         response = http.post(
