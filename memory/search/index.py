@@ -109,7 +109,9 @@ def user_stats(user_id: int, terms: list[str]) -> Stats:
     ids of a rare term are its count, and the candidates need them anyway."""
     rows, words = user_size(user_id)
     keys = {term: f"fts-df:{connection.vendor}:{user_id}:{term}" for term in terms}
-    cached = _cached_counts(list(keys.values()))
+    # Fewer rows than a common term needs: every count is read exactly, none is cached, so
+    # the cache is not asked (on Redis a round trip a search, for most users).
+    cached = _cached_counts(list(keys.values())) if rows >= COMMON_MATCHES else {}
     df: dict[str, int] = {}
     to_read = []
     for term in terms:

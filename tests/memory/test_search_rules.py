@@ -211,6 +211,23 @@ def test_search_counts_cannot_evict_abuse_counters(alice, say, monkeypatch):
     assert cache.get("limit-counter") == 7
 
 
+def test_a_history_too_short_for_a_common_term_never_asks_the_cache(alice, say, monkeypatch):
+    """Only counts of terms held by COMMON_MATCHES rows are kept; a user with fewer rows has
+    none to find, so their search costs no cache call (a Redis round trip when scaled out),
+    and a user past that size still gets the kept count."""
+    asked = []
+    real = index._cached_counts
+    monkeypatch.setattr(index, "_cached_counts", lambda keys: asked.append(keys) or real(keys))
+    monkeypatch.setattr(index, "COMMON_MATCHES", 3)
+    told = say("The spare key hides under the geranium pot")
+    say("A spare tyre is in the boot")
+    assert search(user=alice, query="spare key")[0].id == told.pk
+    assert asked == []
+    say("The spare room is painted blue")
+    search(user=alice, query="spare key")
+    assert len(asked) == 1
+
+
 def test_a_recalled_action_item_says_its_owner_apart_from_its_text(alice, conversation):
     """Indexed as "what owner" so the name is found, shown as "what (owner: name)"."""
     from memory.models import ActionItem
