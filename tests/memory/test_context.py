@@ -302,7 +302,8 @@ def test_the_history_page_reads_what_the_orm_would(alice, conversation):
         qs = qs.order_by("-created_at", "-id")[offset : offset + context.HISTORY_PAGE]
         return [context._Row(*r) for r in qs.values_list(*fields)]
 
-    for before, after, offset in ((None, 0, 0), (None, 0, 64), (ids[100], ids[10], 0)):
+    bounds = ((None, 0, 0), (None, 0, 64), (ids[100], 0, 0), (ids[100], ids[10], 0))
+    for before, after, offset in bounds:
         page = context._history_page(conversation.pk, before, after, offset)
         assert page == orm(before or 2**62, after, offset)
         assert page, "the page holds rows"
@@ -314,6 +315,36 @@ def test_the_history_page_reads_what_the_orm_would(alice, conversation):
     )
     assert totals == expected
     assert 168 in totals.values() and None in totals.values()  # i = 68 has a report, 66 none
+
+
+def test_a_long_conversation_without_a_summary_is_not_sorted_whole_each_turn(alice, conversation):
+    """SQLite: with no summary's bound, a page of history is read down the conversation's
+    newest-first index and stops at its limit, however long the conversation; with one, by
+    the id range after it (the unsummarised tail). Before, every turn of a long conversation
+    without a summary sorted all of its messages."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from memory import context
+
+    if connection.vendor != "sqlite":
+        pytest.skip("PostgreSQL plans the statement by its own statistics")
+    message_create_many(
+        conversation=conversation,
+        messages=[NewMessage("user" if i % 2 else "assistant", f"turn {i}") for i in range(200)],
+    )
+    first = conversation.messages.order_by("id").values_list("id", flat=True)[100]
+
+    def plan(after):
+        with CaptureQueriesContext(connection) as read:
+            context._history_page(conversation.pk, None, after, 0)
+        with connection.cursor() as cursor:
+            cursor.execute("EXPLAIN QUERY PLAN " + read.captured_queries[0]["sql"])
+            return " | ".join(str(row[-1]) for row in cursor.fetchall())
+
+    unbounded = plan(0)
+    assert "msg_conv_latest" in unbounded and "TEMP B-TREE" not in unbounded, unbounded
+    assert "rowid>" in plan(first).replace(" ", "")
 
 
 def test_the_token_scale_comes_from_the_newest_replies_that_reported_usage(alice, conversation):
