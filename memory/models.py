@@ -144,6 +144,12 @@ class Fact(MemoryItem):
         ordering = ["-pinned", "-importance", "-updated_at"]
         indexes = [
             models.Index(fields=["user", "status", "-updated_at"], name="fact_user_recent"),
+            # The pinned facts every turn reads (memory.recall.pinned_facts), best first:
+            # without it each turn read all of a user's active facts to find them.
+            models.Index(
+                fields=["user", "status", "pinned", "-importance", "-updated_at"],
+                name="fact_user_pinned",
+            ),
             models.Index(fields=["user", "subject"], name="fact_user_subject"),
             models.Index(fields=["user", "dedupe_key"], name="fact_user_key"),
             models.Index(fields=["category", "status"], name="fact_category"),

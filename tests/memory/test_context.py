@@ -317,34 +317,50 @@ def test_the_history_page_reads_what_the_orm_would(alice, conversation):
     assert 168 in totals.values() and None in totals.values()  # i = 68 has a report, 66 none
 
 
+def _sqlite_plan(read) -> str:
+    """SQLite's plan of the statement ``read()`` runs (first), as one line."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    if connection.vendor != "sqlite":
+        pytest.skip("PostgreSQL plans the statement by its own statistics")
+    with CaptureQueriesContext(connection) as ran:
+        read()
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN QUERY PLAN " + ran.captured_queries[0]["sql"])
+        return " | ".join(str(row[-1]) for row in cursor.fetchall())
+
+
 def test_a_long_conversation_without_a_summary_is_not_sorted_whole_each_turn(alice, conversation):
     """SQLite: with no summary's bound, a page of history is read down the conversation's
     newest-first index and stops at its limit, however long the conversation; with one, by
     the id range after it (the unsummarised tail). Before, every turn of a long conversation
     without a summary sorted all of its messages."""
-    from django.db import connection
-    from django.test.utils import CaptureQueriesContext
-
     from memory import context
 
-    if connection.vendor != "sqlite":
-        pytest.skip("PostgreSQL plans the statement by its own statistics")
     message_create_many(
         conversation=conversation,
         messages=[NewMessage("user" if i % 2 else "assistant", f"turn {i}") for i in range(200)],
     )
     first = conversation.messages.order_by("id").values_list("id", flat=True)[100]
-
-    def plan(after):
-        with CaptureQueriesContext(connection) as read:
-            context._history_page(conversation.pk, None, after, 0)
-        with connection.cursor() as cursor:
-            cursor.execute("EXPLAIN QUERY PLAN " + read.captured_queries[0]["sql"])
-            return " | ".join(str(row[-1]) for row in cursor.fetchall())
-
-    unbounded = plan(0)
+    unbounded = _sqlite_plan(lambda: context._history_page(conversation.pk, None, 0, 0))
     assert "msg_conv_latest" in unbounded and "TEMP B-TREE" not in unbounded, unbounded
-    assert "rowid>" in plan(first).replace(" ", "")
+    bounded = _sqlite_plan(lambda: context._history_page(conversation.pk, None, first, 0))
+    assert "rowid>" in bounded.replace(" ", ""), bounded
+
+
+def test_the_pinned_facts_are_read_from_their_index_not_from_every_fact(alice):
+    """Every turn past the first few reads the pinned facts: best first straight from an
+    index, not by reading and sorting all of a user's active facts (20,000 facts: 5.1 ms a
+    turn, now 38 µs)."""
+    from memory.recall import pinned_facts
+
+    Fact.objects.bulk_create(
+        Fact(user=alice, text=f"fact {i}", dedupe_key=f"k{i}", pinned=i % 10 == 0)
+        for i in range(50)
+    )
+    plan = _sqlite_plan(lambda: pinned_facts(user=alice))
+    assert "fact_user_pinned" in plan and "TEMP B-TREE" not in plan, plan
 
 
 def test_the_token_scale_comes_from_the_newest_replies_that_reported_usage(alice, conversation):
