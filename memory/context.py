@@ -342,12 +342,13 @@ def _bounds(conversation_id: int, before: int | None, after: int, limit: int, of
     return [conversation_id, Message.Status.FAILED, bound, after, limit, offset]
 
 
-def _history_page(conversation_id: int, before: int | None, after: int, offset: int):
+def _history_page(
+    conversation_id: int, before: int | None, after: int, offset: int, limit: int = HISTORY_PAGE
+):
     """Rows of ``_Row`` newer than ``after`` and older than ``before`` (None: no bound)."""
     with connection.cursor() as cursor:
         cursor.execute(
-            _PAGE[_by_id_range(after)],
-            _bounds(conversation_id, before, after, HISTORY_PAGE, offset),
+            _PAGE[_by_id_range(after)], _bounds(conversation_id, before, after, limit, offset)
         )
         return [_Row(*row) for row in cursor.fetchall()]
 
@@ -392,9 +393,12 @@ class _History:
         self._complete = False  # the last read came back short: nothing older
 
     def _read_more(self) -> None:
-        rows = _history_page(self.conversation_id, self.before, self.after, len(self._rows))
+        # Each read after the first doubles what is held: a window of a thousand short
+        # messages costs five reads, not sixteen, each walking past the ones read before.
+        limit = max(HISTORY_PAGE, len(self._rows))
+        rows = _history_page(self.conversation_id, self.before, self.after, len(self._rows), limit)
         self._rows += rows
-        self._complete = len(rows) < HISTORY_PAGE
+        self._complete = len(rows) < limit
 
     def recent(self) -> list[_Row]:
         """The newest page (read once: fill starts from it)."""

@@ -144,10 +144,11 @@ class Fact(MemoryItem):
         ordering = ["-pinned", "-importance", "-updated_at"]
         indexes = [
             models.Index(fields=["user", "status", "-updated_at"], name="fact_user_recent"),
-            # The pinned facts every turn reads (memory.recall.pinned_facts), best first:
-            # without it each turn read all of a user's active facts to find them.
+            # The pinned facts every turn reads (memory.recall.pinned_facts) and a new
+            # session's best facts (resume_items), in their order: without it each such read
+            # sorted all of a user's active facts.
             models.Index(
-                fields=["user", "status", "pinned", "-importance", "-updated_at"],
+                fields=["user", "status", "-pinned", "-importance", "-updated_at"],
                 name="fact_user_pinned",
             ),
             models.Index(fields=["user", "subject"], name="fact_user_subject"),

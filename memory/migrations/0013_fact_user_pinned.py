@@ -15,6 +15,6 @@ class Migration(migrations.Migration):
     operations = [
         migrations.AddIndex(
             model_name='fact',
-            index=models.Index(fields=['user', 'status', 'pinned', '-importance', '-updated_at'], name='fact_user_pinned'),
+            index=models.Index(fields=['user', 'status', '-pinned', '-importance', '-updated_at'], name='fact_user_pinned'),
         ),
     ]

@@ -57,6 +57,25 @@ def test_a_small_budget_keeps_the_newest_messages_and_reports_the_rest(alice):
     assert built.report["messages_left_out"]["reason"] == "budget"
 
 
+def test_a_long_window_is_read_in_a_few_growing_pages(alice):
+    """Hundreds of messages in the window: the newest that fit, in order, the rest counted as
+    left out, read in pages that double (64, 64, 128, 256, ...) rather than one statement
+    per 64 messages, each walking past the ones read before."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    conversation = conversation_create(user=alice, strategy="token_limit", context_budget=8000)
+    fill(conversation, 1500, words=0)
+    with CaptureQueriesContext(connection) as ran:
+        built = build(conversation=conversation, user_text="and now?")
+    sent = [m["content"].split()[1] for m in built.messages if m["content"].startswith("turn")]
+    assert len(sent) > 500, "several pages' worth"
+    assert sent == [str(i) for i in range(1500 - len(sent), 1500)]
+    assert built.report["messages_left_out"]["count"] == 1500 - len(sent)
+    pages = [q for q in ran.captured_queries if q["sql"].startswith("SELECT id, role, content")]
+    assert len(pages) <= 5, len(pages)
+
+
 def test_sliding_window_keeps_at_most_twenty(alice):
     """The sliding window strategy sends the last 20 messages."""
     conversation = conversation_create(user=alice, strategy="sliding_window")
