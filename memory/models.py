@@ -183,6 +183,9 @@ class Decision(MemoryItem):
         ordering = ["-updated_at"]
         indexes = [
             models.Index(fields=["user", "status", "-updated_at"], name="decision_recent"),
+            # A new session's recent decisions (memory.recall.resume_items), newest first
+            # whatever their status: without it each new conversation sorted them all.
+            models.Index(fields=["user", "-updated_at"], name="decision_user_updated"),
             models.Index(fields=["-updated_at", "-id"], name="decision_updated"),
             models.Index(fields=["user", "state", "-created_at"], name="decision_user_state"),
         ]
