@@ -25,6 +25,9 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.scratch import scratch_database  # noqa: E402
 
 CHILD = r"""
 import json, os, statistics, sys, time
@@ -84,12 +87,7 @@ def run_once(checkout: Path, args, round_: int) -> dict:
     with tempfile.TemporaryDirectory(prefix="heavy-user-") as tmp:
         env = {**os.environ, "PYTHONPATH": str(checkout)}
         env.pop("REDIS_URL", None)
-        url = f"sqlite:///{Path(tmp) / 'db.sqlite3'}"
-        database = None
-        if args.database_url:
-            database = f"{args.database_url.rsplit('/', 1)[1]}_heavy{os.getpid()}_{round_}"
-            url = f"{args.database_url.rsplit('/', 1)[0]}/{database}"
-            _psql(args.database_url, f"CREATE DATABASE {database}")
+        url, drop = scratch_database(args.database_url, f"heavy{round_}", Path(tmp))
         try:
             out = subprocess.run(
                 [sys.executable, "-c", CHILD, url, str(args.messages), str(args.facts)],
@@ -100,16 +98,8 @@ def run_once(checkout: Path, args, round_: int) -> dict:
                 check=True,
             )
         finally:
-            if database:
-                _psql(args.database_url, f"DROP DATABASE IF EXISTS {database}")
+            drop()
     return json.loads(out.stdout.strip().splitlines()[-1])
-
-
-def _psql(url: str, statement: str) -> None:
-    import psycopg
-
-    with psycopg.connect(url, autocommit=True) as connection:
-        connection.execute(statement)
 
 
 def main() -> None:

@@ -48,10 +48,8 @@ import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -61,6 +59,7 @@ from bench import corpus as corpus_mod  # noqa: E402
 from bench import memory_beam, memory_dataset  # noqa: E402
 from bench.cli import int_list  # noqa: E402
 from bench.data import load_json  # noqa: E402
+from bench.scratch import scratch_database  # noqa: E402
 
 PARTS = ("a", "b", "c", "d")
 SIZES = (500, 20_000, 100_000)
@@ -86,36 +85,12 @@ def log(*parts) -> None:
 # -- orchestration: one process and one scratch database per part ----------------------------
 
 
-def _pg_admin(url: str, statement: str) -> None:
-    import psycopg
-
-    admin = urlunsplit(urlsplit(url)._replace(path="/postgres"))
-    with psycopg.connect(admin, autocommit=True) as connection:
-        connection.execute(statement)
-
-
-def _scratch_db(base_url: str | None, part: str, workdir: Path) -> tuple[str, Callable]:
-    """A database URL for one part and a function that removes the database."""
-    if not base_url:
-        return f"sqlite:///{workdir / f'part_{part}.sqlite3'}", lambda: None
-    parts = urlsplit(base_url)
-    if parts.scheme not in ("postgres", "postgresql", "pgsql"):
-        raise SystemExit("--database-url: only postgres:// URLs (SQLite is the default)")
-    name = f"{parts.path.lstrip('/') or 'memorychat_bench'}_{part}"
-    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
-        raise SystemExit(f"--database-url: unusable database name {name!r}")
-    url = urlunsplit(parts._replace(path=f"/{name}"))
-    _pg_admin(base_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    _pg_admin(base_url, f'CREATE DATABASE "{name}"')
-    return url, lambda: _pg_admin(base_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
 def run_parts(args) -> dict:
     workdir = Path(tempfile.mkdtemp(prefix="memorychat-bench-"))
     results: dict = {}
     try:
         for part in args.parts:
-            url, drop = _scratch_db(args.database_url, part, workdir)
+            url, drop = scratch_database(args.database_url, part, workdir)
             out = workdir / f"part_{part}.json"
             command = [sys.executable, str(Path(__file__).resolve()), "--child", part]
             command += ["--child-url", url, "--child-out", str(out)]
