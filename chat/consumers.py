@@ -228,6 +228,9 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         # The request goes out before the message is stored: the store takes place during
         # the model's own wait for its first token (the first chunk needs the reply's id).
         request = open_stream(self.conversation, draft.built)
+        # Let the request's task write it out before the store's job is made and sent: the
+        # store has the model's whole wait for a first token, the request none of it.
+        await asyncio.sleep(0)
         try:
             # The context is not sent back to a set-up process only to be returned.
             prepared = await run_setup(
@@ -264,13 +267,20 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
                 in_process=False,
                 **kwargs,
             )
-        admitting = asyncio.ensure_future(in_db_thread(admit_model_call)(user))
         if not reads_only:
-            await admitting
-        try:
+            await in_db_thread(admit_model_call)(user)
             return await run_setup(fn, conversation=self.conversation, **kwargs)
+        setup = asyncio.ensure_future(run_setup(fn, conversation=self.conversation, **kwargs))
+        admitting = None
+        try:
+            # The job goes out first: the count's thread would take the GIL from its making.
+            await asyncio.sleep(0)
+            admitting = asyncio.ensure_future(in_db_thread(admit_model_call)(user))
+            return await setup
         finally:
-            await admitting
+            setup.cancel()  # only if this task was cancelled before awaiting it
+            if admitting is not None:
+                await admitting
 
     async def handle_retry(self, frame: protocol.Retry) -> None:
         started = time.monotonic()

@@ -2,12 +2,14 @@
 is built and the message stored there, against the same database, with what the page and
 the model see unchanged."""
 
+import asyncio
 import os
 import pickle
 import signal
 import subprocess
 import sys
 import time
+import types
 from datetime import timedelta
 
 import pytest
@@ -21,6 +23,7 @@ from chat.protocol import FrameError
 from chat.services import ChatError, message_create
 from memory.models import SystemPrompt
 from memory.report import Block
+from tests.chat import setup_jobs
 from tests.chat.helpers import connected, frames_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -37,11 +40,6 @@ def processes(settings):
     settings.MEMORYCHAT_SETUP_PROCESSES = 1
     yield
     setup_workers._broken_at, setup_workers._paused_until = None, 0.0
-
-
-def worker_pids() -> set[int]:
-    pool = setup_workers._pools.get(os.getpid())
-    return set(pool._processes) if pool is not None and pool._processes else set()
 
 
 def reply_text(frames):
@@ -69,7 +67,7 @@ async def test_a_turn_set_up_in_a_process_streams_and_stores_once(
     fake_llm.behaviour.reply = "Lisbon in May is warm."
     socket = await connected(alice, aconversation.pk)
     first = await turn(socket, "Plan a trip to Lisbon in May", client_id="t-1")
-    assert worker_pids(), "no set-up process ran"
+    assert setup_workers.worker_pids(), "no set-up process ran"
     second = await turn(socket, "And in June?", client_id="t-2")
     await socket.disconnect()
 
@@ -149,14 +147,14 @@ async def test_a_killed_set_up_process_is_replaced(processes, aconversation, ali
     stored once; the next one has a new worker."""
     socket = await connected(alice, aconversation.pk)
     await turn(socket, "first")
-    before = worker_pids()
+    before = setup_workers.worker_pids()
     for pid in before:
         os.kill(pid, signal.SIGKILL)
     second = await turn(socket, "second", client_id="k-2")
     third = await turn(socket, "third", client_id="k-3")
     await socket.disconnect()
     assert second[-1]["status"] == third[-1]["status"] == "complete"
-    assert worker_pids() and not worker_pids() & before
+    assert setup_workers.worker_pids() and not setup_workers.worker_pids() & before
     contents = [
         m async for m in Message.objects.filter(role="user").values_list("content", flat=True)
     ]
@@ -168,7 +166,7 @@ async def test_a_pool_that_keeps_breaking_is_paused(processes, aconversation, al
     a process a turn; every turn is still answered."""
 
     def kill_workers():
-        for pid in worker_pids():
+        for pid in setup_workers.worker_pids():
             os.kill(pid, signal.SIGKILL)
 
     socket = await connected(alice, aconversation.pk)
@@ -177,7 +175,7 @@ async def test_a_pool_that_keeps_breaking_is_paused(processes, aconversation, al
     frames.append(await turn(socket, "b"))  # finds it broken: replaced at once
     assert setup_workers.enabled()
     frames.append(await turn(socket, "c"))  # a new worker
-    assert worker_pids()
+    assert setup_workers.worker_pids()
     kill_workers()
     frames.append(await turn(socket, "d"))  # broken again within a minute
     assert not setup_workers.enabled()
@@ -201,16 +199,60 @@ async def test_a_refused_rate_limit_stores_nothing(
     assert await Message.objects.filter(role="user").acount() == 1
 
 
+def bare_conversation():
+    return types.SimpleNamespace(title="", updated_at=None)
+
+
+async def test_a_large_result_comes_back_whole(processes):
+    """A result far larger than the socket's buffer is read over many reads, intact."""
+    pid, data = await setup_workers.run(
+        setup_jobs.echo, conversation=bare_conversation(), size=3_000_000
+    )
+    assert pid in setup_workers.worker_pids() and data == b"x" * 3_000_000
+
+
+async def test_an_error_in_the_process_is_raised_with_where_it_came_from(processes):
+    with pytest.raises(ValueError, match="on purpose") as raised:
+        await setup_workers.run(setup_jobs.fail, conversation=bare_conversation())
+    assert "setup_jobs.py" in str(raised.value.__cause__)
+    # The worker lives on.
+    pid, _ = await setup_workers.run(setup_jobs.echo, conversation=bare_conversation())
+    assert pid in setup_workers.worker_pids()
+
+
+async def test_jobs_wait_their_turn_and_a_cancelled_ones_reply_is_not_taken(processes):
+    """One worker: jobs sent together are done one after another, first come first served;
+    a job whose turn went away (cancelled mid-way) leaves its reply unread, and the next
+    job on that worker gets its own reply, not that one."""
+    slow = asyncio.ensure_future(
+        setup_workers.run(setup_jobs.echo, conversation=bare_conversation(), size=1, delay=0.3)
+    )
+    await asyncio.sleep(0.1)
+    slow.cancel()
+    results = await asyncio.gather(
+        *(
+            setup_workers.run(setup_jobs.echo, conversation=bare_conversation(), size=n)
+            for n in (2, 3, 4)
+        )
+    )
+    assert [len(data) for _, data in results] == [2, 3, 4]
+    with pytest.raises(asyncio.CancelledError):
+        await slow
+
+
 _SERVER = """
-import multiprocessing, os, sys, time
-from concurrent.futures import ProcessPoolExecutor
-from chat.setup_process import exit_with_parent
+import asyncio, os, time, types
+import django
+from django.conf import settings
 
 if __name__ == "__main__":
-    pool = ProcessPoolExecutor(
-        1, mp_context=multiprocessing.get_context("spawn"), initializer=exit_with_parent
-    )
-    print(pool.submit(os.getpid).result(), flush=True)
+    django.setup()
+    settings.MEMORYCHAT_SETUP_PROCESSES = 1
+    from chat import setup_workers
+    from chat.setup_process import ping
+    setup_workers.warm()
+    conversation = types.SimpleNamespace(title="", updated_at=None)
+    print(asyncio.run(setup_workers.run(ping, conversation=conversation)), flush=True)
     time.sleep(60)
 """
 
