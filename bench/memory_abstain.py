@@ -33,6 +33,16 @@ def record(chat: int, kind: str, gold: set, hits, id_of, measure) -> dict:
     return {"chat": chat, "type": kind, "gold": sorted(gold), "hits": shown}
 
 
+def record_turns(chat: int, kind: str, gold: set, ranked: list[tuple[str, float]]) -> dict:
+    """The same for a baseline that ranks single turns: (turn id, measure), best first."""
+    return {
+        "chat": chat,
+        "type": kind,
+        "gold": sorted(gold),
+        "hits": [([turn], value) for turn, value in ranked[:TOP]],
+    }
+
+
 def _best(r: dict) -> float:
     return max((v for _, v in r["hits"][:TOP]), default=0.0)
 
@@ -83,12 +93,21 @@ def _at(records: list[dict], threshold: float) -> dict:
     }
 
 
+def _grid(records: list[dict]) -> list[float]:
+    """Thresholds to try: GRID for a measure on 0..1; for an unbounded one (BM25's raw
+    score), its own percentiles."""
+    values = sorted(v for r in records for _, v in r["hits"][:TOP])
+    if not values or values[-1] <= 1.0:
+        return GRID
+    return sorted({values[round(q / 100 * (len(values) - 1))] for q in range(101)} | {0.0})
+
+
 def summarise(records: list[dict]) -> dict:
     even = [r for r in records if r["chat"] % 2 == 0]
     odd = [r for r in records if r["chat"] % 2 == 1]
     if not even or not odd:
         return {}
-    on_even = [_at(even, t) for t in GRID]
+    on_even = [_at(even, t) for t in _grid(even)]
     separating = max(on_even, key=lambda x: x["evidence_kept"] - x["abstention_kept"])
     free = max(
         (x for x in on_even if x["recall@10_gated"] >= x["recall@10"] - FREE_LOSS),

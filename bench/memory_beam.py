@@ -18,7 +18,10 @@ question the best hit holds (``Hit.match``: the share of the query's idf weight)
 embeddings, the best hit's cosine to the question; each beside the same for questions that
 have evidence. ``bench/memory_abstain.py`` asks whether a threshold on the absolute measure
 (``Hit.relevance``; with embeddings, each hit's cosine too) would tell them apart: chosen on
-the even chats, shown on the odd ones, with its cost in recall@10 per type.
+the even chats, shown on the odd ones, with its cost in recall@10 per type. BM25's score of
+its best turns (raw, and as a share of the most the question could score) gets the same
+figures in the same run: "no question type below BM25" holds for abstention when the app
+retrieves high-scoring hits for those questions no more than the baseline does.
 """
 
 from __future__ import annotations
@@ -52,6 +55,13 @@ def tok(text):
 
 
 def bm25_rank(docs, query, k1=1.2, b=0.75):
+    scores, _ = bm25_scores(docs, query, k1, b)
+    return sorted(range(len(docs)), key=lambda i: -scores[i])
+
+
+def bm25_scores(docs, query, k1=1.2, b=0.75):
+    """memeval's BM25 score of every doc, and the most any doc could score for the query
+    (each query word's idf times (k1 + 1), its limit as the word repeats in a short doc)."""
     tfs = [Counter(d) for d in docs]
     lens = [len(d) for d in docs]
     n = len(docs)
@@ -65,7 +75,7 @@ def bm25_rank(docs, query, k1=1.2, b=0.75):
     for i, tf in enumerate(tfs):
         norm = k1 * (1 - b + b * lens[i] / avg)
         scores.append(sum(idf[w] * tf[w] * (k1 + 1) / (tf[w] + norm) for w in q if w in tf))
-    return sorted(range(n), key=lambda i: -scores[i])
+    return scores, sum(idf[w] * (k1 + 1) for w in q if w in idf)
 
 
 def _when(s, i):
@@ -109,7 +119,9 @@ def part_d(args, log) -> dict:
         systems["app_lexical"] = []
         systems["embeddings"] = []
     pool_sizes, abstain_match, answer_match, search_ms = [], [], [], []
-    by_measure: dict[str, list] = {"relevance": [], "cosine": []}
+    # The app's absolute measure of a hit, and BM25's (raw; and as a share of the most the
+    # query could score), so that abstention is compared with the baseline in the same run.
+    by_measure: dict[str, list] = {"relevance": [], "cosine": [], "bm25": [], "bm25_share": []}
     top_score = {"abstention": [], "answerable": []}
     top_cosine = {"abstention": [], "answerable": []}
     index_s, messages, embed_s, embedded = 0.0, 0, 0.0, 0
@@ -234,6 +246,14 @@ def part_d(args, log) -> dict:
                             lambda h, c=cosines or {}: c.get((h.kind, h.id), 0.0),
                         )
                     )
+                scores, attainable = bm25_scores(turn_docs, tok(q["question"]))
+                order = sorted(range(len(scores)), key=lambda i: -scores[i])
+                best = [(turn_ids[i], scores[i]) for i in order[: memory_abstain.TOP]]
+                by_measure["bm25"].append(memory_abstain.record_turns(n_inst, kind, gold, best))
+                shares = [(t, v / attainable if attainable else 0.0) for t, v in best]
+                by_measure["bm25_share"].append(
+                    memory_abstain.record_turns(n_inst, kind, gold, shares)
+                )
                 top_score[group].append(hits[0].score if hits else 0.0)
                 if vectors is not None:
                     top_cosine[group].append(_top_cosine(user, q["question"], hits))
@@ -247,7 +267,6 @@ def part_d(args, log) -> dict:
                     lexical = search(user=user, query=q["question"], k=max(KS))
                     settings.MEMORYCHAT_EMBEDDINGS = "local"
                     systems["app_lexical"].append((kind, gold, _ranked(lexical, id_of)))
-                order = bm25_rank(turn_docs, tok(q["question"]))
                 systems["bm25"].append((kind, gold, [turn_ids[i] for i in order[: max(KS)]]))
                 terms = query_terms(q["question"])
                 pool = []
@@ -397,7 +416,12 @@ def report_d(r: dict) -> list[str]:
             f" (p10-p90 {a['p10']:.2f}-{a['p90']:.2f}), against {e.get('median', 0):.2f}"
             f" ({e.get('p10', 0):.2f}-{e.get('p90', 0):.2f}) with evidence"
         )
-    names_by = {"relevance": "`Hit.relevance`", "cosine": "each hit's cosine (embeddings)"}
+    names_by = {
+        "relevance": "`Hit.relevance`",
+        "cosine": "each hit's cosine (embeddings)",
+        "bm25": "BM25's score (the baseline, single turns)",
+        "bm25_share": "BM25's score as a share of the most the question could score",
+    }
     for name, s in r.get("abstain_by", {}).items():
         lines += memory_abstain.report(names_by.get(name, name), s)
     if "embeddings" in r:
