@@ -56,7 +56,12 @@ def tok(text):
 
 def bm25_rank(docs, query, k1=1.2, b=0.75):
     scores, _ = bm25_scores(docs, query, k1, b)
-    return sorted(range(len(docs)), key=lambda i: -scores[i])
+    return best_first(scores)
+
+
+def best_first(scores) -> list[int]:
+    """Indexes of ``scores``, highest first (ties in index order, as memeval sorts)."""
+    return sorted(range(len(scores)), key=lambda i: -scores[i])
 
 
 def bm25_scores(docs, query, k1=1.2, b=0.75):
@@ -247,7 +252,7 @@ def part_d(args, log) -> dict:
                         )
                     )
                 scores, attainable = bm25_scores(turn_docs, tok(q["question"]))
-                order = sorted(range(len(scores)), key=lambda i: -scores[i])
+                order = best_first(scores)
                 best = [(turn_ids[i], scores[i]) for i in order[: memory_abstain.TOP]]
                 by_measure["bm25"].append(memory_abstain.record_turns(n_inst, kind, gold, best))
                 shares = [(t, v / attainable if attainable else 0.0) for t, v in best]
