@@ -268,19 +268,22 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
-# Sign-in throttling (django-axes): after LOGIN_FAILURE_LIMIT failed sign-ins for one account,
-# or from one client address, further attempts for it are refused for LOGIN_COOLOFF_MINUTES
-# (the page says so and for how long). Attempts are stored in the database, so every process
-# sees them. Axes' backend goes first: it refuses a locked-out attempt before the password
-# check.
+# Sign-in throttling (django-axes): after LOGIN_FAILURE_LIMIT failed sign-ins for one account
+# from one client address, or LOGIN_ADDRESS_FAILURE_LIMIT from one address whatever the
+# accounts, further attempts from there are refused for LOGIN_COOLOFF_MINUTES (the page says
+# so and for how long). A good sign-in clears that account's failures at that address only
+# (web/signin_lock.py). Attempts are stored in the database, so every process sees them.
+# Axes' backend goes first: it refuses a locked-out attempt before the password check.
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
 AXES_ENABLED = env_bool("LOGIN_THROTTLE", True)
+AXES_HANDLER = "web.signin_lock.PairAndAddressHandler"
 AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5, minimum=1)
+AXES_ADDRESS_FAILURE_LIMIT = env_int("LOGIN_ADDRESS_FAILURE_LIMIT", 20, minimum=1)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_COOLOFF_MINUTES", 15, minimum=1))
-AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]  # either one locks
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"], "ip_address"]  # the order matters
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_CLIENT_IP_CALLABLE = "chat.limits.client_ip"
