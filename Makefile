@@ -24,16 +24,17 @@ $(STAMP): pyproject.toml
 migrate: install
 	DEBUG=$${DEBUG:-true} $(PY) manage.py migrate --noinput
 
-# The development server (ASGI through daphne) with a background-job worker beside it.
+# The development server (ASGI through daphne) with a background-job worker beside it,
+# restarted by job_supervisor whenever it exits.
 run: migrate
 	@export DEBUG=$${DEBUG:-true}; \
 	$(PY) manage.py first_run; \
 	trap 'kill 0' EXIT; \
-	$(PY) manage.py db_worker --queue-name '*' & \
+	$(PY) manage.py job_supervisor -- --queue-name '*' & \
 	$(PY) manage.py runserver $(HOST):$(PORT)
 
 # Production: uvicorn with WORKERS processes (several need REDIS_URL: the in-memory channel
-# layer cannot cross processes) and a job worker. Needs the settings of docs/deploy.md.
+# layer cannot cross processes) and a job worker (restarted if it exits). Needs the settings of docs/deploy.md.
 serve: install
 	$(PY) manage.py check --deploy --fail-level WARNING
 	$(PY) manage.py migrate --noinput
@@ -41,7 +42,7 @@ serve: install
 	@workers=$(WORKERS); if [ -z "$$REDIS_URL" ] && [ "$$workers" -gt 1 ]; then \
 	  echo "REDIS_URL is not set: serving with 1 worker (the in-memory channel layer is per process)"; workers=1; fi; \
 	trap 'kill 0' EXIT; \
-	$(PY) manage.py db_worker --queue-name '*' --no-reload & \
+	$(PY) manage.py job_supervisor -- --queue-name '*' --no-reload & \
 	$(VENV)/bin/uvicorn config.asgi:application --host $(HOST) --port $(PORT) --workers $$workers \
 	  --proxy-headers --forwarded-allow-ips "$${FORWARDED_ALLOW_IPS:-127.0.0.1}" --no-server-header \
 	  --ws-max-size "$${WEBSOCKET_MAX_BYTES:-1048576}"

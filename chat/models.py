@@ -161,3 +161,16 @@ class ReplyVersion(models.Model):
 
     def __str__(self) -> str:
         return f"version {self.number} of reply {self.reply_id}"
+
+
+class WorkerHeartbeat(models.Model):
+    """The last time each background-job worker was seen (chat.jobs): the staff home and
+    /healthz tell from it whether anything is draining the queue."""
+
+    worker_id = models.CharField(max_length=64, unique=True)
+    pid = models.PositiveIntegerField()
+    started_at = models.DateTimeField(default=timezone.now)
+    seen_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    def __str__(self):
+        return f"worker {self.worker_id} (pid {self.pid}), seen {self.seen_at:%Y-%m-%d %H:%M:%S}"

@@ -163,8 +163,11 @@ else:
         },
     }
 
-# Background jobs: durable, in the database, run by `manage.py db_worker`.
+# Background jobs: durable, in the database, run by `manage.py job_worker` (db_worker's loop).
 TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+# The worker (`manage.py job_worker`, chat/jobs.py) records that it is alive this often; the
+# staff home and /healthz call it gone after three missed beats.
+MEMORYCHAT_WORKER_HEARTBEAT_SECONDS = env_int("WORKER_HEARTBEAT_SECONDS", 15, minimum=1)
 
 # The LLM: any OpenAI-compatible server. No key means the offline provider.
 OPENAI_API_KEY = env_str("OPENAI_API_KEY")
@@ -233,6 +236,7 @@ MEMORYCHAT_CREATE_DEMO_USER = env_bool("CREATE_DEMO_USER", DEBUG)
 
 # Production hardening: on by default whenever DEBUG is off (see docs/deploy.md).
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", not DEBUG)
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # probes often speak plain HTTP to the app
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", not DEBUG)
 CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", not DEBUG)
 SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0 if DEBUG else 31_536_000)

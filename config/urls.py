@@ -3,6 +3,7 @@ from django.http import HttpResponsePermanentRedirect
 from django.templatetags.static import static
 from django.urls import include, path
 
+from chat.health import healthz
 from chat.views import LoginView, password_reset, signup
 
 
@@ -17,6 +18,7 @@ urlpatterns = [
     path("accounts/signup/", signup, name="signup"),
     path("accounts/login/", LoginView.as_view(), name="login"),
     path("favicon.ico", favicon, name="favicon"),
+    path("healthz", healthz, name="healthz"),
     path("accounts/password_reset/", password_reset, name="password_reset"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("profile/", include("profiles.urls")),

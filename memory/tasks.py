@@ -1,4 +1,4 @@
-"""Background jobs (django-tasks; run by `manage.py db_worker`)."""
+"""Background jobs (django-tasks; run by `manage.py job_worker`, chat/jobs.py)."""
 
 from django_tasks import task
 
