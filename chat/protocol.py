@@ -260,7 +260,7 @@ def reply_end(reply: Message) -> dict:
         # marked interrupted once its lease runs out).
         "saved": getattr(reply, "saved", True),
         # The article renders the same text through the same cache: one render, not two.
-        "html": render_stored(reply.content),
+        "html": render_stored(reply.content, reply.conversation_id),
         "article": article(reply),
         "context": {
             "used": figures.get("total_tokens"),

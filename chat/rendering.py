@@ -202,22 +202,25 @@ def _render_parsed(text: str) -> str:
 
 
 # A stored message's text never changes (an edit or a regeneration is a new message), and a
-# conversation page renders up to 50 of them on every load: their HTML is kept per process.
-# Bounded in entries and in the size of a text kept (<= ~1,000 x 3 x 8 kB).
+# conversation page renders up to 50 of them on every load: their HTML is kept per process,
+# keyed by the conversation too (a hit is faster than a miss: a key shared between users would
+# tell one whether another's conversation holds the same text). Bounded in entries and in the
+# size of a text kept (<= ~1,000 x 3 x 8 kB).
 STORED_CACHE_ENTRIES = 1000
 STORED_CACHE_MAX_CHARS = 8000
 
 
 @lru_cache(maxsize=STORED_CACHE_ENTRIES)
-def _render_stored(text: str) -> str:
+def _render_stored(conversation_id: int | None, text: str) -> str:
     return render_markdown(text)
 
 
-def render_stored(text: str) -> str:
-    """``render_markdown`` for a stored message's text, from the cache when it was seen."""
+def render_stored(text: str, conversation_id: int | None) -> str:
+    """``render_markdown`` for a stored message's text, from the cache when that conversation
+    showed it before."""
     if len(text or "") > STORED_CACHE_MAX_CHARS:
         return render_markdown(text)
-    return _render_stored(text or "")
+    return _render_stored(conversation_id, text or "")
 
 
 class StreamRenderer:

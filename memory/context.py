@@ -79,7 +79,8 @@ class BuiltContext:
 class _Budget:
     """Token accounting for one request, in chat-format tokens."""
 
-    def __init__(self, model: str, limit: int):
+    def __init__(self, model: str, limit: int, user_id: int):
+        self.user_id = user_id  # keys the per-process token counts (see _tokens)
         self.encoding = encoding_for_model(model)
         self.model = model
         self.limit = limit
@@ -91,7 +92,7 @@ class _Budget:
 
     def cost_repeated(self, role: str, text: str) -> int:
         """``cost`` of a text seen on many turns (a memory line, the system prompt)."""
-        return self._overhead[role] + _tokens(self.encoding.name, text)
+        return self._overhead[role] + _tokens(self.user_id, self.encoding.name, text)
 
     def stored_cost(self, role: str, token_count: int) -> int:
         return self._overhead[role] + token_count
@@ -102,9 +103,10 @@ class _Budget:
 
 
 @lru_cache(maxsize=4096)
-def _tokens(encoding_name: str, text: str) -> int:
+def _tokens(user_id: int, encoding_name: str, text: str) -> int:
     """Tokens of a text that comes back turn after turn: the count depends on the text and the
-    encoding only, so it is kept (per process, bounded)."""
+    encoding only, so it is kept (per process, bounded), per user (a hit is faster than a miss:
+    a shared key would tell one user that another's memory holds the same text)."""
     return len(get_encoding(encoding_name).encode_ordinary(text))
 
 
@@ -180,7 +182,7 @@ def build(
     limit = total_budget - reserve
     if scale is not None and scale > 1.0:
         limit = int(limit / scale)
-    budget = history.budget = _Budget(model, limit)
+    budget = history.budget = _Budget(model, limit, conversation.user_id)
     profile = profile_get(user=conversation.user)  # one read for the switch and the block
     memory_on = recall.memory_enabled(conversation, profile=profile)
     prompt = selectors.system_prompt_current()

@@ -9,10 +9,10 @@ register = template.Library()
 
 
 @register.filter
-def markdown(text: str) -> str:
+def markdown(text: str, conversation_id=None) -> str:
     """A stored message's Markdown rendered and sanitised by nh3 (see chat.rendering), so
-    safe to insert."""
-    return mark_safe(render_stored(text))  # noqa: S308 — sanitised by nh3 above
+    safe to insert; `conversation_id` keys its per-process cache."""
+    return mark_safe(render_stored(text, conversation_id))  # noqa: S308 — sanitised by nh3
 
 
 @register.filter

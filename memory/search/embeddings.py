@@ -140,15 +140,17 @@ def local_embedder():
     return embed
 
 
+# Keyed by the user as well as the text: a hit is faster than a miss, and a shared key would let
+# one user time whether another just asked the exact same sentence.
 @lru_cache(maxsize=QUERY_CACHE)
-def _local_query_vector(query: str) -> array:
+def _local_query_vector(user_id: int | None, query: str) -> array:
     return array("f", _local_model().encode(query[:MAX_CHARS]).tobytes())
 
 
 # Which users' last search compared stored vectors (per process): only their turns start the
 # query's embedding early. It decides when a vector is computed, never what a search returns.
 _users_with_vectors: set[int] = set()
-_early: dict[str, Future] = {}
+_early: dict[tuple[int | None, str], Future] = {}
 _early_lock = threading.Lock()
 _early_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="query-embedding")
 
@@ -160,17 +162,17 @@ def query_vector_soon(*, user_id: int, query: str) -> None:
         return
     _users_with_vectors.discard(user_id)  # the search puts the user back if vectors remain
     with _early_lock:
-        if query in _early:
+        if (user_id, query) in _early:
             return
         while len(_early) >= EARLY_QUERIES:
             _early.pop(next(iter(_early)))
-        _early[query] = _early_pool.submit(_local_query_vector, query)
+        _early[user_id, query] = _early_pool.submit(_local_query_vector, user_id, query)
 
 
-def _query_vector(query: str) -> array:
+def _query_vector(user_id: int | None, query: str) -> array:
     with _early_lock:
-        started = _early.pop(query, None)
-    return started.result() if started is not None else _local_query_vector(query)
+        started = _early.pop((user_id, query), None)
+    return started.result() if started is not None else _local_query_vector(user_id, query)
 
 
 def _normalised(vector) -> array:
@@ -179,14 +181,17 @@ def _normalised(vector) -> array:
     return array("f", (x / norm for x in values))
 
 
-def embed_texts(texts: list[str], *, query: bool = False) -> list[array]:
+def embed_texts(
+    texts: list[str], *, query: bool = False, user_id: int | None = None
+) -> list[array]:
+    """Vectors of ``texts``; a single query's is cached per process for ``user_id`` only."""
     if backend() == "openai":
         response = embedding_client().embeddings.create(
             model=settings.OPENAI_EMBEDDING_MODEL, input=texts
         )
         return [_normalised(item.embedding) for item in response.data]
     if query and len(texts) == 1:
-        return [_query_vector(texts[0])]
+        return [_query_vector(user_id, texts[0])]
     return [array("f", v.tobytes()) for v in local_embedder()(texts, passage=not query)]
 
 
@@ -223,7 +228,7 @@ def compare(
         return None
     _users_with_vectors.add(user.pk)
     try:
-        (query_vector,) = embed_texts([query], query=True)
+        (query_vector,) = embed_texts([query], query=True, user_id=user.pk)
     except Exception:
         return None
     query_array = np.frombuffer(query_vector.tobytes(), dtype="float32")

@@ -91,7 +91,7 @@ def bm25_scores(
     average = stats.average_words or 1.0
     scores, held = [], []
     for row in rows:
-        tf = analysed(row.text).frequencies(idf, prefixes)
+        tf = analysed(row.text, owner=(row.kind, row.object_id)).frequencies(idf, prefixes)
         norm = BM25_K1 * (1 - BM25_B + BM25_B * row.words / average)
         scores.append(sum(idf[w] * n * (BM25_K1 + 1) / (n + norm) for w, n in tf.items()))
         held.append(frozenset(tf))

@@ -189,11 +189,14 @@ ANALYSED_ENTRIES = 20_000  # texts whose analysis is kept per process (0.3-3.5 k
 _analysed: OrderedDict[bytes, Analysed] = OrderedDict()
 
 
-def analysed(text: str) -> Analysed:
+def analysed(text: str, owner: tuple = ()) -> Analysed:
     """``analyse(text)``, kept for the texts seen last: a candidate row is ranked again on
     many turns, and its analysis depends on its text only. Keyed by a digest, so the cache
-    holds stems, not the texts."""
-    key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    holds stems, not the texts, and by ``owner`` (the row, hence its user) where there is one,
+    so that how fast one user's search runs does not depend on another's rows."""
+    digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16)
+    digest.update(repr(owner).encode())
+    key = digest.digest()
     found = _analysed.get(key)
     if found is not None:
         _analysed.move_to_end(key)

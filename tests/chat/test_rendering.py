@@ -45,9 +45,21 @@ def test_a_stored_message_renders_the_same_from_the_cache():
     """The page's cached render of a stored text is the live render, computed once."""
     text = "**Cached** once\n\n```python\nprint('hi')\n```\n<script>x</script>"
     _render_stored.cache_clear()
-    first, second = render_stored(text), render_stored(text)
+    first, second = render_stored(text, 7), render_stored(text, 7)
     assert first == second == render_markdown(text)
     assert "<script>" not in first
+    assert _render_stored.cache_info().hits == 1
+
+
+def test_the_render_cache_is_not_shared_between_conversations():
+    """The same text in another conversation (another user's, perhaps) is a miss: how fast a
+    page renders says nothing about what other conversations hold (issue 40, low 3)."""
+    text = "The launch code is **hunter2**"
+    _render_stored.cache_clear()
+    render_stored(text, 1)
+    render_stored(text, 2)
+    assert _render_stored.cache_info().hits == 0
+    render_stored(text, 2)
     assert _render_stored.cache_info().hits == 1
 
 
@@ -55,7 +67,7 @@ def test_a_very_long_text_is_rendered_without_the_cache():
     """A text over the size limit is not kept (the cache's memory stays bounded)."""
     text = "word " * (STORED_CACHE_MAX_CHARS // 5 + 1)
     _render_stored.cache_clear()
-    assert render_stored(text) == render_markdown(text)
+    assert render_stored(text, 7) == render_markdown(text)
     assert _render_stored.cache_info().currsize == 0
 
 

@@ -72,10 +72,19 @@ def test_a_vector_is_unit_length_and_the_same_in_any_batch(local):
 def test_a_query_asked_again_is_not_embedded_again(local):
     """A retry or a regenerate asks the same text: its vector comes from the cache."""
     embeddings._local_query_vector.cache_clear()
-    first = embeddings.embed_texts(["where does my dog like to go?"], query=True)
-    again = embeddings.embed_texts(["where does my dog like to go?"], query=True)
+    first = embeddings.embed_texts(["where does my dog like to go?"], query=True, user_id=1)
+    again = embeddings.embed_texts(["where does my dog like to go?"], query=True, user_id=1)
     assert first == again
     assert embeddings._local_query_vector.cache_info().hits == 1
+
+
+def test_the_query_vector_cache_is_not_shared_between_users(local):
+    """Another user asking the exact same sentence is a miss: one user cannot time whether
+    another just typed it (issue 40, low 3)."""
+    embeddings._local_query_vector.cache_clear()
+    embeddings.embed_texts(["is my divorce final yet?"], query=True, user_id=1)
+    embeddings.embed_texts(["is my divorce final yet?"], query=True, user_id=2)
+    assert embeddings._local_query_vector.cache_info().hits == 0
 
 
 def test_a_turn_starts_the_query_embedding_early_for_a_user_with_vectors(
@@ -109,8 +118,8 @@ def test_a_turn_starts_the_query_embedding_early_for_a_user_with_vectors(
         )
     finally:
         del embeddings._early_pool.submit
-    assert started == [(query,)]
-    assert query not in embeddings._early, "the search took the early vector"
+    assert started == [(alice.pk, query)]
+    assert (alice.pk, query) not in embeddings._early, "the search took the early vector"
     assert prepared.built.report["memories"]
     assert embeddings._local_query_vector.cache_info().misses == 2  # each query embedded once
 
@@ -119,7 +128,7 @@ def test_no_early_embedding_for_a_user_without_vectors(alice, conversation, loca
     """A user with nothing embedded costs no query embedding at all."""
     embeddings._users_with_vectors.discard(alice.pk)
     embeddings.query_vector_soon(user_id=alice.pk, query="anything at all")
-    assert "anything at all" not in embeddings._early
+    assert (alice.pk, "anything at all") not in embeddings._early
 
 
 def test_a_question_is_near_its_answer_and_far_from_unrelated_text(local):

@@ -69,6 +69,15 @@ def test_the_analysis_is_kept_per_text(monkeypatch):
     assert analysed("apples and pears") is not first  # evicted, analysed again
 
 
+def test_the_analysis_of_one_users_row_is_not_anothers(monkeypatch):
+    """Rows of the same text but different owners are analysed each for itself: how fast a
+    search ranks does not depend on another user's rows (issue 40, low 3)."""
+    monkeypatch.setattr(terms, "_analysed", type(terms._analysed)())
+    mine = analysed("my salary is 90k", owner=("fact", 1))
+    assert analysed("my salary is 90k", owner=("fact", 2)) is not mine
+    assert analysed("my salary is 90k", owner=("fact", 1)) is mine
+
+
 def test_stems_come_from_the_c_stemmer_and_match_the_pure_python_one():
     """PyStemmer (installed with the app) gives snowballstemmer's English stems, 18x faster."""
     import Stemmer
