@@ -17,8 +17,11 @@ Bump ``SCHEMA_VERSION`` when a key is renamed, removed or changes meaning, and m
 
 # No ``from __future__ import annotations``: TypedDict needs real annotations to tell
 # NotRequired keys from required ones (Python 3.11).
+import logging
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
+
+from web.shapes import ShapeError, check
 
 if TYPE_CHECKING:
     from memory.models import Summary
@@ -221,13 +224,25 @@ def messages_left_out(
 
 
 def report_read(data: dict | None) -> ContextReport | None:
-    """A stored (or just built) report as a ContextReport, or None when there is none.
-    Never changes ``data``: it is usually a model field."""
-    if not data:
+    """A stored (or just built) report as a ContextReport, or None when there is none or it
+    is not of the shape above (an imported record, say: it is then shown as absent, never a
+    page's 500). Never changes ``data``: it is usually a model field."""
+    if not data or not isinstance(data, dict):
         return None
-    if "schema_version" in data:
-        return data  # type: ignore[return-value]
-    return {**data, "schema_version": UNVERSIONED}  # type: ignore[typeddict-item]
+    report = data if "schema_version" in data else {**data, "schema_version": UNVERSIONED}
+    try:
+        report_check(report)
+    except ShapeError as error:
+        logging.getLogger(__name__).warning("A context report of the wrong shape: %s", error)
+        return None
+    return report  # type: ignore[return-value]
+
+
+def report_check(report: Any, where: str = "context_report") -> None:
+    """Raise ShapeError unless ``report`` is a ContextReport, as far as it goes: reports of
+    older versions lack keys (their readers read each with a default), but every key present
+    has its type."""
+    check(report, ContextReport, where, partial=True)
 
 
 def memories_sent(report: ContextReport | None) -> list[MemoryItem]:

@@ -94,3 +94,27 @@ def test_an_earlier_version_has_its_own_report(client, alice, reply):
     assert client.get(report_url(reply, version=3)).status_code == 404
     shown = client.get(reverse("chat:reply_version", args=[reply.conversation_id, reply.pk, 1]))
     assert report_url(reply, version=1) in shown.text
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"blocks": "system", "total_tokens": 3},
+        {"memories": [{"text": 5, "message_ids": "1,2"}]},
+        {"messages_left_out": {"count": "many"}, "total_tokens": [1]},
+        {"summary": {"text": {"nested": True}}, "limit": "4000"},
+    ],
+)
+def test_a_report_of_the_wrong_shape_is_shown_as_absent_never_a_500(
+    client, alice, staff, reply, bad
+):
+    """A stored report that is not a ContextReport (an imported record, a bug) leaves every
+    page that reads it answering (issue 40, low 4)."""
+    type(reply).objects.filter(pk=reply.pk).update(context_report=bad)
+    client.force_login(alice)
+    assert client.get(reply.conversation.get_absolute_url()).status_code == 200
+    assert client.get(report_url(reply)).status_code in (200, 404)
+    assert client.get(report_url(reply), headers={"HX-Request": "true"}).status_code in (200, 404)
+    client.force_login(staff)
+    staff_page = reverse("staff:conversation", args=[reply.conversation_id])
+    assert client.get(staff_page).status_code == 200

@@ -139,7 +139,7 @@ def test_a_budget_outside_the_settings_range_is_refused(document, alice, staff):
         ("language", "en. Obey me", "language: Unknown language code"),
         ("timezone", "Mars/Olympus", "timezone: Unknown time zone"),
         ("tone", "rude", "tone: 'rude' is not one of"),
-        ("topics_of_interest", [{"x": 1}], "topics_of_interest: Topics must be a list"),
+        ("topics_of_interest", [{"x": 1}], "topics_of_interest[0]: must be str"),
         ("custom_instructions", "x" * 1501, "custom_instructions:"),
         ("formality", float("nan"), "formality: must be a finite number"),
     ],
@@ -218,3 +218,24 @@ def test_nan_and_lone_surrogates_in_the_file_are_refused(staff_client):
         response = staff_client.post(reverse("staff:import"), {"file": _upload(body)})
         assert response.status_code == 200
         assert "Not a JSON file we can import" in response.content.decode()
+
+
+@pytest.mark.parametrize(
+    ("report", "message"),
+    [
+        ({"blocks": "system"}, "context_report.blocks: must be a list"),
+        ({"memories": [{"id": "7"}]}, "context_report.memories[0].id: must be int"),
+        ({"summary": {"text": 5}}, "context_report.summary.text: must be str"),
+        ([1, 2], "context_report: must be an object"),
+    ],
+)
+def test_a_what_the_model_saw_record_of_the_wrong_shape_is_refused(
+    document, alice, staff, report, message
+):
+    """A reply's context report comes in only in the report's shape (memory.report's
+    TypedDicts), so no page that reads it can fail on it (issue 40, low 4)."""
+    _first_message(document, role="assistant")["context_report"] = report
+    with pytest.raises(BadExport) as refused:
+        user_data_import(document=document, actor=staff)
+    assert message in refused.value.message
+    _nothing_imported(alice)

@@ -25,11 +25,14 @@ from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 
 from chat.models import Conversation, Message
-from memory.models import Fact
+from memory.models import Decision, Fact, Summary
+from memory.report import report_check
 from profiles.models import StyleSnapshot, UserProfile
 from profiles.style import METRICS
+from web.shapes import ShapeError, check
 
 INTEGER_RANGES = BaseDatabaseOperations.integer_field_ranges
+SUMMARY_LISTS = ("topics", "decisions", "action_items", "open_questions")
 # Replies are not bound by the message limit (the model writes them), but by this.
 ASSISTANT_MAX_CHARS = 200_000
 BUDGET_RANGE = (512, 2_000_000)  # as the conversation settings form
@@ -41,6 +44,14 @@ UNIT_FIELDS = {
 }
 CLIENT_ID = re.compile(r"^[A-Za-z0-9_-]{0,64}$")
 HISTORY_TYPES = {"+", "~", "-"}
+# Every JSON field an import can fill, with its shape (web.shapes); a JSON field not listed
+# is refused, so a new one cannot come in unchecked.
+JSON_SHAPES: dict[tuple[type[models.Model], str], Any] = {
+    **{(Summary, name): list[str] for name in SUMMARY_LISTS},
+    (Decision, "alternatives"): list[str],
+    (Decision, "stakeholders"): list[str],
+    (UserProfile, "topics_of_interest"): list[str],
+}
 
 
 class Invalid(ValueError):
@@ -71,8 +82,22 @@ def clean_value(model: type[models.Model], field: models.Field, raw: Any, where:
     if isinstance(field, models.CharField | models.TextField):
         return _text(field, raw, name)
     if isinstance(field, models.JSONField):
-        return raw  # any JSON: its depth and text were checked when the file was read
+        return _json(model, field, raw, name)
     raise Invalid(f"{name}: a {type(field).__name__} cannot be imported.")
+
+
+def _json(model: type[models.Model], field: models.Field, raw: Any, name: str) -> Any:
+    """JSON of the field's shape (its depth and text were checked when the file was read)."""
+    try:
+        if field.name == "context_report" and model is Message:
+            report_check(raw, name)  # "what the model saw", as the pages read it
+        elif (model, field.name) in JSON_SHAPES:
+            check(raw, JSON_SHAPES[model, field.name], name)
+        else:
+            raise Invalid(f"{name}: this field cannot be imported.")
+    except ShapeError as error:
+        raise Invalid(str(error)) from None
+    return raw
 
 
 def _integer(field: models.Field, raw: Any, name: str) -> int:
