@@ -44,7 +44,7 @@ class Download:
 
 def data_export(*, user) -> Download:
     """All of the user's data in the staff import's format (``userdata.transfer``)."""
-    document = user_data_export(user=user)
+    document = user_data_export(user=user, for_the_user=True)
     body = json.dumps(document, cls=DjangoJSONEncoder, ensure_ascii=False, indent=1)
     name = download_filename(
         "memorychat", user.get_username(), timezone.localdate().isoformat(), extension="json"

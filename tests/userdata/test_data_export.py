@@ -59,3 +59,15 @@ def test_the_file_name_is_safe(db):
     name = data_export(user=user).filename
     assert name.startswith("memorychat-zoe-x-") and name.endswith(".json")
     assert all(c.isalnum() or c in "-." for c in name)
+
+
+def test_the_users_own_copy_says_staff_for_the_staff_who_edited_it(alice, staff, data):
+    """Staff edited one of alice's memories: her own download says "staff", never the staff
+    account's name (issue 40, low 5); the staff's export still names them."""
+    from memory.services.edits import memory_update
+
+    fact = Fact.objects.filter(user=alice).first()
+    memory_update(memory=fact, actor=staff, changes={"text": "Lives in Grenoble, France"})
+    own = data_export(user=alice).body
+    assert '"history_user": "staff"' in own and f'"{staff.username}"' not in own
+    assert f'"{staff.username}"' in json.dumps(user_data_export(user=alice), default=str)

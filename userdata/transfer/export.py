@@ -36,13 +36,20 @@ NESTED_OWNER = {
 USER_FIELDS = ("username", "email", "first_name", "last_name", "date_joined", "is_active")
 
 
-class _Refs:
-    """Database ids to document references, and user ids to usernames."""
+# What the user's own copy says for any other account (staff who edited their memories or
+# asked for a summary): the staff's names are not theirs to know.
+OTHER_ACCOUNT = "staff"
 
-    def __init__(self):
+
+class _Refs:
+    """Database ids to document references, and user ids to usernames (with ``owner_only``,
+    every account but the owner's ``OTHER_ACCOUNT``)."""
+
+    def __init__(self, owner_id: int | None = None):
         self.refs: dict[type, dict[int, str]] = defaultdict(dict)
         self.message_ids: dict[int, list[int]] = {}  # conversation id -> sorted message ids
         self._usernames: dict[int, str | None] = {}
+        self.owner_id = owner_id
 
     def ref(self, model: type, pk: int | None) -> str | None:
         return self.refs[model].get(pk) if pk else None
@@ -50,6 +57,8 @@ class _Refs:
     def username(self, pk: int | None) -> str | None:
         if not pk:
             return None
+        if self.owner_id is not None and pk != self.owner_id:
+            return OTHER_ACCOUNT
         if pk not in self._usernames:
             User = get_user_model()
             self._usernames[pk] = (
@@ -105,9 +114,10 @@ def _history_by_object(model, queryset, ids: set[int]) -> dict[int, list]:
     return grouped
 
 
-def user_data_export(*, user) -> dict:
-    """Everything held about ``user`` as a JSON-serialisable dict (see the package docstring)."""
-    refs = _Refs()
+def user_data_export(*, user, for_the_user: bool = False) -> dict:
+    """Everything held about ``user`` as a JSON-serialisable dict (see the package docstring).
+    ``for_the_user``: their own copy, which names no other account (``OTHER_ACCOUNT``)."""
+    refs = _Refs(owner_id=user.pk if for_the_user else None)
     document: dict[str, Any] = {
         "format": FORMAT,
         "version": VERSION,
