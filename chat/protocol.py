@@ -22,7 +22,7 @@ from chat.services import ChatError, clean_text
 from llm.errors import NOT_RETRYABLE
 from memory.report import report_read
 
-CLIENT_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+CLIENT_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")  # fullmatch: "$" would let "\n" end one
 MESSAGE_TEMPLATE = "chat/_message.html"
 # No frame nests deeper than this (an object holding a value): deeper is not ours.
 MAX_DEPTH = 4
@@ -49,7 +49,7 @@ class Send:
         text, client_id = frame.get("text"), frame.get("client_id", "")
         if not isinstance(text, str):
             raise FrameError("A message must be text.")
-        if not isinstance(client_id, str) or (client_id and not CLIENT_ID.match(client_id)):
+        if not isinstance(client_id, str) or (client_id and not CLIENT_ID.fullmatch(client_id)):
             raise FrameError("client_id must be 1-64 letters, digits, '-' or '_'.")
         return cls(text=_text(text), client_id=client_id)
 

@@ -80,7 +80,7 @@ ALLOWED_VALUES: dict[str, dict[str, set[str]]] = {
     "button": dict(type={"button"}, data_copy={""}, **{"class": {"copy"}}),
 }
 ALLOWED_VALUES["button"]["data-copy"] = ALLOWED_VALUES["button"].pop("data_copy")
-LANGUAGE = re.compile(r"^[\w+#.-]{1,32}$")
+LANGUAGE = re.compile(r"[\w+#.-]{1,32}")  # fullmatch
 MAX_HIGHLIGHT_CHARS = 20_000  # longer blocks are shown plain: highlighting them costs too much
 
 _cleaner = nh3.Cleaner(
@@ -136,7 +136,7 @@ def code_block(code: str, info: str) -> str:
     """One fenced block: its language label, a Copy button, the code (highlighted when the
     language is known)."""
     language = info.split(maxsplit=1)[0] if info.strip() else ""
-    if not LANGUAGE.match(language):
+    if not LANGUAGE.fullmatch(language):
         language = ""
     lexer = _lexer(language.lower()) if language else None
     if lexer is not None and len(code) <= MAX_HIGHLIGHT_CHARS:

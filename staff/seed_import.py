@@ -84,7 +84,7 @@ CATEGORY_MAP = {
     "technical": Fact.Category.TECHNICAL,
     "tech": Fact.Category.TECHNICAL,
 }
-KNOWLEDGE_FILE = re.compile(r"^knowledge_(?P<rest>.+)\.json$")
+KNOWLEDGE_FILE = re.compile(r"knowledge_(?P<rest>.+)\.json")  # fullmatch
 
 
 class BadFile(Exception):
@@ -136,7 +136,7 @@ def discover(directory: Path) -> list[SeedFile]:
 def _split_knowledge_name(name: str, known: set[str]) -> tuple[str, str]:
     """``knowledge_<user>_<category>.json``; user ids may hold underscores ("user_456"), so a
     user known from the other files wins, then an existing account, then the last underscore."""
-    match = KNOWLEDGE_FILE.match(name)
+    match = KNOWLEDGE_FILE.fullmatch(name)
     rest = match.group("rest") if match else ""
     splits = [(rest[:i], rest[i + 1 :]) for i, ch in enumerate(rest) if ch == "_"]
     splits = [(user, category) for user, category in splits if user and category]

@@ -35,6 +35,8 @@ def test_it_parses_each_frame_the_browser_sends():
         ({"type": "send", "text": 42}, "bad_frame", "A message must be text."),
         ({"type": "send", "text": "Hi", "client_id": None}, "bad_frame", "client_id must be"),
         ({"type": "send", "text": "Hi", "client_id": "x" * 65}, "bad_frame", "client_id must"),
+        # "$" matches before a final newline: the whole id must match (issue 40, low 6).
+        ({"type": "send", "text": "Hi", "client_id": "a-1\n"}, "bad_frame", "client_id must"),
         ({"type": "send", "text": " \n "}, "empty", "The message is empty."),
         ({"type": "retry", "message_id": "1"}, "bad_frame", "retry needs a message_id"),
         ({"type": "retry", "message_id": True}, "bad_frame", "retry needs a message_id"),

@@ -239,3 +239,11 @@ def test_a_what_the_model_saw_record_of_the_wrong_shape_is_refused(
         user_data_import(document=document, actor=staff)
     assert message in refused.value.message
     _nothing_imported(alice)
+
+
+def test_a_client_id_with_a_trailing_newline_is_refused(document, alice, staff):
+    """The whole client_id must match its pattern ("$" would let a final newline through)."""
+    _first_message(document)["client_id"] = "abc\n"
+    with pytest.raises(BadExport, match="client_id: at most 64 letters"):
+        user_data_import(document=document, actor=staff)
+    _nothing_imported(alice)

@@ -42,7 +42,7 @@ UNIT_FIELDS = {
     UserProfile: set(METRICS),
     StyleSnapshot: set(METRICS),
 }
-CLIENT_ID = re.compile(r"^[A-Za-z0-9_-]{0,64}$")
+CLIENT_ID = re.compile(r"[A-Za-z0-9_-]{0,64}")  # fullmatch: "$" would let "\n" end one
 HISTORY_TYPES = {"+", "~", "-"}
 # Every JSON field an import can fill, with its shape (web.shapes); a JSON field not listed
 # is refused, so a new one cannot come in unchecked.
@@ -184,7 +184,7 @@ def _message_rules(values: dict[str, Any], where: str) -> None:
     )
     if len(values.get("content", "")) > limit:
         raise Invalid(f"{where}.content: longer than the limit of {limit:,} characters.")
-    if not CLIENT_ID.match(values.get("client_id", "")):
+    if not CLIENT_ID.fullmatch(values.get("client_id", "")):
         raise Invalid(f"{where}.client_id: at most 64 letters, digits, '-' or '_'.")
     # No imported reply is being written by anyone: a "streaming" row would leave the
     # conversation busy (a lease in the future) or swept at random (one in the past).
