@@ -18,9 +18,10 @@ from django.template.loader import render_to_string
 from chat import jsonsafe
 from chat.models import Message
 from chat.rendering import render_stored
-from chat.services import ChatError, clean_text
+from chat.services import ChatError
 from llm.errors import NOT_RETRYABLE
 from memory.report import report_read
+from web.visible import has_visible_text
 
 CLIENT_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")  # fullmatch: "$" would let "\n" end one
 MESSAGE_TEMPLATE = "chat/_message.html"
@@ -134,7 +135,7 @@ def _text(text: object) -> str:
     """A user message's text: not empty, within MAX_MESSAGE_CHARS."""
     if not isinstance(text, str):
         raise FrameError("A message must be text.")
-    if not clean_text(text).strip():  # NUL is dropped when stored: NUL alone is nothing
+    if not has_visible_text(text):  # spaces, NUL, zero-width and bidi marks show nothing
         raise FrameError("The message is empty.", code="empty")
     limit = settings.MEMORYCHAT_MAX_MESSAGE_CHARS
     if len(text) > limit:

@@ -38,6 +38,11 @@ def test_it_parses_each_frame_the_browser_sends():
         # "$" matches before a final newline: the whole id must match (issue 40, low 6).
         ({"type": "send", "text": "Hi", "client_id": "a-1\n"}, "bad_frame", "client_id must"),
         ({"type": "send", "text": " \n "}, "empty", "The message is empty."),
+        # No visible character is empty too (issue 40, low 7): zero-width, bidi, fillers.
+        ({"type": "send", "text": "\u200b\u200d\ufeff"}, "empty", "The message is empty."),
+        ({"type": "send", "text": "\u202e\u2066\u00a0"}, "empty", "The message is empty."),
+        ({"type": "send", "text": "\u3164\u2800\ufe0f"}, "empty", "The message is empty."),
+        ({"type": "edit", "message_id": 3, "text": "\u2060"}, "empty", "The message is empty."),
         ({"type": "retry", "message_id": "1"}, "bad_frame", "retry needs a message_id"),
         ({"type": "retry", "message_id": True}, "bad_frame", "retry needs a message_id"),
         ({"type": "sync"}, "bad_frame", "sync needs a reply_id (an integer)."),
@@ -334,3 +339,8 @@ def test_a_notice_quotes_what_it_replaced_without_a_second_full_stop():
     html = render_to_string("memory/_notice.html", {"notice": notice})
     assert "Replaces “Her daughter is Adata.”</p>" in html
     assert ".”." not in html
+
+
+@pytest.mark.parametrize("text", ["👍", "é", "e\u0301", "\u200bhi", "日本"])
+def test_a_message_with_one_visible_character_is_sent(text):
+    assert protocol.parse({"type": "send", "text": text}).text == text

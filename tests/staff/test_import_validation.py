@@ -247,3 +247,11 @@ def test_a_client_id_with_a_trailing_newline_is_refused(document, alice, staff):
     with pytest.raises(BadExport, match="client_id: at most 64 letters"):
         user_data_import(document=document, actor=staff)
     _nothing_imported(alice)
+
+
+def test_a_user_message_of_invisible_characters_is_refused(document, alice, staff):
+    """An imported user message must have a visible character (issue 40, low 7)."""
+    _first_message(document)["content"] = "\u200b\u200c\u2063"
+    with pytest.raises(BadExport, match="content: empty"):
+        user_data_import(document=document, actor=staff)
+    _nothing_imported(alice)

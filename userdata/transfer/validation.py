@@ -30,6 +30,7 @@ from memory.report import report_check
 from profiles.models import StyleSnapshot, UserProfile
 from profiles.style import METRICS
 from web.shapes import ShapeError, check
+from web.visible import has_visible_text
 
 INTEGER_RANGES = BaseDatabaseOperations.integer_field_ranges
 SUMMARY_LISTS = ("topics", "decisions", "action_items", "open_questions")
@@ -184,6 +185,8 @@ def _message_rules(values: dict[str, Any], where: str) -> None:
     )
     if len(values.get("content", "")) > limit:
         raise Invalid(f"{where}.content: longer than the limit of {limit:,} characters.")
+    if role == Message.Role.USER and not has_visible_text(values.get("content", "")):
+        raise Invalid(f"{where}.content: empty (no visible character).")
     if not CLIENT_ID.fullmatch(values.get("client_id", "")):
         raise Invalid(f"{where}.client_id: at most 64 letters, digits, '-' or '_'.")
     # No imported reply is being written by anyone: a "streaming" row would leave the
