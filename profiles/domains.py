@@ -347,7 +347,8 @@ _PASTE_LINE_RE = re.compile(
 
 
 def _index() -> tuple[dict[str, list[tuple[str, str]]], int]:
-    """term -> [(domain, kind)], kind "word" or "jargon"; and the longest term in words."""
+    """term -> [(domain, kind)], kind "word" or "jargon"; and the longest term in words.
+    Also fills ``_STARTS``: word -> the lengths of the terms it starts, longest first."""
     index: dict[str, list[tuple[str, str]]] = {}
     longest = 1
     for domain in DOMAINS:
@@ -356,26 +357,27 @@ def _index() -> tuple[dict[str, list[tuple[str, str]]], int]:
                 key = " ".join(WORD_RE.findall(term.lower()))
                 longest = max(longest, key.count(" ") + 1)
                 index.setdefault(key, []).append((domain.slug, kind))
+                first, size = key.split(" ", 1)[0], key.count(" ") + 1
+                _STARTS[first] = tuple(sorted({*_STARTS.get(first, ()), size, 1}, reverse=True))
                 if " " not in key and not key.endswith("s") and len(key) > 2:
                     index.setdefault(key + "s", []).append((domain.slug, kind))
     return index, longest
 
 
+_STARTS: dict[str, tuple[int, ...]] = {}
 _INDEX, _LONGEST = _index()
 
 _DEFINITION_RE = re.compile(
     r"\b(?:what(?:'s| is| are| does| do| exactly is)|what's an?|what is an?|define|"
     r"meaning of|explain(?: to me)?(?: what)?|never heard of|heard (?:the term|of))\s+"
-    r"(?:an? |the )?([^?.!,;\n]{1,60})",
-    re.IGNORECASE,
+    r"(?:an? |the )?([^?.!,;\n]{1,60})"
 )
 _BEGINNER_RE = re.compile(
     r"\b(?:i don'?t understand|i'?m (?:so |really |a bit |totally )?confused|"
     r"in simple terms|simple explanation|explain like i'?m|eli5|for dummies|"
     r"where (?:do|should) i (?:even )?start|the basics|basic question|stupid question|"
     r"dumb question|step by step|no idea (?:how|what)|is it normal (?:that|to)|"
-    r"what does (?:that|this|it) mean|how do i even)\b",
-    re.IGNORECASE,
+    r"what does (?:that|this|it) mean|how do i even)\b"
 )
 _ADJ = r"(?:(?:completely|totally|very|quite|pretty|really|fairly|relatively|absolutely|brand) )*"
 _SELF_BEGINNER_RE = re.compile(
@@ -385,14 +387,12 @@ _SELF_BEGINNER_RE = re.compile(
     rf"|\bi (?:know|understand) (?:nothing|very little|little) about\s+(?P<y>[^.!?,;\n]{{1,40}})"
     rf"|\bi don'?t know (?:anything|much) about\s+(?P<z>[^.!?,;\n]{{1,40}})"
     rf"|\bi(?:'ve| have) never\s+(?P<never>[^.!?,;\n]{{1,40}})"
-    rf"|\b(?:first time|just (?:started|starting|getting into))\s+(?P<first>[^.!?,;\n]{{1,40}})",
-    re.IGNORECASE,
+    rf"|\b(?:first time|just (?:started|starting|getting into))\s+(?P<first>[^.!?,;\n]{{1,40}})"
 )
 _SELF_MIDDLE_RE = re.compile(
     r"\bi (?:know|understand) the basics of\s+(?P<x>[^.!?,;\n]{1,40})"
     r"|\b(?:i'?m|i am) (?:learning|studying|getting better at|an intermediate(?: in| at)?)\s+"
-    r"(?P<y>[^.!?,;\n]{1,40})",
-    re.IGNORECASE,
+    r"(?P<y>[^.!?,;\n]{1,40})"
 )
 _SELF_EXPERT_RE = re.compile(
     r"\b(?:i'?m|i am|i work as|i'?ve worked as|i have worked as|as) (?:a |an )?"
@@ -403,9 +403,17 @@ _SELF_EXPERT_RE = re.compile(
     r"|\bi(?:'ve| have) been (?P<doing>[a-z]+ing|a [a-z ]{2,30}?) for (?:over |more than |about )?"
     r"(?:\d+|many|several|a few|ten|twenty|fifteen|five|six|seven|eight|nine) years"
     r"|\bi (?:teach|practise|practice)\s+(?P<teach>[^.!?,;\n]{1,40})"
-    r"|\bi work in\s+(?P<field>[^.!?,;\n]{1,40})",
-    re.IGNORECASE,
+    r"|\bi work in\s+(?P<field>[^.!?,;\n]{1,40})"
 )
+# Words without which a pattern cannot match: most messages skip the patterns.
+_DEFINITION_HINTS = frozenset(
+    {"what", "what's", "whats", "define", "meaning", "explain", "heard", "never"}
+)
+_BEGINNER_HINTS = frozenset(
+    {"understand", "confused", "simple", "eli5", "dummies", "where", "basics", "basic"}
+    | {"stupid", "dumb", "step", "idea", "normal", "mean", "even", "explain"}
+)
+_SELF_HINTS = frozenset({"i", "i'm", "im", "i've", "as", "first", "just"})
 # "I work in finance": the field's own name.
 _FIELDS = {
     "finance": "finance", "banking": "finance", "accounting": "finance",
@@ -444,8 +452,11 @@ def _terms_in(tokens: list[str]) -> list[tuple[str, str, str]]:
     n = len(tokens)
     i = 0
     while i < n:
-        for size in range(min(_LONGEST, n - i), 0, -1):
-            key = " ".join(tokens[i : i + size])
+        token = tokens[i]
+        for size in _STARTS.get(token, (1,)):
+            if size > n - i:
+                continue
+            key = token if size == 1 else " ".join(tokens[i : i + size])
             hits = _INDEX.get(key)
             if hits:
                 found.extend((key, slug, kind) for slug, kind in hits)
@@ -521,19 +532,23 @@ def analyse_domains(text: str) -> dict[str, DomainEvidence]:
     if has_code:
         hits["programming"] = hits.get("programming", 0) + 1
 
+    words_used = set(tokens)
+    selves = _self_descriptions(lower) if words_used & _SELF_HINTS else {}
+    if not hits and not selves:
+        return {}
     novice: dict[str, int] = {}
-    for match in _DEFINITION_RE.finditer(prose):
-        words = WORD_RE.findall(match.group(1).lower())
+    definitions = _DEFINITION_RE.finditer(lower) if words_used & _DEFINITION_HINTS else ()
+    for match in definitions:
+        words = WORD_RE.findall(match.group(1))
         if not words or words[0] in _NOT_DEFINITIONAL:
             continue
         asked = _terms_in(words[:4])
         for term, slug, _kind in asked[:2]:
             novice[slug] = novice.get(slug, 0) + 1
             jargon.get(slug, set()).discard(term)
-    general_novice = len(_BEGINNER_RE.findall(prose))
+    general_novice = len(_BEGINNER_RE.findall(lower)) if words_used & _BEGINNER_HINTS else 0
 
     evidence: dict[str, DomainEvidence] = {}
-    selves = _self_descriptions(prose)
     for slug, (level, said) in selves.items():
         evidence[slug] = DomainEvidence(
             slug, hits.get(slug, 0) + 1, STRONG_READINGS[level], STRONG_WEIGHT,

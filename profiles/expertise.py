@@ -21,7 +21,7 @@ from typing import Any
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from profiles.domains import (
@@ -34,6 +34,7 @@ from profiles.domains import (
     main_domains,
 )
 from profiles.models import DomainLevel, DomainSnapshot, UserProfile
+from web.compiled import CompiledRead, plain_insert
 
 # A snapshot each time a domain's level changes or its evidence passes a multiple of this;
 # the newest SNAPSHOT_KEEP per domain are kept.
@@ -135,49 +136,105 @@ def expertise_for_turn(profile: UserProfile, text: str) -> ExpertiseBlock:
 # -- learning -----------------------------------------------------------------------------------
 
 
-def domains_observe(*, user: AbstractBaseUser, texts: list[str]) -> int:
+_LEVELS_OF = CompiledRead(lambda profile_id: DomainLevel.objects.filter(profile_id=profile_id), int)
+
+
+class _Changed(Exception):
+    """A row changed since it was read, or memory was turned off: take the lock instead."""
+
+
+def domains_observe(
+    *, user: AbstractBaseUser, texts: list[str], profile: UserProfile | None = None
+) -> int:
     """Learn the user's level per domain from their new messages, in order; return how many
-    readings were stored. Nothing while memory is off or for a hidden domain. Under the
-    profile's row lock (as the style's learning), so concurrent turns queue."""
+    readings were stored. Nothing while memory is off or for a hidden domain.
+
+    ``profile``: the user's profile as the after-turn batch read it. With it, the rows are
+    read with one compiled statement and each is updated only if it still holds what was
+    read and memory is still on (one transaction, no lock); a new domain, or a row changed
+    meanwhile, takes the profile's row lock as the style's learning does, so concurrent
+    turns queue."""
     found = _readings(texts)
     if not found:
         return 0
+    if profile is not None and profile.pk is not None and profile.memory_enabled:
+        rows = {row.domain: row for row in _LEVELS_OF.read(profile.pk)}
+        if all(e.domain in rows for e in found):
+            try:
+                return _observe_unlocked(profile, rows, found)
+            except _Changed:
+                pass
+    return _observe_locked(user, found)
+
+
+def _learn(profile, rows: dict, found: list[DomainEvidence], now) -> tuple[dict, list, int]:
+    """Fold the readings into ``rows`` (changed in place, new ones added); return the changed
+    rows with what they held before (evidence, score), the snapshots due, and the count."""
+    before, snapshots, stored = {}, [], 0
+    for evidence in found:
+        row = rows.setdefault(evidence.domain, DomainLevel(profile=profile, domain=evidence.domain))
+        if row.hidden:
+            continue
+        before.setdefault(row.domain, (row.evidence, row.score))
+        level, count = row.level, row.evidence
+        row.score = estimate(row.score, row.evidence, evidence.reading, evidence.weight)
+        row.evidence += evidence.weight
+        row.level = level_for(row.score, row.evidence, row.level)
+        row.updated_at = now
+        stored += 1
+        if row.level != level or row.evidence // SNAPSHOT_EVERY > count // SNAPSHOT_EVERY:
+            snapshots.append(
+                DomainSnapshot(
+                    profile=profile, domain=row.domain, taken_at=now,
+                    evidence=row.evidence, score=row.score, level=row.level,
+                )
+            )  # fmt: skip
+    return before, snapshots, stored
+
+
+# The conditional update of the unlocked path: the row as read, memory still on. The models'
+# own tables, no input in the text.
+_UPDATE = (
+    "UPDATE {levels} SET score = %s, evidence = %s, level = %s, updated_at = %s "
+    "WHERE id = %s AND evidence = %s AND score = %s AND NOT hidden AND EXISTS "
+    "(SELECT 1 FROM {profiles} WHERE id = %s AND NOT (memory_mode = %s))"
+)
+
+
+def _observe_unlocked(profile: UserProfile, rows: dict, found: list[DomainEvidence]) -> int:
+    now = timezone.now()
+    before, snapshots, stored = _learn(profile, rows, found, now)
+    ops = connection.ops
+    sql = _UPDATE.format(
+        levels=ops.quote_name(DomainLevel._meta.db_table),
+        profiles=ops.quote_name(UserProfile._meta.db_table),
+    )
+    with transaction.atomic(), connection.cursor() as cursor:
+        for slug, (evidence, score) in before.items():
+            row = rows[slug]
+            cursor.execute(
+                sql,
+                [
+                    row.score, row.evidence, row.level, ops.adapt_datetimefield_value(now),
+                    row.pk, evidence, score, profile.pk, UserProfile.MemoryMode.OFF,
+                ],
+            )  # fmt: skip
+            if cursor.rowcount != 1:
+                raise _Changed  # rolls back what this call wrote
+        for snapshot in snapshots:
+            plain_insert(snapshot)
+        _prune_now_and_then(profile, snapshots)
+    return stored
+
+
+def _observe_locked(user: AbstractBaseUser, found: list[DomainEvidence]) -> int:
     with transaction.atomic():
         profile, _ = UserProfile.objects.select_for_update().get_or_create(user=user)
         if not profile.memory_enabled:
             return 0
-        now = timezone.now()
-        rows = {
-            r.domain: r
-            for r in DomainLevel.objects.filter(
-                profile=profile, domain__in={e.domain for e in found}
-            )
-        }
-        snapshots, changed, stored = [], set(), 0
-        for evidence in found:
-            row = rows.setdefault(
-                evidence.domain, DomainLevel(profile=profile, domain=evidence.domain)
-            )
-            if row.hidden:
-                continue
-            before_level, before = row.level, row.evidence
-            row.score = estimate(row.score, row.evidence, evidence.reading, evidence.weight)
-            row.evidence += evidence.weight
-            row.level = level_for(row.score, row.evidence, row.level)
-            row.updated_at = now
-            changed.add(row.domain)
-            stored += 1
-            if (
-                row.level != before_level
-                or row.evidence // SNAPSHOT_EVERY > before // SNAPSHOT_EVERY
-            ):
-                snapshots.append(
-                    DomainSnapshot(
-                        profile=profile, domain=row.domain, taken_at=now,
-                        evidence=row.evidence, score=row.score, level=row.level,
-                    )
-                )  # fmt: skip
-        for slug in changed:
+        rows = {r.domain: r for r in DomainLevel.objects.filter(profile=profile)}
+        before, snapshots, stored = _learn(profile, rows, found, timezone.now())
+        for slug in before:
             row = rows[slug]
             if row.pk is None:
                 row.save()
@@ -185,8 +242,16 @@ def domains_observe(*, user: AbstractBaseUser, texts: list[str]) -> int:
                 row.save(update_fields=["score", "evidence", "level", "updated_at"])
         if snapshots:
             DomainSnapshot.objects.bulk_create(snapshots)
-            _prune(profile, {s.domain for s in snapshots})
+            _prune_now_and_then(profile, snapshots)
     return stored
+
+
+def _prune_now_and_then(profile: UserProfile, snapshots: list[DomainSnapshot]) -> None:
+    """Drop the oldest snapshots beyond SNAPSHOT_KEEP, checked every tenth snapshot of a
+    domain (a query each): a domain holds about SNAPSHOT_KEEP + 10 at most meanwhile."""
+    due = {s.domain for s in snapshots if (s.evidence // SNAPSHOT_EVERY) % 10 == 0}
+    if due:
+        _prune(profile, due)
 
 
 def _prune(profile: UserProfile, domains: set[str]) -> None:

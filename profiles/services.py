@@ -118,7 +118,7 @@ def profiles_observe_messages(
             _observe_locked(users[user_id], found)
     for user, _text in observations:
         if user.pk in texts:  # the level per domain (profiles.expertise), once per user
-            domains_observe(user=user, texts=texts.pop(user.pk))
+            domains_observe(user=user, texts=texts.pop(user.pk), profile=profiles.get(user.pk))
 
 
 def _learned(profile: UserProfile, readings: list[StyleReading]) -> tuple[dict, list[dict]]:

@@ -133,3 +133,49 @@ def test_after_turn_batch_learns_once_per_user(alice, bob):
     assert level(alice, "programming").evidence == len(EXPERT_CODE)
     assert level(bob, "cooking").evidence == 1
     assert UserProfile.objects.count() == 2
+
+
+@pytest.mark.django_db
+def test_the_batch_path_is_one_read_and_conditional_updates(alice):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from profiles.expertise import domains_observe
+    from profiles.selectors import profiles_get_many
+
+    profile_observe_message(user=alice, text=EXPERT_CODE[0])  # the row exists
+    profile = profiles_get_many([alice])[alice.pk]
+    with CaptureQueriesContext(connection) as queries:
+        assert domains_observe(user=alice, texts=[EXPERT_CODE[1]], profile=profile) == 1
+    sql = [q["sql"] for q in queries.captured_queries]
+    assert not any("FOR UPDATE" in q or 'userprofile" WHERE' in q.split("EXISTS")[0] for q in sql)
+    assert level(alice, "programming").evidence == 2
+
+
+@pytest.mark.django_db
+def test_a_row_changed_since_the_read_loses_nothing(alice, bob, monkeypatch):
+    """Another process learned between the rows' read and the update: both readings count."""
+    from profiles import expertise
+
+    for user in (alice, bob):
+        profile_observe_message(user=user, text=EXPERT_CODE[0])
+    stale = UserProfile.objects.get(user=alice)
+    stale_rows = list(DomainLevel.objects.filter(profile=stale))
+    profile_observe_message(user=alice, text=EXPERT_CODE[1])  # meanwhile, elsewhere
+    monkeypatch.setattr(expertise._LEVELS_OF, "read", lambda profile_id: stale_rows)
+    expertise.domains_observe(user=alice, texts=[EXPERT_CODE[2]], profile=stale)
+    for text in EXPERT_CODE[1:3]:
+        profile_observe_message(user=bob, text=text)
+    mine, theirs = level(alice, "programming"), level(bob, "programming")
+    assert (mine.evidence, mine.score) == (theirs.evidence, theirs.score) == (3, theirs.score)
+
+
+@pytest.mark.django_db
+def test_memory_switched_off_since_the_read_learns_nothing(alice):
+    from profiles.expertise import domains_observe
+
+    profile_observe_message(user=alice, text=EXPERT_CODE[0])
+    stale = UserProfile.objects.get(user=alice)
+    profile_set_memory(user=alice, enabled=False)
+    assert domains_observe(user=alice, texts=[EXPERT_CODE[1]], profile=stale) == 0
+    assert level(alice, "programming").evidence == 1
