@@ -45,6 +45,7 @@ from memory.report import (
     MessageItem,
     MessagesLeftOut,
     block_item,
+    expertise_item,
     left_out_memory,
     memory_item,
     message_item,
@@ -53,6 +54,7 @@ from memory.report import (
     report_new,
     summary_item,
 )
+from profiles.expertise import expertise_for_turn
 from profiles.instructions import build_instructions
 from profiles.selectors import profile_get
 
@@ -229,6 +231,14 @@ def build(
                 text=instructions.text,
                 sources=instructions.sources,
                 skipped=instructions.skipped,
+            )
+    expertise = expertise_for_turn(profile, user_text)  # the level in the message's domain(s)
+    if expertise.text:
+        cost = budget.cost("system", expertise.text)
+        if cost <= budget.left:
+            add_block(Block.EXPERTISE, expertise.text, f"{len(expertise.sources)} domains")
+            report["expertise"] = expertise_item(
+                text=expertise.text, sources=expertise.sources, skipped=expertise.skipped
             )
 
     if summary is not None:

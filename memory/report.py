@@ -36,6 +36,7 @@ class Block(StrEnum):
 
     SYSTEM = "system"
     PREFERENCES = "preferences"
+    EXPERTISE = "expertise"  # the user's level in the message's domain(s)
     SUMMARY = "summary"
     MEMORY = "memory"
     HISTORY = "history"
@@ -74,6 +75,16 @@ class MessageItem(TypedDict):
 
 
 class PreferencesItem(TypedDict):
+    text: str
+    sources: list[dict[str, Any]]
+    skipped: list[dict[str, Any]]
+
+
+class ExpertiseItem(TypedDict):
+    """The user's level in the message's domain(s) (profiles.expertise): the text sent, one
+    source per domain named (domain, label, level, origin, line; learned: score, evidence),
+    and the message's domains that said nothing, with why."""
+
     text: str
     sources: list[dict[str, Any]]
     skipped: list[dict[str, Any]]
@@ -122,6 +133,8 @@ class ContextReport(TypedDict):
     # True when memory was on and its search found nothing for the message (pinned facts and
     # a new session's resume items may still have been sent).
     nothing_relevant: NotRequired[bool]
+    # The level per domain sent for this message (absent: none was, or an older report).
+    expertise: NotRequired[ExpertiseItem]
 
 
 # -- writing: memory.context builds each part with these -----------------------------------
@@ -193,6 +206,10 @@ def message_item(message_id: int, role: str, tokens: int) -> MessageItem:
 
 
 def preferences_item(*, text: str, sources: list, skipped: list) -> PreferencesItem:
+    return {"text": text, "sources": sources, "skipped": skipped}
+
+
+def expertise_item(*, text: str, sources: list, skipped: list) -> ExpertiseItem:
     return {"text": text, "sources": sources, "skipped": skipped}
 
 

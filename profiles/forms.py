@@ -4,11 +4,14 @@ import zoneinfo
 from django import forms
 
 from profiles.choices import LANGUAGES, timezones
+from profiles.domains import DOMAINS
+from profiles.expertise import HIDDEN
 from profiles.models import (
     CUSTOM_INSTRUCTIONS_MAX_CHARS,
     TERMINOLOGY_MAX_CHARS,
     TOPIC_MAX_CHARS,
     TOPICS_MAX,
+    DomainLevel,
     UserProfile,
 )
 from profiles.services import PREFERENCE_FIELDS
@@ -139,3 +142,21 @@ class ResetStyleForm(forms.Form):
         label="Yes, forget the style learned from my messages",
         error_messages={"required": "Tick the box to confirm."},
     )
+
+
+class DomainsForm(forms.Form):
+    """Per domain: learn it from my messages, set my level (it wins), or hide it."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for domain in DOMAINS:
+            self.fields[domain.slug] = forms.ChoiceField(
+                label=domain.label, choices=DOMAIN_SETTING_CHOICES, required=False
+            )
+
+
+DOMAIN_SETTING_CHOICES = [
+    ("", "Learn from my messages"),
+    *DomainLevel.Level.choices,
+    (HIDDEN, "Don't learn or use"),
+]

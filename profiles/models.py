@@ -5,6 +5,7 @@ from django.db.models import Q
 from django.utils.timezone import now
 from simple_history.models import HistoricalRecords
 
+from profiles.domains import DOMAIN_LABELS, LEVELS, OTHER
 from profiles.style import METRICS, PRIORS
 
 # Bounds on the free text a user writes into their own prompt block.
@@ -152,3 +153,70 @@ class StyleSnapshot(models.Model):
 
     def __str__(self) -> str:
         return f"{self.profile.user} at {self.messages_observed} messages"
+
+
+_LEVEL_CHOICES = [(level, level.capitalize()) for level in LEVELS]
+_DOMAIN_CHOICES = [(slug, label) for slug, label in DOMAIN_LABELS.items() if slug != OTHER]
+
+
+class DomainLevel(models.Model):
+    """A user's proficiency in one domain (``profiles.domains``): the learned running score,
+    the evidence behind it and the level it shows; a level the user set, which wins; or the
+    domain hidden from learning (nothing learned, nothing said in the prompt).
+
+    Learned values change with a queryset ``update()`` (no history row per message); the
+    chart's history is ``DomainSnapshot``.
+    """
+
+    class Level(models.TextChoices):
+        BEGINNER = "beginner", "Beginner"
+        INTERMEDIATE = "intermediate", "Intermediate"
+        EXPERT = "expert", "Expert"
+
+    profile = models.ForeignKey(UserProfile, on_delete=models.CASCADE, related_name="domains")
+    domain = models.CharField(max_length=20, choices=_DOMAIN_CHOICES)
+    score = models.FloatField(default=0.5, validators=_UNIT)
+    evidence = models.PositiveIntegerField(default=0)
+    level = models.CharField(max_length=12, choices=Level.choices, blank=True)
+    explicit_level = models.CharField(max_length=12, choices=Level.choices, blank=True)
+    hidden = models.BooleanField(default=False)
+    updated_at = models.DateTimeField(default=now)
+
+    class Meta:
+        ordering = ["domain"]
+        constraints = [
+            models.UniqueConstraint(fields=["profile", "domain"], name="domain_level_unique"),
+            models.CheckConstraint(
+                condition=Q(score__gte=0.0) & Q(score__lte=1.0), name="domain_level_score_unit"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.profile.user} in {self.domain}: {self.effective_level or 'unknown'}"
+
+    @property
+    def effective_level(self) -> str:
+        """The level the prompt uses: the user's own, else the learned one ("" for none)."""
+        if self.explicit_level:
+            return self.explicit_level
+        return "" if self.hidden else self.level
+
+
+class DomainSnapshot(models.Model):
+    """A domain's learned score and level at some evidence count: the learning-progress chart."""
+
+    profile = models.ForeignKey(
+        UserProfile, on_delete=models.CASCADE, related_name="domain_snapshots"
+    )
+    domain = models.CharField(max_length=20, choices=_DOMAIN_CHOICES)
+    taken_at = models.DateTimeField(default=now)
+    evidence = models.PositiveIntegerField()
+    score = models.FloatField(validators=_UNIT)
+    level = models.CharField(max_length=12, choices=DomainLevel.Level.choices, blank=True)
+
+    class Meta:
+        ordering = ["domain", "evidence", "id"]
+        indexes = [models.Index(fields=["profile", "domain", "evidence"])]
+
+    def __str__(self) -> str:
+        return f"{self.profile.user} in {self.domain} at {self.evidence}"

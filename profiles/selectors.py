@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.contrib.auth.base_user import AbstractBaseUser
 
-from profiles.models import StyleSnapshot, UserProfile
+from profiles.models import DomainLevel, DomainSnapshot, StyleSnapshot, UserProfile
 from web.compiled import CompiledRead
 
 # Read on every chat turn: compiled once (web.compiled).
@@ -69,3 +69,17 @@ def style_snapshot_list(*, profile: UserProfile) -> list[StyleSnapshot]:
     if profile.pk is None:
         return []
     return list(StyleSnapshot.objects.filter(profile=profile).order_by("messages_observed"))
+
+
+def domain_level_list(*, profile: UserProfile) -> list[DomainLevel]:
+    """The profile's rows per domain (only the domains with something learned or set)."""
+    if profile.pk is None:
+        return []
+    return list(DomainLevel.objects.filter(profile=profile).order_by("domain"))
+
+
+def domain_snapshot_list(*, profile: UserProfile) -> list[DomainSnapshot]:
+    """The profile's learning-progress snapshots, by domain, oldest first."""
+    if profile.pk is None:
+        return []
+    return list(DomainSnapshot.objects.filter(profile=profile).order_by("domain", "evidence", "id"))

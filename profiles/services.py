@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from audit import acting_as, attribute
 from profiles.choices import LANGUAGES, timezones
+from profiles.expertise import domains_forget_learned, domains_observe
 from profiles.instructions import InstructionsBlock, instructions_for
 from profiles.models import TOPIC_MAX_CHARS, TOPICS_MAX, StyleSnapshot, UserProfile
 from profiles.selectors import memory_enabled
@@ -90,6 +91,7 @@ def profile_observe_message(*, user: AbstractBaseUser, text: str) -> StyleReadin
     reading = analyse(text)  # pure and fast: outside the transaction
     if reading.has_evidence:
         _observe_locked(user, [reading])
+    domains_observe(user=user, texts=[text])  # the level per domain (profiles.expertise)
     return reading
 
 
@@ -103,7 +105,9 @@ def profiles_observe_messages(
     user's messages are learned under the row lock as ``profile_observe_message`` does."""
     readings: dict[int, list[StyleReading]] = {}
     users: dict[int, AbstractBaseUser] = {}
+    texts: dict[int, list[str]] = {}
     for user, text in observations:
+        texts.setdefault(user.pk, []).append(text)
         reading = analyse(text)
         if reading.has_evidence:
             readings.setdefault(user.pk, []).append(reading)
@@ -112,6 +116,9 @@ def profiles_observe_messages(
         profile = profiles.get(user_id)
         if profile is None or profile.pk is None or not _observe_unlocked(profile, found):
             _observe_locked(users[user_id], found)
+    for user, _text in observations:
+        if user.pk in texts:  # the level per domain (profiles.expertise), once per user
+            domains_observe(user=user, texts=texts.pop(user.pk), profile=profiles.get(user.pk))
 
 
 def _learned(profile: UserProfile, readings: list[StyleReading]) -> tuple[dict, list[dict]]:
@@ -271,7 +278,8 @@ def profile_set_memory_mode(*, user: AbstractBaseUser, mode: str) -> UserProfile
 
 @transaction.atomic
 def profile_reset_style(*, user: AbstractBaseUser) -> UserProfile:
-    """Forget the learned style: every metric back to its prior, counts and snapshots gone."""
+    """Forget the learned style: every metric back to its prior, counts and snapshots gone;
+    the levels learned per domain too (the levels the user set stay)."""
     profile = _locked_profile(user)
     fields = ["messages_observed", "style_updated_at", "updated_at"]
     for name in METRICS:
@@ -283,6 +291,7 @@ def profile_reset_style(*, user: AbstractBaseUser) -> UserProfile:
     profile._change_reason = "learned style reset"
     profile.save(update_fields=fields)
     StyleSnapshot.objects.filter(profile=profile).delete()
+    domains_forget_learned(profile=profile)
     return profile
 
 

@@ -7,5 +7,6 @@ urlpatterns = [
     path("", views.profile, name="profile"),
     path("preferences/", views.preferences_update, name="preferences"),
     path("memory/", views.memory_update, name="memory"),
+    path("domains/", views.domains_update, name="domains"),
     path("reset-style/", views.reset_style, name="reset_style"),
 ]

@@ -12,9 +12,10 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from profiles.forms import MemoryForm, PreferencesForm, ResetStyleForm
+from profiles.expertise import domains_set
+from profiles.forms import DomainsForm, MemoryForm, PreferencesForm, ResetStyleForm
 from profiles.instructions import MIN_MESSAGES, build_instructions
-from profiles.overview import style_overview
+from profiles.overview import DOMAIN_GUIDES, domain_overview, style_overview
 from profiles.selectors import profile_get
 from profiles.services import (
     PREFERENCE_FIELDS,
@@ -34,7 +35,11 @@ PAGE = "profiles:profile"
 def _context(request: HttpRequest, **extra) -> dict:
     profile = profile_get(user=request.user)
     block = build_instructions(profile)
+    domains = domain_overview(profile=profile)
     return {
+        "domains": domains,
+        "domains_form": DomainsForm(initial={row.slug: row.setting for row in domains}),
+        "domain_guides": DOMAIN_GUIDES,
         "profile": profile,
         "form": PreferencesForm(instance=profile),
         "metrics": style_overview(profile=profile, block=block),
@@ -84,7 +89,7 @@ def memory_update(request: HttpRequest) -> HttpResponse:
     profile = profile_set_memory_mode(user=request.user, mode=form.cleaned_data["memory_mode"])
     if request.htmx:
         context = _context(request, memory_saved=True)
-        return render_fragments(request, TEMPLATE, context, "memory", "style", "preview")
+        return render_fragments(request, TEMPLATE, context, "memory", "style", "preview", "domains")
     messages.success(request, f"Memory mode: {profile.get_memory_mode_display().lower()}.")
     return redirect("profiles:profile")
 
@@ -101,7 +106,25 @@ def reset_style(request: HttpRequest) -> HttpResponse:
     profile_reset_style(user=request.user)
     if request.htmx:
         return render_fragments(
-            request, TEMPLATE, _context(request, reset=True), "style", "preview"
+            request, TEMPLATE, _context(request, reset=True), "style", "preview", "domains"
         )
     messages.success(request, "Your learned style was reset.")
+    return redirect("profiles:profile")
+
+
+@login_required(default_next=PAGE)
+@require_POST
+@vary_on_headers("HX-Request")
+def domains_update(request: HttpRequest) -> HttpResponse:
+    """Per domain: learn it, set the level (it wins), or hide it from learning."""
+    form = DomainsForm(request.POST)
+    if form.is_valid():
+        domains_set(user=request.user, settings=form.cleaned_data)
+    else:
+        return render_page_or_fragment(
+            request, TEMPLATE, _context(request, domains_form=form), "domains"
+        )
+    if request.htmx:
+        return render_fragments(request, TEMPLATE, _context(request, domains_saved=True), "domains")
+    messages.success(request, "Levels saved.")
     return redirect("profiles:profile")

@@ -26,6 +26,7 @@ def percent(used, limit) -> int:
 BLOCK_LABELS = {
     "system": "System prompt",
     "preferences": "Your preferences and style",
+    "expertise": "Your level in this subject",
     "summary": "Rolling summary",
     "memory": "Memories",
     "history": "Earlier messages",
@@ -48,6 +49,10 @@ def _block_detail(block: dict, report: ContextReport) -> str:
     name = block.get("name")
     if name == "preferences" and report.get("preferences"):
         return counted(len(report["preferences"].get("sources") or []), "rule")
+    if name == "expertise" and report.get("expertise"):
+        return ", ".join(
+            f"{s.get('label')}: {s.get('level')}" for s in report["expertise"].get("sources") or []
+        )
     if name == "memory" and report.get("memories") is not None:
         return counted(len(report["memories"]), "memory", "memories")
     if name == "history":

@@ -13,7 +13,7 @@ from django.views.decorators.vary import vary_on_headers
 from profiles.choices import language_name
 from profiles.forms import PreferencesForm
 from profiles.instructions import build_instructions
-from profiles.overview import style_overview
+from profiles.overview import domain_overview, style_overview
 from profiles.selectors import profile_get
 from profiles.services import PREFERENCE_FIELDS, profile_set_style, profile_update_preferences
 from profiles.style import METRICS
@@ -52,6 +52,7 @@ def _context(request, target, **extra) -> dict:
         "target": target,
         "profile": profile,
         "metrics": style_overview(profile=profile, block=block),
+        "domains": [r for r in domain_overview(profile=profile) if r.evidence or r.setting],
         "instructions": block,
         "preferences": _preference_rows(profile),
         # Rounded to the field's step: 0.438405 would be refused by the browser as it is.

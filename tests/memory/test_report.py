@@ -11,6 +11,7 @@ from memory.report import (
     Block,
     BlockItem,
     ContextReport,
+    ExpertiseItem,
     LeftOutMemory,
     MemoryItem,
     MessageItem,
@@ -19,6 +20,7 @@ from memory.report import (
     SummaryItem,
     report_read,
 )
+from profiles.expertise import domains_set
 from profiles.services import profile_update_preferences
 
 pytestmark = pytest.mark.django_db
@@ -35,6 +37,7 @@ def busy_conversation(alice):
     """A conversation whose report has every part: preferences, a summary, memories sent and
     left out, messages sent and left out."""
     profile_update_preferences(user=alice, preferences={"response_format": "bullets"})
+    domains_set(user=alice, settings={"gardening": "beginner"})  # "gardening tips": expertise
     for i in range(30):
         Fact.objects.create(
             user=alice, text=f"Fact {i} about gardening " + "soil " * 30, dedupe_key=f"g{i}"
@@ -64,6 +67,7 @@ def test_a_built_report_matches_the_contract(busy_conversation):
     # Every block but the one only a continued reply has (tests/chat/test_model_servers.py).
     assert {b["name"] for b in report["blocks"]} == set(Block) - {Block.CONTINUATION}
     assert_matches(report["preferences"], PreferencesItem)
+    assert_matches(report["expertise"], ExpertiseItem)
     assert_matches(report["summary"], SummaryItem)
     assert "text" in report["summary"]  # sent
     assert report["memories"] and report["memories_left_out"] and report["messages"]

@@ -47,15 +47,20 @@ def test_it_learns_what_one_call_per_message_learns(alice, bob):
 
 
 def test_one_update_per_user_and_no_read(alice, bob):
-    """With the profiles read for the batch, each user costs one UPDATE and nothing else."""
+    """With the profiles read for the batch, each user's style costs one UPDATE and nothing
+    else (the level per domain, profiles.expertise, has its own statements)."""
     for user in (alice, bob):
         profile_observe_message(user=user, text=CASUAL)
     profiles = profiles_get_many([alice, bob])
     batch = [(alice, FORMAL), (bob, EXPERT), (alice, EXPERT)]
     with CaptureQueriesContext(connection) as queries:
         profiles_observe_messages(observations=batch, profiles=profiles)
-    statements = [q["sql"].split()[0] for q in queries.captured_queries]
-    assert statements == ["UPDATE", "UPDATE"]
+    table = UserProfile._meta.db_table
+    statements = [q["sql"] for q in queries.captured_queries]
+    style = [sql for sql in statements if sql.startswith(f'UPDATE "{table}"')]
+    assert len(style) == 2
+    # Before them, nothing: the style is learned from the profiles read for the batch.
+    assert statements[:2] == style
 
 
 def test_a_profile_changed_since_it_was_read_loses_nothing(alice, bob):

@@ -241,6 +241,48 @@ def test_a_what_the_model_saw_record_of_the_wrong_shape_is_refused(
     _nothing_imported(alice)
 
 
+@pytest.mark.parametrize(
+    ("section", "row", "message"),
+    [
+        (
+            "domains",
+            {"domain": "cooking", "score": 1.5},
+            "profile.domains[0].score: 1.5 is outside 0..1",
+        ),
+        ("domains", {"domain": "cooking", "score": -0.1}, "domains[0].score: must not be negative"),
+        (
+            "domains",
+            {"domain": "astrology"},
+            "profile.domains[0].domain: 'astrology' is not one of",
+        ),
+        ("domains", {"domain": "cooking", "level": "guru"}, "profile.domains[0].level: 'guru'"),
+        (
+            "domains",
+            {"domain": "cooking", "evidence": -3},
+            "profile.domains[0].evidence: -3 is outside",
+        ),
+        ("domains", {"score": 0.5}, "profile.domains[0].domain: a subject is needed"),
+        (
+            "domain_snapshots",
+            {"domain": "cooking", "evidence": 3, "score": 2},
+            "domain_snapshots[0].score: 2.0 is outside",
+        ),
+        (
+            "domain_snapshots",
+            {"domain": "cooking", "score": 0.4},
+            "domain_snapshots[0].evidence: needed",
+        ),
+    ],
+)
+def test_levels_by_subject_out_of_range_are_refused(document, alice, staff, section, row, message):
+    """A subject's level comes in only with known subjects, levels, and a score in 0..1."""
+    document["profile"][section] = [row]
+    with pytest.raises(BadExport) as refused:
+        user_data_import(document=document, actor=staff)
+    assert message in refused.value.message
+    _nothing_imported(alice)
+
+
 def test_a_client_id_with_a_trailing_newline_is_refused(document, alice, staff):
     """The whole client_id must match its pattern ("$" would let a final newline through)."""
     _first_message(document)["client_id"] = "abc\n"
@@ -255,3 +297,10 @@ def test_a_user_message_of_invisible_characters_is_refused(document, alice, staf
     with pytest.raises(BadExport, match="content: empty"):
         user_data_import(document=document, actor=staff)
     _nothing_imported(alice)
+
+
+def test_a_subject_twice_is_refused(document, alice, staff):
+    document["profile"]["domains"] = [{"domain": "law"}, {"domain": "law"}]
+    with pytest.raises(BadExport) as refused:
+        user_data_import(document=document, actor=staff)
+    assert "profile.domains[1].domain: 'law' appears twice" in refused.value.message

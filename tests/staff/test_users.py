@@ -164,3 +164,18 @@ def test_the_user_page_counts_memories_by_status(staff_client, alice, world):
     Decision.objects.filter(user=alice).update(status="reversed")
     html = staff_client.get(reverse("staff:user", args=[alice.pk])).content.decode()
     assert "reversed: 1" in html and "kind=decision&amp;user=alice&amp;status=reversed" in html
+
+
+def test_the_user_page_shows_levels_by_subject(staff_client, alice):
+    from profiles.expertise import domains_set
+    from profiles.services import profile_observe_message
+
+    for _ in range(3):
+        profile_observe_message(user=alice, text="I'm a chef; my beurre blanc breaks on reheating.")
+    domains_set(user=alice, settings={"finance": "beginner"})
+    html = staff_client.get(reverse("staff:user", args=[alice.pk])).content.decode()
+    section = html[html.index('id="domain-levels"') :]
+    section = section[: section.index("</section>")]
+    assert "Cooking" in section and "Expert" in section and "(learned)" in section
+    assert "Finance" in section and "(set by the user)" in section
+    assert "Music" not in section  # nothing learned or set

@@ -8,6 +8,7 @@ from chat.services import conversation_create, message_create
 from memory.extraction import Extraction
 from memory.models import ActionItem, Decision, Fact
 from memory.services import memories_from_turn, summary_create
+from profiles.expertise import domains_set
 from profiles.services import profile_observe_message, profile_update_preferences
 
 
@@ -60,6 +61,9 @@ def data(alice, bob):
     for text in ("Dear Sir, please review the API.", "Kindly check the schema."):
         profile_observe_message(user=alice, text=text)
     profile_update_preferences(user=alice, preferences={"detail_level": "brief"})
+    for _ in range(2):  # a level per subject, learned (cooking) and set (music)
+        profile_observe_message(user=alice, text="I'm a chef: my beurre blanc breaks.")
+    domains_set(user=alice, settings={"music": "beginner", "law": "hidden"})
     bobs = conversation_create(user=bob, title="Bob's")
     _say(bobs, "My daughter's name is Zenobia.")
     daughter = Fact.objects.get(user=alice, text__icontains="Zenobia")

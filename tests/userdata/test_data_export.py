@@ -29,6 +29,10 @@ def test_the_export_round_trips_through_the_staff_import(alice, staff, data):
     exported = json.loads(download.body)
     assert exported["format"] == FORMAT and exported["user"]["username"] == "alice"
     assert len(exported["conversations"]) == 2 and len(exported["facts"]) == 2
+    levels = {row["domain"]: row for row in exported["profile"]["domains"]}
+    assert levels["cooking"]["level"] == "expert" and levels["cooking"]["evidence"] == 8
+    assert levels["music"]["explicit_level"] == "beginner" and levels["law"]["hidden"] is True
+    assert exported["profile"]["domain_snapshots"]
     account_delete(user=alice)
     result = user_data_import(document=exported, actor=staff, username="alice-again")
     assert result.counts["conversations"] == 2 and result.counts["facts"] == 2

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from chat.models import Conversation, Message
 from memory.models import ActionItem, Decision, Fact, Summary
-from profiles.models import StyleSnapshot, UserProfile
+from profiles.models import DomainLevel, DomainSnapshot, StyleSnapshot, UserProfile
 from userdata.transfer import FORMAT, VERSION
 from userdata.transfer.codec import encode
 
@@ -27,6 +27,8 @@ NESTED_OWNER = {
     Message: {"conversation"},
     Summary: {"conversation"},
     StyleSnapshot: {"profile"},
+    DomainLevel: {"profile"},
+    DomainSnapshot: {"profile"},
     UserProfile: {"user"},
     Conversation: {"user"},
     Fact: {"user"},
@@ -156,6 +158,17 @@ def user_data_export(*, user, for_the_user: bool = False) -> dict:
                 _fields(s, StyleSnapshot, refs)
                 for s in StyleSnapshot.objects.filter(profile=profile).order_by(
                     "messages_observed", "id"
+                )
+            ],
+            # The level per subject (learned and set by the user) and its progress.
+            "domains": [
+                _fields(row, DomainLevel, refs)
+                for row in DomainLevel.objects.filter(profile=profile).order_by("domain")
+            ],
+            "domain_snapshots": [
+                _fields(row, DomainSnapshot, refs)
+                for row in DomainSnapshot.objects.filter(profile=profile).order_by(
+                    "domain", "evidence", "id"
                 )
             ],
             "history": _history(

@@ -17,7 +17,7 @@ from audit import acting_as
 from chat.models import Conversation, Message
 from chat.services import ChatError, NewMessage, conversation_create, message_create_many
 from memory.models import ActionItem, Fact, Summary
-from profiles.models import StyleSnapshot, UserProfile
+from profiles.models import DomainLevel, DomainSnapshot, StyleSnapshot, UserProfile
 from userdata.transfer import FORMAT, VERSION
 from userdata.transfer.export import MEMORY_SECTIONS, NESTED_OWNER, USER_FIELDS
 from userdata.transfer.validation import (
@@ -302,6 +302,7 @@ def _import_profile(data, user, ids: _Ids, result: ImportResult, actor) -> None:
         )
         for n, row in enumerate(_list(data.get("snapshots"), "profile.snapshots"))
     )
+    _import_domains(data, profile, ids, actor)
     history = _history_rows(
         UserProfile,
         data.get("history"),
@@ -314,6 +315,27 @@ def _import_profile(data, user, ids: _Ids, result: ImportResult, actor) -> None:
     UserProfile.history.model.objects.bulk_create(history)
     result.counts["profile"] += 1
     result.counts["history_records"] += len(history)
+
+
+def _import_domains(data: dict, profile: UserProfile, ids: _Ids, actor) -> None:
+    """The level per subject and its progress (absent from older exports)."""
+    rows, seen = [], set()
+    for n, row in enumerate(_list(data.get("domains"), "profile.domains")):
+        values = _values(DomainLevel, row, ids, where=f"profile.domains[{n}]", actor=actor)
+        if values.get("domain") in seen:
+            raise Invalid(f"profile.domains[{n}].domain: {values['domain']!r} appears twice.")
+        seen.add(values.get("domain"))
+        rows.append(DomainLevel(profile=profile, **values))
+    DomainLevel.objects.bulk_create(rows)
+    DomainSnapshot.objects.bulk_create(
+        DomainSnapshot(
+            profile=profile,
+            **_values(
+                DomainSnapshot, row, ids, where=f"profile.domain_snapshots[{n}]", actor=actor
+            ),
+        )
+        for n, row in enumerate(_list(data.get("domain_snapshots"), "profile.domain_snapshots"))
+    )
 
 
 def _import_conversation(data: dict, user, ids: _Ids, result: ImportResult, actor, *, where):

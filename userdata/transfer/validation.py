@@ -27,7 +27,7 @@ from django.utils.dateparse import parse_date, parse_datetime
 from chat.models import Conversation, Message
 from memory.models import Decision, Fact, Summary
 from memory.report import report_check
-from profiles.models import StyleSnapshot, UserProfile
+from profiles.models import DomainLevel, DomainSnapshot, StyleSnapshot, UserProfile
 from profiles.style import METRICS
 from web.shapes import ShapeError, check
 from web.visible import has_visible_text
@@ -173,7 +173,22 @@ def row_rules(model: type[models.Model], values: dict[str, Any], where: str) -> 
             )
     elif model is UserProfile:
         _profile_rules(values, where)
+    elif model in (DomainLevel, DomainSnapshot):
+        _domain_rules(model, values, where)
     return values
+
+
+def _domain_rules(model, values: dict[str, Any], where: str) -> None:
+    """A subject's level: a known subject (its choices, checked with the text), a score in
+    0..1 (refused, not clamped: it is not a style reading but what a level rests on)."""
+    if "domain" not in values:
+        raise Invalid(f"{where}.domain: a subject is needed.")
+    score = values.get("score")
+    if score is not None and not 0.0 <= score <= 1.0:
+        raise Invalid(f"{where}.score: {score} is outside 0..1.")
+    for name in ("evidence", "score") if model is DomainSnapshot else ():
+        if name not in values:
+            raise Invalid(f"{where}.{name}: needed.")
 
 
 def _message_rules(values: dict[str, Any], where: str) -> None:
