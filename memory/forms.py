@@ -1,11 +1,11 @@
-"""Forms of the user's Memory page: the list's filters, and a memory's text."""
+"""Forms of the user's Memory page: the list's filters, a memory's text, a memory added by hand."""
 
 from __future__ import annotations
 
 from django import forms
 
 from memory.models import Fact
-from memory.selectors.owned import KIND_FILTERS, MemoryFilters
+from memory.selectors.owned import KIND_FILTERS, KINDS, MemoryFilters
 
 TEXT_MAX_CHARS = 2000
 
@@ -43,4 +43,49 @@ class MemoryTextForm(forms.Form):
         text = self.cleaned_data["text"].replace("\x00", "").strip()
         if not text:
             raise forms.ValidationError("The text cannot be empty.")
+        return text
+
+
+class MemoryAddForm(forms.Form):
+    """What the user types to add a memory (``memory.services.memory_add`` checks it again)."""
+
+    kind = forms.ChoiceField(
+        choices=[(k.slug, k.label) for k in KINDS.values()],
+        label="Kind",
+        error_messages={
+            "required": "Choose a fact, a decision or an action item.",
+            "invalid_choice": "Choose a fact, a decision or an action item.",
+        },
+    )
+    category = forms.ChoiceField(
+        choices=Fact.Category.choices,
+        required=False,
+        initial=Fact.Category.PERSONAL,
+        label="Category (facts)",
+        error_messages={"invalid_choice": "Choose one of the categories."},
+    )
+    text = forms.CharField(
+        max_length=TEXT_MAX_CHARS,
+        label="What to remember",
+        widget=forms.Textarea(
+            attrs={
+                "rows": 2,
+                "maxlength": TEXT_MAX_CHARS,
+                "placeholder": "e.g. I am left-handed.",
+            }
+        ),
+        error_messages={
+            "required": "Write what the assistant should remember.",
+            "max_length": f"At most {TEXT_MAX_CHARS} characters.",
+        },
+    )
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("auto_id", "add-%s")  # the page's filters have their own "id_kind"
+        super().__init__(*args, **kwargs)
+
+    def clean_text(self) -> str:
+        text = self.cleaned_data["text"].replace("\x00", "").strip()
+        if not text:
+            raise forms.ValidationError("Write what the assistant should remember.")
         return text

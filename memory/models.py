@@ -80,12 +80,14 @@ class Summary(models.Model):
 class MemoryState(models.TextChoices):
     """Whose word a memory rests on. ``suggested`` ones wait for the user (memory mode "ask
     first"): never in the search index, never in a prompt. ``edited`` ones were changed by
-    the user and, like pinned facts, are never touched by extraction again."""
+    the user and ``added`` ones typed by them on the Memory page: like pinned facts, never
+    touched by extraction again."""
 
     LEARNED = "learned", "Learned"
     SUGGESTED = "suggested", "Suggested"
     KEPT = "kept", "Kept by the user"
     EDITED = "edited", "Edited by the user"
+    ADDED = "added", "Added by the user"
 
 
 class MemoryItem(models.Model):
@@ -108,7 +110,9 @@ class MemoryItem(models.Model):
     @property
     def protected(self) -> bool:
         """Extraction leaves it alone: the user typed it (or pinned it, for a fact)."""
-        return self.state == MemoryState.EDITED or getattr(self, "pinned", False)
+        return self.state in (MemoryState.EDITED, MemoryState.ADDED) or getattr(
+            self, "pinned", False
+        )
 
 
 class Fact(MemoryItem):

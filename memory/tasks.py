@@ -20,3 +20,9 @@ def watch_summary_run(run_id: int) -> str:
 @task()
 def embed_pending() -> int:
     return embeddings.embed_pending()
+
+
+@task()
+def embed_memories(keys: list[list]) -> int:
+    """The vectors of memories the user just added, edited or kept, off the request's path."""
+    return embeddings.embed_keys([(str(kind), int(pk)) for kind, pk in keys])

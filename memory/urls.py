@@ -5,6 +5,7 @@ from memory import views
 app_name = "memory"
 urlpatterns = [
     path("", views.memory_page, name="page"),
+    path("add/", views.memory_add, name="add"),
     path("events/<int:event_id>/undo/", views.event_undo, name="event_undo"),
     path("<str:kind>/<int:memory_id>/", views.memory_row, name="row"),
     path("<str:kind>/<int:memory_id>/edit/", views.memory_edit, name="edit"),

@@ -1,6 +1,6 @@
 """The signed-in user's Memory page: their facts, decisions, action items and summaries, and
-what they may do to them (edit, pin, delete, done/reopen, keep or discard a suggestion, undo a
-"Remembered: ..." notice). Thin: every lookup is the user's own (404 otherwise,
+what they may do to them (add one by hand, edit, pin, delete, done/reopen, keep or discard a
+suggestion, undo a "Remembered: ..." notice). Thin: every lookup is the user's own (404 otherwise,
 ``memory.selectors``), every write goes through ``memory.services`` with the user as actor.
 
 Each form works without JavaScript (POST, then back to where it was) and with HTMX (the row or
@@ -17,7 +17,8 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django.views.decorators.vary import vary_on_headers
 
 from memory import selectors, services
-from memory.forms import MemoryFilterForm, MemoryTextForm
+from memory.forms import MemoryAddForm, MemoryFilterForm, MemoryTextForm
+from memory.models import Fact
 from memory.selectors.owned import memory_row_for
 from memory.services.events import broadcast_on_commit
 from profiles.selectors import profile_get
@@ -45,7 +46,11 @@ def _page_context(request: HttpRequest) -> dict:
         user=request.user, filters=filters, page=request.GET.get("page")
     )
     suggestions, suggestion_count = selectors.suggestions_for_user(user=request.user)
+    added_kind, _, added_id = request.GET.get("added", "").partition("-")
     return {
+        "add_form": MemoryAddForm(),
+        "added_kind": added_kind,
+        "added_id": int(added_id) if added_id.isdigit() and len(added_id) < 19 else None,
         "form": form,
         "filters": filters,
         "page": page,
@@ -62,6 +67,31 @@ def memory_page(request: HttpRequest) -> HttpResponse:
     return render_page_or_fragment(
         request, TEMPLATE, _page_context(request), "memory-list", target="memory-list"
     )
+
+
+@login_required(default_next=PAGE)
+@require_POST
+def memory_add(request: HttpRequest) -> HttpResponse:
+    """Add a memory by hand: back to the page, the new memory first and marked; the page again
+    with the form's errors (400) if it was not valid."""
+    form = MemoryAddForm(request.POST)
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            memory = services.memory_add(
+                user=request.user,
+                kind=data["kind"],
+                text=data["text"],
+                category=data["category"] or Fact.Category.OTHER,
+            )
+        except ValidationError as error:
+            for field, messages in error.message_dict.items():
+                form.add_error(field if field in form.fields else None, messages)
+        else:
+            kind = data["kind"]
+            return redirect(f"{reverse(PAGE)}?added={kind}-{memory.pk}#{kind}-{memory.pk}")
+    context = {**_page_context(request), "add_form": form, "add_open": True}
+    return render(request, TEMPLATE, context, status=400)
 
 
 def _row(request: HttpRequest, kind: str, memory, **extra) -> HttpResponse:

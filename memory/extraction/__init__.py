@@ -55,7 +55,7 @@ from memory.extraction.facts import extract_facts
 from memory.extraction.questions import extract_questions
 from memory.extraction.sentences import prepare
 from memory.extraction.summary import build_summary
-from memory.extraction.text import normalise_key
+from memory.extraction.text import content_tokens, normalise_key, similar_tokens
 from memory.extraction.topics import extract_topics
 from memory.extraction.types import (
     CATEGORIES,
@@ -82,8 +82,10 @@ __all__ = [
     "Validated",
     "extract",
     "extract_facts_only",
+    "extract_turn",
     "normalise_key",
     "parse_date",
+    "same_item",
     "validate_extraction",
     "validation",
 ]
@@ -129,3 +131,32 @@ def extract_facts_only(messages: list[dict], *, today: datetime.date) -> list[Ex
         require_summary=False,
     )
     return checked.extraction.facts
+
+
+def extract_turn(messages: list[dict], *, today: datetime.date) -> Extraction:
+    """What the light extractor after each reply keeps of the user's new message: its facts,
+    the decisions it states as taken (not proposals) and the action items it opens, checked
+    the same way as ``extract``; no summary, topics or questions (most of the work), and no
+    completions (closing an item needs the items said before, which the summary run reads)."""
+    sents, kept = prepare(messages)
+    facts = extract_facts(sents, today)
+    decisions = [d for d in extract_decisions(sents, kept) if d.status == "decided"]
+    actions = [a for a in extract_actions(sents, today) if a.status == "open"]
+    if not (facts or decisions or actions):
+        return Extraction(summary="")
+    checked = validate_extraction(
+        Extraction(summary="", facts=facts, decisions=decisions, action_items=actions),
+        message_count=len(messages),
+        today=today,
+        require_summary=False,
+    )
+    return checked.extraction
+
+
+def same_item(a: str, b: str) -> bool:
+    """Whether two wordings of a decision or action item name the same thing: the same key,
+    or content words that overlap by half or more ("Go to Porto in August" and "Travel to
+    Porto in August"), so that a summary run's wording merges into the turn's."""
+    if normalise_key(a) == normalise_key(b):
+        return True
+    return similar_tokens(content_tokens(a), content_tokens(b), 0.5)

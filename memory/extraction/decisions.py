@@ -8,8 +8,10 @@ over Y" (alternatives ``["Y"]``); proposals with status ``proposed``: "I propose
 X", "how about (we) X", "maybe we should X", "we should/could X", "what if we X" where X starts
 with a choosing verb (use, go with, switch to, adopt, pick, choose, move to). Questions are not
 decisions. Rationale: the rest of the sentence after "because (of)", "since", "due to", "given
-that", "so that", "as <pronoun|the>", or the next sentence when it starts with "because", "the
-reason", "that's because". Alternatives: "instead of / rather than / over / and not Y" and
+that", "so that", "as <pronoun|the>" ("since" of time, "since then", is none), or the next
+sentence of the same message when it says it is the reason: "Because ...", "The reason is ...",
+"That's because ...", "Reason: ..." (never an unrelated sentence that follows). Alternatives:
+"instead of / rather than / over / and not Y" and
 "we considered A and B, but ...". Stakeholders: capitalised names before the verb ("Alice and
 Bob agreed ...") and after "with" ("... with Carol", not "go with React"). Context: the
 sentence before it, from the same message or (for a message's first sentence) the last sentence
@@ -80,14 +82,22 @@ _DECISION_PATTERNS = [
         ),
     ),
 ]
+# "since" of time ("since then", "since 2020", "since last year") gives no reason.
+_SINCE = (
+    r"since(?!\s+(?:then|ever|\d|last|yesterday|today|early|late|childhood|the\s+(?:start|"
+    r"beginning|end)|(?:mon|tues|wednes|thurs|fri|satur|sun)day|january|february|march|april|may|"
+    r"june|july|august|september|october|november|december)\b)"
+)
 _RATIONALE_RE = re.compile(
-    r"(?:,\s*|\s+|\s+-\s+)(?:because(?:\s+of)?|since|due\s+to|given\s+that|so\s+that|"
+    rf"(?:,\s*|\s+|\s+-\s+)(?:because(?:\s+of)?|{_SINCE}|due\s+to|given\s+that|so\s+that|"
     r"as(?=\s+(?:it|they|we|this|that|the|our|there|I|he|she|its|their|it's)\b))\s+(?P<r>.+)$",
     I,
 )
+# The next sentence is the reason only when it says so: "Because ...", "The reason is ...",
+# "That is because ...", "Reason: ...". Not "Since then ...", "Why ...?", "Reason I ask: ...".
 _NEXT_RATIONALE = re.compile(
-    r"^(?:because|since|the\s+reason(?:\s+is|\s+being|\s+was)?(?:\s+that)?|that\s+is\s+because|"
-    r"this\s+is\s+because|it\s+is\s+because|reason|rationale|why)\s*[:,\-]?\s*(?P<r>.+)$",
+    r"^(?:because|the\s+reason\s+(?:is|being|was)(?:\s+that)?|(?:that|this|it)\s+is\s+because|"
+    r"(?:the\s+)?(?:reason|rationale)\s*:)\s*,?\s*(?P<r>[^?]+)$",
     I,
 )
 _ALT_RE = re.compile(

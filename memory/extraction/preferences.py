@@ -116,6 +116,8 @@ def _like_fact(m: re.Match) -> FactHit | None:
         return None
     if "would" in adv and re.match(r"^(?:to|you|it\s+if)\b", x, I):
         return None  # a wish or a request, not a standing preference
+    if re.fullmatch(r"(?:it|that|this|them|those|these)(?:\s+(?:a\s+lot|so\s+much))?", x, I):
+        return None  # "I love it": what "it" is lies in another sentence
     third = _LIKE_VERBS[verb]
     x3 = third_person(x)
     parts = _PREFER_SPLIT.split(x, maxsplit=1) if verb == "prefer" or "fan" in verb else [x]

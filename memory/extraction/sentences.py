@@ -6,10 +6,12 @@ entirely, as are messages that quote the memory block back (``memory.prompts.quo
 other roles and empty messages. Fenced code blocks and ``>`` quoted lines are
 removed; each message is cut at ``MAX_MESSAGE_CHARS``. Text is split into sentences (at
 ``.!?`` followed by a space, and at line breaks) and, for facts and actions, into clauses (at
-``;`` and at "and/but/so" followed by a new first-person subject: "My name is Sam and I live in
-Berlin"). Contractions are expanded before matching ("I'm" -> "I am", "don't" -> "do not"), and
-matching ignores case except where a capitalised name is required. Leading fillers ("actually",
-"now", "oh", "btw", "hi", ...) are dropped, so corrections read like first statements.
+``;``, at "and/but/so" followed by a new first-person subject: "My name is Sam and I live in
+Berlin", at a comma followed by one: "My name is Alice, I live in Lyon", and at "and" before a
+verb whose subject is the first clause's: "I am 34 and work as a nurse"). Contractions are
+expanded before matching ("I'm" -> "I am", "don't" -> "do not"), and matching ignores case
+except where a capitalised name is required. Leading fillers ("actually", "now", "oh", "btw",
+"hi", ...) are dropped, so corrections read like first statements.
 """
 
 from __future__ import annotations
@@ -96,7 +98,17 @@ def prepare(messages: list) -> tuple[list[Sent], list[tuple[int, str]]]:
 
 
 _CLAUSE_SPLIT = re.compile(
-    r"\s*;\s*|,?\s+(?:and|but|so|also|plus)\s+(?=(?:I|my|we|our|please|remind|call\s+me)\b)", I
+    r"\s*;\s*|,?\s+(?:and|but|so|also|plus)\s+(?=(?:I|my|we|our|please|remind|call\s+me)\b)"
+    # a comma before a new statement: "My name is Alice, I live in Lyon"
+    r"|\s*,\s+(?=(?:I|we)\s+(?:am|was|have|had|live|work|speak|use|love|like|hate|prefer|moved)\b"
+    r"|(?:my|our)\s+[\w'-]+(?:\s+[\w'-]+){0,3}?\s+(?:is|are|was|were)\b)",
+    I,
+)
+# "I am 34 and work as a nurse": the second verb's subject is left out; it is the first's.
+_ELIDED_I = re.compile(
+    r"^(?P<first>I\s.+?),?\s+and\s+(?P<verb>(?:also\s+)?(?:live|work|speak|have|love|like|"
+    r"enjoy|hate|prefer|moved|am)\b.*)$",
+    I,
 )
 FILLER = re.compile(
     r"^(?:(?:actually|now|oh|ah|well|ok|okay|so|also|and|but|btw|by\s+the\s+way|fyi|"
@@ -112,6 +124,9 @@ def clauses_of(text: str) -> list[str]:
     out = []
     for part in _CLAUSE_SPLIT.split(text):
         part = FILLER.sub("", part.strip()).strip()
+        while part and (m := _ELIDED_I.match(part)):
+            out.append(m["first"])
+            part = "I " + m["verb"]
         if part:
             out.append(part)
     return out

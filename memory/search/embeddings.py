@@ -329,8 +329,29 @@ def embed_pending(limit: int = 1000, progress=None) -> int:
     ``progress(done)`` is called after each batch."""
     if not enabled():
         return 0
+    return _embed(pending(limit), progress)
+
+
+def embed_keys(keys: list[tuple[str, int]]) -> int:
+    """Embed these indexed rows ((kind, object id), a memory just added, edited or kept) if
+    they have no vector for the current model; returns how many. A row no longer indexed
+    (deleted, or a suggestion again) is skipped."""
+    if not enabled() or not keys:
+        return 0
+    condition = " OR ".join(["(s.kind = %s AND s.object_id = %s)"] * len(keys))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT s.kind, s.object_id, s.user_id, s.text FROM memory_search s "  # noqa: S608
+            "LEFT JOIN memory_embedding e ON e.kind = s.kind AND e.object_id = s.object_id "
+            f"AND e.model = %s WHERE e.id IS NULL AND ({condition})",
+            [model_name(), *(value for key in keys for value in (key[0], int(key[1])))],
+        )
+        rows = cursor.fetchall()
+    return _embed(rows)
+
+
+def _embed(rows: list[tuple], progress=None) -> int:
     model = model_name()
-    rows = pending(limit)
     done = 0
     # The slots ration a model server's parallel requests; the local model talks to none, and
     # a killed worker holding a slot would stall every summary run until its lease ran out.

@@ -4,7 +4,13 @@ Current memories (active facts, live decisions, open action items) are in the tr
 ``memory_search`` index (see ``memory.search.schema``): SQLite FTS5 with porter stemming, or a
 PostgreSQL tsvector with a GIN index. Staff search every word of the query (AND), each as a
 prefix, so "deadl proj" finds "the project deadline". Memories the index leaves out (superseded
-facts, reversed decisions, finished action items) are matched by substring instead.
+facts, reversed decisions, finished action items, suggestions) are matched by substring
+instead, every word too.
+
+A word is searched by its root (``word_root``): its Snowball stem, less the stem's last letter
+when the stem is long, as a prefix. Words of one family have stems that differ at their end
+("allergy" -> "allergi", "allergic" -> "allerg"; "organise" -> "organis", "organize" ->
+"organiz"), so "peanuts allergy" finds "allergic to peanuts".
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from django.db.models.expressions import RawSQL
 
 from memory.models import MemoryState
 from memory.search.schema import KIND_CODES
-from memory.search.terms import STOPWORDS
+from memory.search.terms import STOPWORDS, stem
 
 
 class Kind(Protocol):
@@ -43,8 +49,27 @@ def search_terms(query: str) -> list[str]:
     return list(terms)[:MAX_TERMS]
 
 
+ROOT_MIN = 5  # a stem this short is its own root: "cat" must not find "category"
+
+
+def word_root(word: str) -> str:
+    """What a search word is matched by, as a prefix: its stem, one letter shorter when the
+    stem is longer than ``ROOT_MIN`` (a family's stems differ in their last letter), and no
+    longer than the word's own beginning ("dying" -> "die" keeps "dy")."""
+    root = stem(word)
+    if len(root) > ROOT_MIN:
+        root = root[:-1]
+    common = 0
+    for a, b in zip(root, word, strict=False):
+        if a != b:
+            break
+        common += 1
+    return root if common == len(root) else word[: max(common, 3)]
+
+
 def _indexed_ids(kind: Kind, terms: list[str], user_id: int | None) -> tuple[str, tuple]:
-    """SQL for the ids of ``kind`` rows in the index that contain every term."""
+    """SQL for the ids of ``kind`` rows in the index that contain every term (by its root)."""
+    terms = [word_root(term) for term in terms]
     if connection.vendor == "sqlite":
         match = " AND ".join(f'text : "{term}"*' for term in terms)
         if user_id is not None:
@@ -64,14 +89,24 @@ def _indexed_ids(kind: Kind, terms: list[str], user_id: int | None) -> tuple[str
     return sql, params
 
 
+def _contains(field: str, query: str) -> Q:
+    """Text holding every word's root (``word_root``), or the query itself when it is only
+    stopwords ("to do")."""
+    terms = search_terms(query)
+    if not terms:
+        return Q(**{f"{field}__icontains": query})
+    condition = Q()
+    for term in terms:
+        condition &= Q(**{f"{field}__icontains": word_root(term)})
+    return condition
+
+
 def _substring_ids(
     kind: Kind, query: str, statuses: set[str], user_id: int | None, *, suggested: bool = False
 ):
-    """SQL for the ids of rows with one of ``statuses`` whose text contains ``query`` (only
-    the suggestions among them, with ``suggested``)."""
-    rows = kind.model.objects.filter(
-        status__in=sorted(statuses), **{f"{kind.text_field}__icontains": query}
-    )
+    """SQL for the ids of rows with one of ``statuses`` whose text holds ``query``'s words
+    (only the suggestions among them, with ``suggested``)."""
+    rows = kind.model.objects.filter(_contains(kind.text_field, query), status__in=sorted(statuses))
     if suggested:
         rows = rows.filter(state=MemoryState.SUGGESTED)
     if user_id is not None:
@@ -131,6 +166,6 @@ def summary_search_filter(query: str, *, user_id: int) -> Q:
         return Q()
     terms = search_terms(query)
     if not terms:
-        return Q(text__icontains=query)
+        return _contains("text", query)
     sql, params = _indexed_ids(_SummaryKind, terms, user_id)  # type: ignore[arg-type]
     return Q(pk__in=RawSQL(sql, params))  # noqa: S611 — constant SQL, the query is a parameter

@@ -4,8 +4,10 @@ forgetting in ``forget``."""
 
 from memory.services.edits import (
     action_item_set_done,
+    embedding_soon,
     fact_set_pinned,
     memories_delete,
+    memory_add,
     memory_delete,
     memory_discard,
     memory_edit_text,
@@ -64,6 +66,7 @@ __all__ = [
     "conversation_resummarise",
     "conversations_after_turn",
     "decision_remember",
+    "embedding_soon",
     "embeddings_schedule",
     "fact_remember",
     "fact_set_pinned",
@@ -73,6 +76,7 @@ __all__ = [
     "memories_forget_all",
     "memories_from_turn",
     "memories_merge",
+    "memory_add",
     "memory_delete",
     "memory_discard",
     "memory_edit_text",

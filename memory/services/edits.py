@@ -5,8 +5,9 @@ text, a reactivated fact no longer superseded, a restore that never points at a 
 
 The user's own edits (``memory_edit_text``, ``action_item_set_done``) mark the memory
 "edited by the user", which extraction never touches again; ``memory_keep`` and
-``memory_discard`` answer a suggestion (memory mode "ask first"). A deleted memory takes its
-embeddings with it: nothing of it is left for retrieval."""
+``memory_discard`` answer a suggestion (memory mode "ask first"); ``memory_add`` is a memory
+the user types. A deleted memory takes its embeddings with it: nothing of it is left for
+retrieval; a new or changed text gets its vector from a background task (``embedding_soon``)."""
 
 from __future__ import annotations
 
@@ -45,6 +46,19 @@ def _check_unique_key(obj: models.Model) -> None:
         )
 
 
+def embedding_soon(memory) -> None:
+    """Once this transaction commits, a background task computes the vector of ``memory``'s
+    text (the database dropped the old one when the text changed): off the request's path,
+    and without waiting for a later chat turn's job."""
+    from memory.search import embeddings
+    from memory.tasks import embed_memories
+
+    if not embeddings.enabled():
+        return
+    key = [KIND_OF[type(memory)], memory.pk]
+    transaction.on_commit(lambda: embed_memories.enqueue([key]))
+
+
 def memory_update(*, memory, actor, changes: Mapping[str, Any], reason: str = "edited"):
     """Apply an edit. Nothing changed: nothing saved, no history. Raises ValidationError."""
     model = type(memory)
@@ -67,6 +81,8 @@ def memory_update(*, memory, actor, changes: Mapping[str, Any], reason: str = "e
         _check_unique_key(obj)
         attribute(obj, actor=actor, reason=f"{reason}: {', '.join(changed)}")
         obj.save()
+        if text_field in changed:
+            embedding_soon(obj)
     return obj
 
 
@@ -167,6 +183,44 @@ def memory_edit_text(*, memory, actor, text: str):
     return obj
 
 
+def memory_add(*, user, kind: str, text: str, category: str = Fact.Category.OTHER):
+    """A memory the user types on the Memory page: theirs ("added by the user", never touched
+    by extraction), found by search and the context at once (the index follows its row),
+    its vector made by a background task. ``kind``: "fact", "decision" or "action_item".
+    Raises ValidationError: an unknown kind or category, empty text, or one they already have."""
+    model = {kind_: model_ for model_, kind_ in KIND_OF.items()}.get(kind)
+    if model is None:
+        raise ValidationError({"kind": "Choose a fact, a decision or an action item."})
+    text = " ".join((text or "").split())
+    if not text:
+        raise ValidationError({"text": "Write what the assistant should remember."})
+    key = extraction.normalise_key(text)
+    if not key:
+        raise ValidationError({"text": "Write words, not only punctuation."})
+    same = model.objects.filter(user=user, dedupe_key=key)
+    if model is Fact:
+        same = same.filter(status=Fact.Status.ACTIVE)
+    if same.exists():
+        label = model._meta.verbose_name
+        raise ValidationError({"text": f"You already have this {label}."})
+    fields = {TEXT_FIELD[model]: text}
+    if model is Fact:
+        if category not in Fact.Category.values:
+            raise ValidationError({"category": "Choose one of the categories."})
+        fields.update(category=category, importance=0.8)
+    elif model is Decision:
+        fields.update(decided_at=timezone.now())
+    else:
+        fields.update(owner="user")
+    obj = model(user=user, dedupe_key=key, state=MemoryState.ADDED, **fields)
+    obj.full_clean(exclude=["user", "conversation", "dedupe_key"], validate_constraints=False)
+    with transaction.atomic():
+        attribute(obj, actor=user, reason=f"added {BY_USER}")
+        obj.save()
+        embedding_soon(obj)
+    return obj
+
+
 def action_item_set_done(*, item: ActionItem, actor, done: bool) -> ActionItem:
     """Mark an action item done, or reopen it (open again)."""
     status = ActionItem.Status.DONE if done else ActionItem.Status.OPEN
@@ -192,6 +246,7 @@ def memory_keep(*, memory, actor):
         obj.save(update_fields=["state", "updated_at"])
         if model is Fact:
             _supersede_same_subject(obj, actor)
+        embedding_soon(obj)  # it enters the index now
     return obj
 
 

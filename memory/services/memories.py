@@ -98,43 +98,31 @@ def memories_merge(
 
 
 def memories_from_turn(*, conversation: Conversation, message: Message) -> dict[str, int]:
-    """The light extractor, run after each reply: the clear personal statements of the user's
-    new message ("my daughter's name is Ada", "I live in Lyon", "remember that...") become facts
-    within the same turn. Decisions and action items wait for the summary run, which reads
-    the whole exchange; re-reading this message there does not count its facts twice. What
-    it added or changed is shown under the reply (a ``MemoryEvent``, with Undo)."""
+    """The light extractor, run after each reply: the clear statements of the user's new
+    message become memories within the same turn: facts ("my daughter's name is Ada", "I live
+    in Lyon", "remember that..."), decisions taken ("we decided to go to Porto in August") and
+    action items ("I need to fix the fence by Friday"). The summary run, which reads the whole
+    exchange, later merges into these rows (the same message read again is not told again;
+    its own wording of the same item, from the same message, is the same row). What it added
+    or changed is shown under the reply (a ``MemoryEvent``, with Undo)."""
     counts = {"created": 0, "updated": 0, "superseded": 0}
     if message.role != Message.Role.USER or not message.content.strip():
         return counts
-    facts = extraction.extract_facts_only(
+    found = extraction.extract_turn(
         [{"role": message.role, "content": message.content, "model": message.model}],
         today=timezone.localdate(),
     )
-    if not facts:
+    if not (found.facts or found.decisions or found.action_items):
         return counts
-    suggest = _suggesting(conversation)
     changes: list[EventItem] = []
     with transaction.atomic():
-        for fact in facts:
-            counts[_remember_fact(conversation, fact, message, suggest, changes)] += 1
+        counts = memories_merge(
+            conversation=conversation, extraction=found, messages=[message], changes=changes
+        )
         memory_event_record(
             conversation=conversation, message=notice_message(message), items=changes
         )
     return counts
-
-
-def _remember_fact(conversation, fact, message, suggest, changes) -> str:
-    return fact_remember(
-        user=conversation.user,
-        conversation=conversation,
-        category=fact.category,
-        subject=fact.subject,
-        text=fact.text,
-        importance=fact.importance,
-        source_message=message,
-        suggest=suggest,
-        changes=changes,
-    )
 
 
 def fact_remember(
@@ -231,6 +219,22 @@ def _visible(obj, fields: tuple[str, ...]) -> tuple:
     return tuple(repr(getattr(obj, name)) for name in fields)
 
 
+def _key_of(model, user, what: str, source_message: Message | None) -> str:
+    """The row ``what`` merges into: its own key, or the key of a row of the same kind already
+    taken from the same message in other words (the turn's extractor said "Go to Porto in
+    August", a summary model "Travel to Porto in August"): one decision, not two."""
+    key = extraction.normalise_key(what)
+    if source_message is None or model.objects.filter(user=user, dedupe_key=key).exists():
+        return key
+    taken = model.objects.filter(user=user, source_messages=source_message).values_list(
+        "dedupe_key", "what"
+    )
+    for other_key, other in taken:
+        if extraction.same_item(what, other):
+            return other_key
+    return key
+
+
 def _merge_text(old: str, new: str) -> str:
     return new if new and not old else old
 
@@ -251,7 +255,7 @@ def decision_remember(
 ) -> bool:
     """The same decision extracted twice is one row (richer fields fill the gaps), unless the
     user edited it: then it is left as it is."""
-    key = extraction.normalise_key(what)
+    key = _key_of(Decision, user, what, source_message)
     state = MemoryState.SUGGESTED if suggest else MemoryState.LEARNED
     with transaction.atomic():
         decision, created = Decision.objects.select_for_update().get_or_create(
@@ -304,7 +308,7 @@ def action_item_remember(
 ) -> bool:
     """The same action item extracted twice is one row, unless the user edited it (or marked
     it done or reopened it): then it is left as it is."""
-    key = extraction.normalise_key(what)
+    key = _key_of(ActionItem, user, what, source_message)
     state = MemoryState.SUGGESTED if suggest else MemoryState.LEARNED
     with transaction.atomic():
         item, created = ActionItem.objects.select_for_update().get_or_create(

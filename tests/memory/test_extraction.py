@@ -174,6 +174,31 @@ def test_a_sentence_with_two_statements_gives_two_facts():
     ]
 
 
+def test_a_compound_sentence_gives_every_fact_in_it():
+    """Commas and "and" before a new statement split it; a left-out subject is the first's."""
+    found = run(
+        user(
+            "Hi! My name is Alice, I live in Lyon and my daughter's name is Ada. I work as a nurse."
+        )
+    )
+    assert [(f.subject, f.text) for f in found.facts] == [
+        ("name", "The user's name is Alice."),
+        ("location", "The user lives in Lyon."),
+        ("daughter's name", "The user's daughter's name is Ada."),
+        ("job", "The user works as a nurse."),
+    ]
+    assert [f.subject for f in run(user("I'm 34 and work at Acme.")).facts] == ["age", "employer"]
+    assert [f.subject for f in run(user("My wife is Jo, my son is Tom.")).facts] == ["wife", "son"]
+    # a comma before something that is no new statement splits nothing
+    assert run(user("When I was young, I lived in Paris.")).facts == []
+
+
+def test_a_pronoun_is_no_preference():
+    """ "I love it": what "it" is lies elsewhere, so there is nothing to remember."""
+    assert run(user("I live in Lyon and love it.")).facts[-1].subject == "location"
+    assert run(user("I like that a lot.")).facts == []
+
+
 def test_stated_answer_preferences_share_a_subject_per_aspect():
     """Length, format, language and emoji preferences map to fixed subjects."""
     assert only_fact("I'd prefer shorter answers.").subject == "answer length"

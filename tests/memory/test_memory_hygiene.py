@@ -127,3 +127,24 @@ def test_a_fact_or_decision_is_one_clause_never_glued_to_the_next():
     texts = [f.text for f in found.facts]
     assert "The user works at Acme." in texts and "The user's wife's name is Jo." in texts
     assert all(text.count(". ") == 0 for text in texts)
+
+
+@pytest.mark.django_db
+def test_the_light_extractor_keeps_every_fact_of_a_compound_sentence(alice):
+    """Run after the reply, on the user's message alone: four facts from two sentences."""
+    conversation = conversation_create(user=alice)
+    message = Message.objects.create(
+        conversation=conversation,
+        role="user",
+        content="Hi! My name is Alice, I live in Lyon and my daughter's name is Ada. "
+        "I work as a nurse.",
+    )
+    counts = services.memories_from_turn(conversation=conversation, message=message)
+    facts = dict(Fact.objects.filter(user=alice).values_list("subject", "text"))
+    assert counts["created"] == 4
+    assert facts == {
+        "name": "The user's name is Alice.",
+        "location": "The user lives in Lyon.",
+        "daughters name": "The user's daughter's name is Ada.",
+        "job": "The user works as a nurse.",
+    }
