@@ -28,6 +28,7 @@ PUBLIC = {
     "password_reset_complete",
     "favicon",
     "userdata:goodbye",
+    "healthz",
 }
 SIGNED_IN = {
     "password_change",
@@ -39,6 +40,8 @@ SIGNED_IN = {
     "profiles:memory",
     "profiles:reset_style",
     "memory:page",
+    "memory:add",
+    "profiles:domains",
     "userdata:export",
     "userdata:forget_everything",
     "userdata:account_delete",
@@ -165,6 +168,8 @@ def post_urls(world, alice, staff):
             "profiles:preferences",
             "profiles:memory",
             "profiles:reset_style",
+            "profiles:domains",
+            "memory:add",
             "password_change",
             "userdata:forget_everything",
             "userdata:account_delete",
