@@ -479,10 +479,12 @@ def _last_user_message_id(conversation: Conversation) -> int | None:
 
 
 def _keep_version(reply: Message, question: str) -> ReplyVersion | None:
-    if not reply.content and reply.context_report is None:
-        return None  # a failed reply with nothing to show
+    """Keep the reply about to be replaced as an earlier version: never one stopped before
+    any text (nothing to show), and only the newest REPLY_VERSIONS_KEPT, numbered 1..N."""
+    if not reply.content:
+        return None
     number = reply.versions.count() + 1
-    return ReplyVersion.objects.create(
+    version = ReplyVersion.objects.create(
         reply=reply,
         number=number,
         question=question,
@@ -494,6 +496,15 @@ def _keep_version(reply: Message, question: str) -> ReplyVersion | None:
         system_prompt_version=reply.system_prompt_version,
         created_at=reply.created_at,
     )
+    excess = number - settings.MEMORYCHAT_REPLY_VERSIONS_KEPT
+    if excess > 0:
+        reply.versions.filter(number__lte=excess).delete()
+        # Renumbered one row at a time, lowest first: each new number is free by then (a
+        # single UPDATE could meet the unique (reply, number) pair half-way on PostgreSQL).
+        for pk, old in reply.versions.order_by("number").values_list("pk", "number"):
+            ReplyVersion.objects.filter(pk=pk).update(number=old - excess)
+        version.number = number - excess
+    return version
 
 
 def _turn_again(

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from channels.db import database_sync_to_async
 from django.conf import settings
-from django.db import DatabaseError
+from django.db import DatabaseError, InterfaceError, OperationalError
 
 from chat import protocol, services, setup_workers
 from chat.models import Message
@@ -38,7 +38,6 @@ from profiles.services import profiles_observe_messages
 logger = logging.getLogger(__name__)
 
 Publish = Callable[[dict], Awaitable[None]]
-STORE_RETRY_SECONDS = 30.0
 # A streaming reply's frames go at most this often, each with the Markdown rendered so far;
 # if one render costs more than 1/RENDER_COST_FACTOR of the interval, the interval grows.
 RENDER_INTERVAL = 0.1
@@ -412,16 +411,16 @@ def _finish(**fields) -> tuple[Message, dict]:
 
 
 async def _store_with_retries(**fields) -> tuple[Message, dict | None]:
-    """Store the finished reply; if the database is briefly unavailable, keep trying for a
-    while (the text is in memory). If it never comes back, say so in the page. Returns the
-    reply and its reply_end frame (None when it could not be stored: built by the caller)."""
+    """Store the finished reply; while the database is locked or unreachable, keep trying
+    until it lands (the text is in memory: a long staff import or a restart must not lose it).
+    Any other database error is said in the page at once. Returns the reply and its reply_end
+    frame (None when it could not be stored: built by the caller)."""
     delay = 0.25
-    deadline = time.monotonic() + STORE_RETRY_SECONDS
     while True:
         try:
             return await in_db_thread(_finish)(**fields)
-        except DatabaseError:
-            if time.monotonic() + delay > deadline:
+        except DatabaseError as error:
+            if not isinstance(error, OperationalError | InterfaceError):
                 logger.exception("could not store reply %s", fields["reply"].pk)
                 # The row stays "streaming" until its lease runs out and a sweep marks it
                 # interrupted: the page says now what that will say, never "complete".
@@ -439,7 +438,7 @@ async def _store_with_retries(**fields) -> tuple[Message, dict | None]:
                 return reply, None
             logger.warning("database unavailable storing reply; retrying in %.2fs", delay)
             await asyncio.sleep(delay)
-            delay = min(delay * 2, 4.0)
+            delay = min(delay * 2, 5.0)
 
 
 async def _quietly(awaitable) -> None:

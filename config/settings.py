@@ -212,6 +212,11 @@ MODEL_LIST_CACHE_SECONDS = env_int("MODEL_LIST_CACHE_SECONDS", 300)
 MEMORYCHAT_CONTEXT_BUDGET = env_int("CONTEXT_BUDGET", 16000, minimum=512)
 MEMORYCHAT_REPLY_RESERVE = env_int("REPLY_RESERVE", 1024, minimum=0)
 MEMORYCHAT_MAX_MESSAGE_CHARS = env_int("MAX_MESSAGE_CHARS", 16000, minimum=1)
+# Earlier versions kept per reply (regenerate, edit): the newest this many, besides the reply.
+MEMORYCHAT_REPLY_VERSIONS_KEPT = env_int("REPLY_VERSIONS_KEPT", 10, minimum=1)
+# Rows (messages, memories, history records) one staff import may store; it stores them in
+# short transactions (userdata/transfer/importer.py), so a reply never waits long for it.
+MEMORYCHAT_IMPORT_MAX_ROWS = env_int("IMPORT_MAX_ROWS", 500_000, minimum=1)
 # Processes each server process starts for turns' set-up (chat.setup_workers: the context
 # build and the message's store off the server's GIL; about 200 MB each); 0 keeps it in the
 # server's threads.

@@ -25,6 +25,7 @@ from audit import acting_as, attribute
 from chat.models import Conversation, Message
 from memory.extraction import Extraction
 from memory.models import ActionItem, Decision, Embedding, Fact, Summary
+from memory.services.copies import forget_copies
 from memory.services.summaries import summary_create
 
 FORGETTABLE = (("facts", Fact, "fact"), ("decisions", Decision, "decision"))
@@ -234,9 +235,15 @@ def conversation_forget(*, conversation: Conversation, actor, keep_place: bool =
                 model, kind, plan.delete[name], actor=actor, reason=reason
             )
         result.kept = plan.kept
+        summary_ids = set(conversation.summaries.values_list("pk", flat=True))
         result.summaries = _summaries_forget(
             conversation, actor=actor, reason=reason, keep_place=keep_place
         )
+        forgotten = {kind: set(plan.delete[name]) for name, _model, kind in FORGETTABLE}
+        forgotten["summary"] = summary_ids
+        if not keep_place:  # the conversation goes: its messages recalled elsewhere too
+            forgotten["message"] = set(conversation.messages.values_list("pk", flat=True))
+        forget_copies(user_id=conversation.user_id, forgotten=forgotten)
     return result
 
 
@@ -256,4 +263,5 @@ def memories_forget_all(*, user, actor) -> Forgotten:
             result.summaries += _summaries_forget(
                 conversation, actor=actor, reason=reason, keep_place=True
             )
+        forget_copies(user_id=user.pk, forgotten={}, everything=True)
     return result

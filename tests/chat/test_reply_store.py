@@ -1,8 +1,10 @@
 """What the page is told when a reply cannot be stored, and what a failed retry keeps."""
 
+import time
+
 import pytest
 from asgiref.sync import sync_to_async
-from django.db import DatabaseError
+from django.db import DatabaseError, OperationalError
 
 from chat import services, turn
 from chat.models import Message
@@ -13,14 +15,14 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 async def test_a_reply_that_cannot_be_stored_says_so(aconversation, alice, fake_llm, monkeypatch):
-    """The database is gone at the reply's end: reply_end is not "complete", and says why."""
+    """A database error no retry can help (not a lock, not a lost connection) at the reply's
+    end: reply_end is not "complete", and says why."""
     fake_llm.behaviour.reply = "A reply the database never sees."
 
     def unavailable(**fields):
-        raise DatabaseError("connection refused")
+        raise DatabaseError("value too long for type character varying(20)")
 
     monkeypatch.setattr(services, "reply_finish", unavailable)
-    monkeypatch.setattr(turn, "STORE_RETRY_SECONDS", 0.3)
     socket = await connected(alice, aconversation.pk)
     await socket.send_json_to({"type": "send", "text": "Hello"})
     end = (await frames_until(socket, "reply_end"))[-1]
@@ -28,6 +30,34 @@ async def test_a_reply_that_cannot_be_stored_says_so(aconversation, alice, fake_
     assert end["status"] == "interrupted" and end["saved"] is False
     assert "could not be saved" in end["error"]
     assert "never sees" in end["html"]  # the text is still shown
+
+
+async def test_a_reply_ending_while_the_database_is_busy_lands_once_it_is_free(
+    aconversation, alice, fake_llm, monkeypatch
+):
+    """The database is locked (a staff import, say) for longer than the store used to wait
+    (STORE_RETRY_SECONDS, monkeypatched short here as main had it): the store is retried until
+    it lands, the reply is saved whole (issue 40, low 8)."""
+    fake_llm.behaviour.reply = "A reply that waits for the lock."
+    real = services.reply_finish
+    busy_until = []
+
+    def busy(**fields):
+        if not busy_until:
+            busy_until.append(time.monotonic() + 1.5)
+        if time.monotonic() < busy_until[0]:
+            raise OperationalError("database is locked")
+        return real(**fields)
+
+    monkeypatch.setattr(services, "reply_finish", busy)
+    monkeypatch.setattr(turn, "STORE_RETRY_SECONDS", 0.3, raising=False)
+    socket = await connected(alice, aconversation.pk)
+    await socket.send_json_to({"type": "send", "text": "Hello"})
+    end = (await frames_until(socket, "reply_end", timeout=20))[-1]
+    await socket.disconnect()
+    assert end["status"] == "complete" and end["saved"] is True
+    stored = await Message.objects.aget(pk=end["id"])
+    assert stored.content == "A reply that waits for the lock." and stored.status == "complete"
 
 
 async def test_a_stored_reply_says_it_was_saved(aconversation, alice, fake_llm):

@@ -11,7 +11,7 @@ from django.contrib.auth import get_user_model
 from django.core.serializers.json import DjangoJSONEncoder
 from django.urls import reverse
 
-from chat.models import Message
+from chat.models import Conversation, Message
 from chat.services import conversation_create, message_create, reply_finish
 from memory.models import ActionItem, Fact, Summary
 from memory.services import fact_supersede, memory_update, summary_make_current
@@ -221,3 +221,60 @@ def test_the_import_view_uploads_an_export(staff_client, rich, alice, staff):
     junk = io.BytesIO(b"{not json")
     junk.name = "junk.json"
     assert b"Not a JSON file" in staff_client.post(reverse("staff:import"), {"file": junk}).content
+
+
+def test_an_import_in_chunks_of_one_restores_every_link(rich, alice, staff, monkeypatch):
+    """Memories stored one per transaction: links that point forward across chunks
+    (superseding facts, dependencies) still come back, and the export equals the first."""
+    from userdata.transfer import importer
+
+    monkeypatch.setattr(importer, "IMPORT_CHUNK", 1)
+    before = _json(user_data_export(user=alice))
+    user_data_delete(user=alice, actor=staff)
+    user_data_import(document=before, actor=staff)
+    assert _json(user_data_export(user=alice)) == _authored_by(before, staff.username)
+
+
+def test_an_import_stopped_half_way_resumes_and_stores_nothing_twice(
+    rich, alice, staff, monkeypatch
+):
+    """The database fails on the second conversation's step: what came before is kept, the
+    staff are told to import the same file again, and doing so finishes the import without
+    duplicating anything (issue 40, low 8)."""
+    from django.db import OperationalError
+
+    from userdata.models import ImportProgress
+    from userdata.transfer import importer
+
+    before = _json(user_data_export(user=alice))
+    user_data_delete(user=alice, actor=staff)
+    real = importer._import_conversation
+    calls = []
+
+    def flaky(data, *args, **kwargs):
+        calls.append(kwargs["where"])
+        if len(calls) == 2:
+            raise OperationalError("database is locked")
+        return real(data, *args, **kwargs)
+
+    monkeypatch.setattr(importer, "_import_conversation", flaky)
+    with pytest.raises(BadExport, match="import the same file again"):
+        user_data_import(document=before, actor=staff)
+    assert Conversation.objects.filter(user=alice).count() == 1
+    assert ImportProgress.objects.get(user=alice).steps_done == 2  # the profile, a conversation
+    result = user_data_import(document=before, actor=staff)
+    assert calls == ["conversations[0]", "conversations[1]", "conversations[1]"]
+    assert result.counts["conversations"] == 2
+    assert _json(user_data_export(user=alice)) == _authored_by(before, staff.username)
+    assert ImportProgress.objects.get(user=alice).finished_at is not None
+    with pytest.raises(BadExport, match="already has data"):  # finished: no second copy
+        user_data_import(document=before, actor=staff)
+
+
+def test_an_import_over_the_size_cap_is_refused_with_the_limit(rich, alice, staff, settings):
+    before = _json(user_data_export(user=alice))
+    user_data_delete(user=alice, actor=staff)
+    settings.MEMORYCHAT_IMPORT_MAX_ROWS = 3
+    with pytest.raises(BadExport, match=r"takes at most 3 \(IMPORT_MAX_ROWS\)"):
+        user_data_import(document=before, actor=staff)
+    assert not Conversation.objects.filter(user=alice).exists()

@@ -1,23 +1,36 @@
 """Import a user export (see ``export``) into a user with no data; messages are stored through
 ``chat.services.message_create_many``. Memories and their history are restored as they were:
-no new history records are made for rows that merely come back."""
+no new history records are made for rows that merely come back.
+
+The whole file is checked first, writing nothing (a refusal keeps nothing); then it is stored
+in steps, each its own short transaction (the profile, each conversation, memories by
+IMPORT_CHUNK), so a large import never holds the database's write lock for long (SQLite has
+one for the whole database: a reply ending meanwhile waits for it). ``ImportProgress`` records
+the steps done: importing the same file again after a stop resumes from the next step."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.apps import apps
+from django.conf import settings
 from django.contrib.admin.models import ADDITION, CHANGE, LogEntry
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.db import DatabaseError, transaction
+from django.utils import timezone
 
 from audit import acting_as
 from chat.models import Conversation, Message
 from chat.services import ChatError, NewMessage, conversation_create, message_create_many
 from memory.models import ActionItem, Fact, Summary
 from profiles.models import DomainLevel, DomainSnapshot, StyleSnapshot, UserProfile
+from userdata.models import ImportProgress
 from userdata.transfer import FORMAT, VERSION
 from userdata.transfer.export import MEMORY_SECTIONS, NESTED_OWNER, USER_FIELDS
 from userdata.transfer.validation import (
@@ -46,6 +59,7 @@ MESSAGE_EXTRA = (
 )
 # Links filled in a second pass (they may point forward in the document).
 DEFERRED = {Message: {"reply_to"}, Fact: {"superseded_by"}}
+IMPORT_CHUNK = 100  # memories per transaction (about 0.7 s of SQLite writes each)
 
 
 DOCUMENT_KEYS = {
@@ -76,9 +90,14 @@ class ImportResult:
 class _Ids:
     """Document references to the new ids, and usernames to user ids."""
 
-    def __init__(self):
+    def __init__(self, stored: dict | None = None):
         self.ids: dict[type, dict[str, int]] = defaultdict(dict)
+        for label, refs in (stored or {}).items():
+            self.ids[apps.get_model(label)].update(refs)
         self._users: dict[str, int | None] = {}
+
+    def stored(self) -> dict:
+        return {model._meta.label: refs for model, refs in self.ids.items()}
 
     def id(self, model: type, ref: str | None) -> int | None:
         return self.ids[model].get(ref) if ref else None
@@ -214,8 +233,10 @@ def _has_data(user) -> bool:
 
 def user_data_import(*, document: dict, actor, username: str | None = None) -> ImportResult:
     """Import ``document`` for the user it names (or ``username``), creating the user (with an
-    unusable password) if needed. Refused when that user already has data: importing over it
-    would duplicate conversations and memories. All or nothing."""
+    unusable password) if needed. Refused when that user already has data (importing over it
+    would duplicate conversations and memories), unless it is this same file's import, stopped
+    half-way: it then goes on from where it stopped. The file is checked whole before anything
+    is stored; then it is stored in steps (see the module's docstring)."""
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise BadExport("This is not a memorychat user export.")
     if document.get("version") != VERSION:
@@ -223,29 +244,33 @@ def user_data_import(*, document: dict, actor, username: str | None = None) -> I
     unknown = sorted(set(document) - DOCUMENT_KEYS)
     if unknown:
         raise BadExport(f"The export could not be imported: {unknown[0]}: not part of an export.")
+    rows, limit = _row_count(document), settings.MEMORYCHAT_IMPORT_MAX_ROWS
+    if rows > limit:
+        raise BadExport(
+            f"The export holds {rows:,} rows (messages, memories, history records); an import "
+            f"takes at most {limit:,} (IMPORT_MAX_ROWS). Split it, or raise the limit."
+        )
+    steps_done = 0
     try:
+        _check_all(document, username, actor)
         with transaction.atomic(), acting_as(actor):
             user, created = _user_for(document, username)
-            if not created and _has_data(user):
-                raise BadExport(
-                    f"{user.get_username()} already has data; delete it first (importing over "
-                    "it would duplicate conversations and memories)."
-                )
-            result = ImportResult(user=user, user_created=created)
-            ids = _Ids()
-            _import_profile(document.get("profile"), user, ids, result, actor)
-            for n, conversation in enumerate(_list(document.get("conversations"), "conversations")):
-                _import_conversation(
-                    _item(conversation, f"conversations[{n}]"),
-                    user,
-                    ids,
-                    result,
-                    actor,
-                    where=f"conversations[{n}]",
-                )
-            for key, model, _prefix in MEMORY_SECTIONS:
-                items = _list(document.get(key), key)
-                _import_memories(key, model, items, user, ids, result, actor)
+            progress = _progress_for(user, created, _digest(document))
+        result = ImportResult(user=user, user_created=created)
+        result.counts.update(progress.counts)
+        ids = _Ids(progress.ids)
+        steps = _steps(document, user, ids, result, actor)
+        for number, step in enumerate(steps):
+            if number < progress.steps_done:
+                continue
+            with transaction.atomic(), acting_as(actor):
+                step()
+                progress.steps_done = steps_done = number + 1
+                progress.ids, progress.counts = ids.stored(), dict(result.counts)
+                progress.save(update_fields=["steps_done", "ids", "counts"])
+        with transaction.atomic():
+            progress.finished_at = timezone.now()
+            progress.save(update_fields=["finished_at"])
             LogEntry.objects.log_actions(
                 user_id=actor.pk,
                 queryset=[user],
@@ -253,17 +278,145 @@ def user_data_import(*, document: dict, actor, username: str | None = None) -> I
                 change_message=f"Imported the user's data from an export: {result.describe()}.",
                 single_object=True,
             )
-            return result
+        return result
     except BadExport:
         raise
     except Invalid as error:
         raise BadExport(f"The export could not be imported: {error}") from error
-    except (KeyError, TypeError, ValueError, AttributeError, ChatError, DatabaseError) as error:
+    except DatabaseError as error:
+        if not steps_done:
+            raise BadExport(f"The export could not be imported: {error}") from error
+        raise BadExport(
+            f"The import stopped after step {steps_done} (database: {error}). What was "
+            "stored is kept: import the same file again to go on from there."
+        ) from error
+    except (KeyError, TypeError, ValueError, AttributeError, ChatError) as error:
         raise BadExport(
             f"The export could not be imported: {type(error).__name__}: {error}"
         ) from error
     except ValidationError as error:
         raise BadExport(f"The export could not be imported: {'; '.join(error.messages)}") from error
+
+
+def _digest(document: dict) -> str:
+    canonical = json.dumps(document, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _row_count(document: dict) -> int:
+    """Rows the file would store, roughly (what the size cap counts)."""
+
+    def length(value) -> int:
+        return len(value) if isinstance(value, list) else 0
+
+    def with_history(items) -> int:
+        if not isinstance(items, list):
+            return 0
+        return sum(1 + length(i.get("history")) for i in items if isinstance(i, dict))
+
+    total = 0
+    for conversation in document.get("conversations") or []:
+        if isinstance(conversation, dict):
+            total += 1 + length(conversation.get("messages"))
+            total += with_history(conversation.get("summaries"))
+    for key, _model, _prefix in MEMORY_SECTIONS:
+        total += with_history(document.get(key))
+    return total
+
+
+def _progress_for(user, created: bool, digest: str) -> ImportProgress:
+    progress = (
+        ImportProgress.objects.select_for_update()
+        .filter(user=user, digest=digest, finished_at=None)
+        .first()
+    )
+    if progress is not None:
+        return progress  # this file's import, stopped half-way: go on
+    if not created and _has_data(user):
+        raise BadExport(
+            f"{user.get_username()} already has data; delete it first (importing over "
+            "it would duplicate conversations and memories)."
+        )
+    ImportProgress.objects.filter(user=user).delete()  # an earlier, finished import's record
+    return ImportProgress.objects.create(user=user, digest=digest)
+
+
+def _check_all(document: dict, username: str | None, actor) -> None:
+    """Every value of the file checked as the steps will check it, storing nothing: a file
+    refused is refused before its first step."""
+    ids = _Ids()
+    user_data = document.get("user")
+    if not isinstance(user_data, dict):
+        raise Invalid("user: must be an object.")
+    clean_username(username or user_data.get("username"), "user.username")
+    profile = document.get("profile")
+    if profile:
+        if not isinstance(profile, dict):
+            raise Invalid("profile: must be an object.")
+        fields = _memory_switch_to_mode(profile.get("fields"))
+        _values(UserProfile, fields, ids, where="profile.fields", actor=actor)
+        for n, row in enumerate(_list(profile.get("snapshots"), "profile.snapshots")):
+            _values(StyleSnapshot, row, ids, where=f"profile.snapshots[{n}]", actor=actor)
+        history = [
+            dict(r, fields=_memory_switch_to_mode(r.get("fields"))) if isinstance(r, dict) else r
+            for r in _list(profile.get("history"), "profile.history")
+        ]
+        _history_rows(UserProfile, history, 0, {}, ids, where="profile.history", actor=actor)
+    for n, conversation in enumerate(_list(document.get("conversations"), "conversations")):
+        where = f"conversations[{n}]"
+        conversation = _item(conversation, where)
+        _values(Conversation, conversation.get("fields"), ids, where=f"{where}.fields")
+        for m, item in enumerate(_list(conversation.get("messages"), f"{where}.messages")):
+            at = f"{where}.messages[{m}]"
+            _values(Message, _item(item, at).get("fields"), ids, where=f"{at}.fields")
+        for m, item in enumerate(_list(conversation.get("summaries"), f"{where}.summaries")):
+            at = f"{where}.summaries[{m}]"
+            item = _item(item, at)
+            _values(Summary, item.get("fields"), ids, where=f"{at}.fields", actor=actor)
+            _history_rows(
+                Summary, item.get("history"), 0, {}, ids, where=f"{at}.history", actor=actor
+            )
+    for key, model, _prefix in MEMORY_SECTIONS:
+        for n, item in enumerate(_list(document.get(key), key)):
+            item = _item(item, f"{key}[{n}]")
+            _values(model, item.get("fields"), ids, where=f"{key}[{n}].fields", actor=actor)
+            _refs(item, "source_messages", f"{key}[{n}]")
+            if model is ActionItem:
+                _refs(item, "depends_on", f"{key}[{n}]")
+            _history_rows(
+                model, item.get("history"), 0, {}, ids, where=f"{key}[{n}].history", actor=actor
+            )
+
+
+def _steps(document: dict, user, ids: _Ids, result: ImportResult, actor) -> list[Callable]:
+    """The import's steps, in order; the same file gives the same steps (resuming counts
+    them)."""
+    steps: list[Callable] = [
+        lambda: _import_profile(document.get("profile"), user, ids, result, actor)
+    ]
+    for n, conversation in enumerate(_list(document.get("conversations"), "conversations")):
+        where = f"conversations[{n}]"
+        steps.append(
+            lambda c=conversation, w=where: _import_conversation(
+                _item(c, w), user, ids, result, actor, where=w
+            )
+        )
+    for key, model, _prefix in MEMORY_SECTIONS:
+        items = _list(document.get(key), key)
+        for start in range(0, len(items), IMPORT_CHUNK):
+            steps.append(
+                lambda k=key, m=model, i=items, s=start: _import_memories(
+                    k, m, i[s : s + IMPORT_CHUNK], user, ids, result, actor, offset=s
+                )
+            )
+        steps.append(lambda k=key, m=model, i=items: _link_memories(k, m, i, ids))
+        for start in range(0, len(items), IMPORT_CHUNK):
+            steps.append(
+                lambda k=key, m=model, i=items, s=start: _import_memory_history(
+                    k, m, i[s : s + IMPORT_CHUNK], user, ids, result, actor, offset=s
+                )
+            )
+    return steps
 
 
 def _memory_switch_to_mode(fields):
@@ -421,10 +574,11 @@ def _refs(item: dict, key: str, where: str) -> list[str]:
 
 
 def _import_memories(
-    key: str, model, items: list, user, ids: _Ids, result: ImportResult, actor
+    key: str, model, items: list, user, ids: _Ids, result: ImportResult, actor, *, offset: int
 ) -> None:
+    """One chunk of a memory section: ``items`` from the section's ``offset``."""
     deferred = DEFERRED.get(model, set())
-    items = [_item(item, f"{key}[{n}]") for n, item in enumerate(items)]
+    items = [_item(item, f"{key}[{offset + n}]") for n, item in enumerate(items)]
     objects = [
         model(
             user=user,
@@ -433,51 +587,68 @@ def _import_memories(
                 item.get("fields"),
                 ids,
                 skip=deferred,
-                where=f"{key}[{n}].fields",
+                where=f"{key}[{offset + n}].fields",
                 actor=actor,
             ),
         )
         for n, item in enumerate(items)
     ]
     model.objects.bulk_create(objects, batch_size=500)
-    for item, obj in zip(items, objects, strict=True):
+    for n, (item, obj) in enumerate(zip(items, objects, strict=True)):
         ids.ids[model][item.get("ref")] = obj.pk
-    if deferred:
-        for item, obj in zip(items, objects, strict=True):
-            for name in deferred:
-                setattr(obj, f"{name}_id", ids.id(model, item["fields"].get(name)))
-        model.objects.bulk_update(objects, list(deferred), batch_size=500)
+        ids.ids[model][f"#{offset + n}"] = obj.pk  # for _link_memories, ref or none
     owner = f"{model._meta.model_name}_id"
     through = model.source_messages.through
     links = [
         through(**{owner: obj.pk, "message_id": ids.id(Message, ref)})
         for n, (item, obj) in enumerate(zip(items, objects, strict=True))
-        for ref in _refs(item, "source_messages", f"{key}[{n}]")
+        for ref in _refs(item, "source_messages", f"{key}[{offset + n}]")
         if ids.id(Message, ref)
     ]
     through.objects.bulk_create(links, batch_size=500)
-    if model is ActionItem:
-        depends = ActionItem.depends_on.through
-        depends.objects.bulk_create(
-            (
-                depends(from_actionitem_id=obj.pk, to_actionitem_id=ids.id(ActionItem, ref))
-                for n, (item, obj) in enumerate(zip(items, objects, strict=True))
-                for ref in _refs(item, "depends_on", f"{key}[{n}]")
-                if ids.id(ActionItem, ref)
-            ),
-            batch_size=500,
-        )
+    result.counts[key] += len(objects)
+
+
+def _import_memory_history(
+    key: str, model, items: list, user, ids: _Ids, result: ImportResult, actor, *, offset: int
+) -> None:
+    """One chunk of a section's history records, once all its rows exist (a record may name
+    a row further on: a fact superseded by a later one)."""
     history = []
-    for n, (item, obj) in enumerate(zip(items, objects, strict=True)):
+    for n, item in enumerate(items, start=offset):
         history += _history_rows(
             model,
             item.get("history"),
-            obj.pk,
+            ids.id(model, f"#{n}"),
             {"user_id": user.pk},
             ids,
             where=f"{key}[{n}].history",
             actor=actor,
         )
     model.history.model.objects.bulk_create(history, batch_size=500)
-    result.counts[key] += len(objects)
     result.counts["history_records"] += len(history)
+
+
+def _link_memories(key: str, model, items: list, ids: _Ids) -> None:
+    """A section's links between its own rows (they may point forward, across chunks)."""
+    own = [ids.id(model, f"#{n}") for n in range(len(items))]
+    deferred = DEFERRED.get(model, set())
+    if deferred:
+        objects = []
+        for pk, item in zip(own, items, strict=True):
+            obj = model(pk=pk)
+            for name in deferred:
+                setattr(obj, f"{name}_id", ids.id(model, item["fields"].get(name)))
+            objects.append(obj)
+        model.objects.bulk_update(objects, list(deferred), batch_size=500)
+    if model is ActionItem:
+        depends = ActionItem.depends_on.through
+        depends.objects.bulk_create(
+            (
+                depends(from_actionitem_id=pk, to_actionitem_id=ids.id(ActionItem, ref))
+                for n, (pk, item) in enumerate(zip(own, items, strict=True))
+                for ref in _refs(item, "depends_on", f"{key}[{n}]")
+                if ids.id(ActionItem, ref)
+            ),
+            batch_size=500,
+        )
