@@ -225,9 +225,9 @@ DOMAINS: tuple[Domain, ...] = (
         "fitness",
         "Fitness",
         _terms(
-            "gym, workout, exercise, running, run, lift, lifting, weights, muscle, "
-            "fitness, training, cardio, stretch, stretching, lose weight, fit, push ups, "
-            "squats, jog, jogging"
+            "gym, workout, exercise, lifting, weights, muscle, muscles, fitness, cardio, "
+            "stretching, lose weight, push ups, squats, jog, jogging, marathon, treadmill, "
+            "personal best, 5k, 10k"
         ),
         _terms(
             "progressive overload, hypertrophy, deload, rpe, one rep max, 1rm, periodization, "
@@ -242,8 +242,9 @@ DOMAINS: tuple[Domain, ...] = (
         "gardening",
         "Gardening",
         _terms(
-            "garden, gardening, plant, plants, flowers, seeds, grow, growing, soil, water, "
-            "watering, tomatoes, weeds, lawn, pot, pots, leaves, houseplant, houseplants"
+            "garden, gardening, flowers, seeds, seedlings, growing, soil, watering, "
+            "tomato plants, weeds, lawn, houseplant, houseplants, flower bed, greenhouse, "
+            "fertiliser, fertilizer, potted plant"
         ),
         _terms(
             "hardening off, companion planting, crop rotation, ph level, mulch, mulching, "
