@@ -225,9 +225,9 @@ DOMAINS: tuple[Domain, ...] = (
         "fitness",
         "Fitness",
         _terms(
-            "gym, workout, exercise, running, run, lift, lifting, weights, muscle, "
-            "fitness, training, cardio, stretch, stretching, lose weight, fit, push ups, "
-            "squats, jog, jogging"
+            "gym, workout, exercise, lifting, weights, muscle, muscles, fitness, cardio, "
+            "stretching, lose weight, push ups, squats, jog, jogging, marathon, treadmill, "
+            "personal best, 5k, 10k"
         ),
         _terms(
             "progressive overload, hypertrophy, deload, rpe, one rep max, 1rm, periodization, "
@@ -242,8 +242,9 @@ DOMAINS: tuple[Domain, ...] = (
         "gardening",
         "Gardening",
         _terms(
-            "garden, gardening, plant, plants, flowers, seeds, grow, growing, soil, water, "
-            "watering, tomatoes, weeds, lawn, pot, pots, leaves, houseplant, houseplants"
+            "garden, gardening, flowers, seeds, seedlings, growing, soil, watering, "
+            "tomato plants, weeds, lawn, houseplant, houseplants, flower bed, greenhouse, "
+            "fertiliser, fertilizer, potted plant"
         ),
         _terms(
             "hardening off, companion planting, crop rotation, ph level, mulch, mulching, "
@@ -491,11 +492,17 @@ def _role_domain(role: str) -> str:
     return best
 
 
-def _self_descriptions(prose: str) -> dict[str, tuple[str, str]]:
-    """domain -> (level, what was said) for each self-description in ``prose``."""
+def _self_descriptions(lower: str, prose: str) -> dict[str, tuple[str, str]]:
+    """domain -> (level, what was said) for each self-description in ``lower`` (the prose in
+    lower case; what was said is quoted from ``prose`` when the two line up)."""
+
+    def said(match: re.Match) -> str:
+        if len(lower) == len(prose):
+            return prose[match.start() : match.end()]
+        return match.group(0)
+
     found: dict[str, tuple[str, str]] = {}
-    for match in _SELF_EXPERT_RE.finditer(prose):
-        said = match.group(0)
+    for match in _SELF_EXPERT_RE.finditer(lower):
         if match.group("role"):
             slug = _role_domain(match.group("role"))
         elif match.group("field"):
@@ -505,12 +512,12 @@ def _self_descriptions(prose: str) -> dict[str, tuple[str, str]]:
             span = match.group("x") or match.group("doing") or match.group("teach") or ""
             slug = _role_domain(span) or next(iter(domains_in(span)), "")
         if slug:
-            found.setdefault(slug, ("expert", said))
+            found.setdefault(slug, ("expert", said(match)))
     for pattern, level in ((_SELF_MIDDLE_RE, "intermediate"), (_SELF_BEGINNER_RE, "beginner")):
-        for match in pattern.finditer(prose):
+        for match in pattern.finditer(lower):
             span = next(group for group in match.groups() if group)
             for slug in domains_in(span)[:1]:
-                found[slug] = (level, match.group(0))  # modest words outrank "as a ..."
+                found[slug] = (level, said(match))  # modest words outrank "as a ..."
     return found
 
 
@@ -533,7 +540,7 @@ def analyse_domains(text: str) -> dict[str, DomainEvidence]:
         hits["programming"] = hits.get("programming", 0) + 1
 
     words_used = set(tokens)
-    selves = _self_descriptions(lower) if words_used & _SELF_HINTS else {}
+    selves = _self_descriptions(lower, prose) if words_used & _SELF_HINTS else {}
     if not hits and not selves:
         return {}
     novice: dict[str, int] = {}

@@ -3,10 +3,11 @@
 Rules, in order:
 
 1. An explicit preference always wins. Each learned metric has one preference that overrides
-   it (``OVERRIDES``): tone -> formality, technical depth -> technical level, detail level ->
-   verbosity, emoji -> emoji use.
+   it (``OVERRIDES``): tone -> formality and humour, technical depth -> technical level, detail
+   level -> verbosity, emoji -> emoji use. The kinds of references have none.
 2. A learned metric is used only with at least ``MIN_MESSAGES`` messages behind it, only while
-   the user's memory switch is on, and only outside its neutral band (``BANDS``): a metric near
+   the user's memory switch is on, and only outside its neutral band (``BANDS``; humour and a
+   kind of reference only when frequent, never for their absence): a metric near
    the middle says nothing worth telling the model.
 3. What the user typed themselves (terminology notes, custom instructions, topics) is quoted in a
    delimited block and introduced as the user's stated preferences, never as system
@@ -70,18 +71,50 @@ BANDS: dict[str, tuple[float, str, float, str]] = {
         0.25,
         "Emoji: the user uses emoji; an occasional emoji is welcome.",
     ),
+    # Humour and references: only frequent use is worth saying (not joking is the default).
+    "humour": (
+        -1.0,
+        "",
+        0.3,
+        "Humour: the user jokes; light humour is welcome where it fits.",
+    ),
+    "references_professional": (
+        -1.0,
+        "",
+        0.2,
+        "References: the user often refers to business and work; examples from the workplace fit.",
+    ),
+    "references_academic": (
+        -1.0,
+        "",
+        0.2,
+        "References: the user often refers to research and scholars; academic examples and "
+        "sources fit.",
+    ),
+    "references_pop": (
+        -1.0,
+        "",
+        0.2,
+        "References: the user often refers to films, series, games and music; examples from "
+        "popular culture are welcome.",
+    ),
 }
 OVERRIDES = {
     "formality": "tone",
     "technical_level": "technical_depth",
     "verbosity": "detail_level",
     "emoji_use": "emoji",
+    "humour": "tone",  # a chosen tone decides the register, jokes included
 }
 METRIC_LABELS = {
     "formality": "Formality",
     "technical_level": "Technical level",
     "verbosity": "Verbosity",
     "emoji_use": "Emoji use",
+    "humour": "Humour",
+    "references_professional": "Professional references",
+    "references_academic": "Academic references",
+    "references_pop": "Pop-culture references",
 }
 
 PREFERENCE_LINES: dict[str, dict[str, str]] = {
@@ -203,8 +236,8 @@ def build_instructions(profile: UserProfile) -> InstructionsBlock:
 
 
 def _metric_unused_because(profile: UserProfile, name: str, value: float, count: int) -> str:
-    override = OVERRIDES[name]
-    if getattr(profile, override):
+    override = OVERRIDES.get(name)
+    if override and getattr(profile, override):
         # Words for people (the profile page shows it): "your tone preference (casual)".
         model_field = UserProfile._meta.get_field(override)
         value = getattr(profile, f"get_{override}_display")() if model_field.choices else ""
@@ -215,6 +248,8 @@ def _metric_unused_because(profile: UserProfile, name: str, value: float, count:
     if count < MIN_MESSAGES:
         return f"{count} message{'' if count == 1 else 's'} behind it, fewer than {MIN_MESSAGES}"
     low, _, high, _ = BANDS[name]
+    if low < 0 and value < high:
+        return f"not frequent enough (below {high})"
     if low < value < high:
         return f"neutral (between {low} and {high})"
     return ""

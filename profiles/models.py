@@ -63,6 +63,17 @@ class UserProfile(models.Model):
     verbosity_count = models.PositiveIntegerField(default=0)
     emoji_use = models.FloatField(default=PRIORS["emoji_use"], validators=_UNIT)
     emoji_use_count = models.PositiveIntegerField(default=0)
+    humour = models.FloatField(default=PRIORS["humour"], validators=_UNIT)
+    humour_count = models.PositiveIntegerField(default=0)
+    # How often the user makes references of each kind (share of their messages).
+    references_professional = models.FloatField(
+        default=PRIORS["references_professional"], validators=_UNIT
+    )
+    references_professional_count = models.PositiveIntegerField(default=0)
+    references_academic = models.FloatField(default=PRIORS["references_academic"], validators=_UNIT)
+    references_academic_count = models.PositiveIntegerField(default=0)
+    references_pop = models.FloatField(default=PRIORS["references_pop"], validators=_UNIT)
+    references_pop_count = models.PositiveIntegerField(default=0)
     messages_observed = models.PositiveIntegerField(default=0)
     style_updated_at = models.DateTimeField(null=True, blank=True)
 
@@ -142,6 +153,10 @@ class StyleSnapshot(models.Model):
     technical_level = models.FloatField(null=True, blank=True)
     verbosity = models.FloatField(null=True, blank=True)
     emoji_use = models.FloatField(null=True, blank=True)
+    humour = models.FloatField(null=True, blank=True)
+    references_professional = models.FloatField(null=True, blank=True)
+    references_academic = models.FloatField(null=True, blank=True)
+    references_pop = models.FloatField(null=True, blank=True)
 
     class Meta:
         ordering = ["messages_observed", "id"]

@@ -41,6 +41,23 @@ emoji_use (0 never .. 1 always)
     2 -> 0.8, 3 or more -> 1.
     No evidence: an empty message.
 
+humour (0 never .. 1 always)
+    Markers, each counted once: laughter ("haha", "lol", "lmao", "hehe"), joking words
+    ("kidding", "jk", "joke", "pun"), playful phrases ("no pun intended", "plot twist", "famous
+    last words", "you had one job") and winking emoticons (";)", ":P", "xD"). Emoji are not
+    humour here (they are emoji_use). 0 markers -> 0, 1 -> 0.6, 2 -> 0.8, 3 or more -> 1.
+    No evidence: fewer than 4 words and no marker.
+
+references_professional, references_academic, references_pop (0 never .. 1 every message)
+    Whether the message makes a reference of that kind: business and workplace terms ("KPI",
+    "stakeholders", "Q3", "circle back", "as per"); scholarly ones ("et al", "peer-reviewed",
+    "studies show", "Kant", "Darwin"); popular culture (films, series, games, music, memes:
+    "Star Wars", "Harry Potter", "Marvel", "The Office", "Minecraft", "Taylor Swift", "may the
+    force"). 1 when present, else 0. No evidence: fewer than 6 words and no reference.
+
+Pace (quick exchanges or long discussions) is verbosity: the text of a message says no more
+about it than its length and structure.
+
 Learning: ``blend`` is a running mean that starts from a prior worth ``PRIOR_WEIGHT`` messages,
 so one message moves a metric by at most ``1 / (PRIOR_WEIGHT + 1)`` of the way to its reading and
 a hundred consistent messages bring it within 5% of them. After ``HORIZON`` messages the weight
@@ -55,10 +72,29 @@ import re
 from dataclasses import asdict, dataclass
 from itertools import pairwise
 
-METRICS = ("formality", "technical_level", "verbosity", "emoji_use")
+METRICS = (
+    "formality",
+    "technical_level",
+    "verbosity",
+    "emoji_use",
+    "humour",
+    "references_professional",
+    "references_academic",
+    "references_pop",
+)
+REFERENCE_KINDS = ("professional", "academic", "pop")
 
 # Where a metric starts before any message, and how many messages that prior is worth.
-PRIORS = {"formality": 0.5, "technical_level": 0.5, "verbosity": 0.4, "emoji_use": 0.1}
+PRIORS = {
+    "formality": 0.5,
+    "technical_level": 0.5,
+    "verbosity": 0.4,
+    "emoji_use": 0.1,
+    "humour": 0.1,
+    "references_professional": 0.0,
+    "references_academic": 0.0,
+    "references_pop": 0.0,
+}
 PRIOR_WEIGHT = 5
 HORIZON = 200
 
@@ -71,6 +107,10 @@ class StyleReading:
     technical_level: float | None = None
     verbosity: float | None = None
     emoji_use: float | None = None
+    humour: float | None = None
+    references_professional: float | None = None
+    references_academic: float | None = None
+    references_pop: float | None = None
 
     @property
     def has_evidence(self) -> bool:
@@ -420,6 +460,52 @@ ADVANCED_PHRASES = {
     ("context", "window"): 1.0,
 }
 
+HUMOUR_WORDS = frozenset(
+    {"haha", "hahaha", "hahahaha", "hehe", "hehehe", "lol", "lolol", "lmao", "lmfao", "rofl"}
+    | {"kidding", "jk", "joke", "joking", "jokes", "pun", "puns", "punny", "lulz", "xd"}
+)
+HUMOUR_PHRASES = (
+    "no pun intended", "pun intended", "just kidding", "plot twist", "famous last words",
+    "you had one job", "spoiler alert", "what could possibly go wrong", "i'm dying",
+    "send help", "asking for a friend", "said no one ever", "because reasons",
+)  # fmt: skip
+WINK_RE = re.compile(r"(?<!\S)(?:;-?\)|:-?[pP]|[xX][dD])(?!\w)")
+REFERENCE_WORDS = {
+    "professional": frozenset(
+        {"kpi", "kpis", "roi", "okr", "okrs", "stakeholder", "stakeholders", "deliverable"}
+        | {"deliverables", "q1", "q2", "q3", "q4", "synergy", "synergies", "sla", "slas"}
+        | {"onboarding", "roadmap", "headcount", "quarterly", "b2b", "saas", "compliance"}
+    ),
+    "academic": frozenset(
+        {"peer-reviewed", "hypothesis", "thesis", "dissertation", "citation", "citations"}
+        | {"journal", "empirical", "meta-analysis", "kant", "darwin", "einstein", "freud"}
+        | {"plato", "aristotle", "nietzsche", "foucault", "descartes", "hegel", "popper"}
+    ),
+    "pop": frozenset(
+        {"netflix", "marvel", "pokemon", "pokémon", "minecraft", "fortnite", "zelda", "mario"}
+        | {"hogwarts", "gandalf", "yoda", "batman", "superman", "avengers", "simpsons", "meme"}
+        | {"memes", "tiktok", "beyonce", "beyoncé", "spongebob", "shrek", "barbie", "sitcom"}
+    ),
+}
+REFERENCE_PHRASES = {
+    "professional": (
+        "circle back", "as per", "per our", "action items", "best practices", "board meeting",
+        "industry standard", "touch base", "going forward", "bottom line", "key stakeholders",
+    ),
+    "academic": (
+        "et al", "studies show", "research shows", "according to research", "the literature",
+        "a study", "a paper", "the paper", "peer reviewed", "in theory", "the theory of",
+    ),
+    "pop": (
+        "star wars", "harry potter", "game of thrones", "lord of the rings", "the office",
+        "star trek", "breaking bad", "stranger things", "the matrix", "taylor swift",
+        "may the force", "winter is coming", "one does not simply", "i'll be back",
+        "spider-man", "spiderman", "the simpsons", "doctor who", "the godfather",
+    ),
+}  # fmt: skip
+REFERENCE_MIN_WORDS = 6
+HUMOUR_MIN_WORDS = 4
+
 # -- patterns ----------------------------------------------------------------------------------
 
 # A word: letters and digits (any script), optionally joined by apostrophes ("don't").
@@ -491,12 +577,15 @@ def analyse(text: str) -> StyleReading:
     lower = WORD_RE.findall(prose.lower())
     distinct = set(lower)
     pairs = set(pairwise(lower))
+    markers = _markers(prose, distinct)
 
     return StyleReading(
         formality=_formality(prose, lower, distinct, pairs, emoji),
         technical_level=_technical_level(prose, len(lower), distinct, pairs, code_blocks),
         verbosity=_verbosity(prose, len(lower)),
         emoji_use=_emoji_use(emoji),
+        humour=_humour(prose, len(lower), markers.get("humour", 0)),
+        **_references(len(lower), markers),
     )
 
 
@@ -605,3 +694,56 @@ def _emoji_use(emoji: int) -> float:
     if not emoji:
         return 0.0
     return min(1.0, 0.4 + 0.2 * emoji)
+
+
+def _marker_index() -> dict[str, tuple[tuple[str, str | None], ...]]:
+    """word -> (what it marks: "humour" or a reference kind, the phrase it starts or None)."""
+    index: dict[str, tuple[tuple[str, str | None], ...]] = {}
+
+    def add(word: str, entry: tuple[str, str | None]) -> None:
+        index[word] = (*index.get(word, ()), entry)
+
+    for word in HUMOUR_WORDS:
+        add(word, ("humour", None))
+    for phrase in HUMOUR_PHRASES:
+        add(WORD_RE.match(phrase).group(), ("humour", phrase))
+    for kind in REFERENCE_KINDS:
+        for word in REFERENCE_WORDS[kind]:
+            add(word, (kind, None))
+        for phrase in REFERENCE_PHRASES[kind]:
+            add(WORD_RE.match(phrase).group(), (kind, phrase))
+    return index
+
+
+_MARKERS = _marker_index()
+
+
+def _markers(prose: str, distinct: set[str]) -> dict[str, int]:
+    """Humour markers and references by kind in one pass over the message's words: a phrase
+    is searched for only when the message has its first word."""
+    counts: dict[str, int] = {}
+    lowered = None
+    for word in distinct:
+        entries = _MARKERS.get(word)
+        if entries is None:
+            continue
+        for what, phrase in entries:
+            if phrase is not None:
+                lowered = lowered or prose.lower()
+                if phrase not in lowered:
+                    continue
+            counts[what] = counts.get(what, 0) + 1
+    return counts
+
+
+def _humour(prose: str, n_words: int, markers: int) -> float | None:
+    if ";" in prose or ":" in prose or "x" in prose or "X" in prose:
+        markers += min(len(WINK_RE.findall(prose)), 1)
+    if not markers:
+        return 0.0 if n_words >= HUMOUR_MIN_WORDS else None
+    return min(1.0, 0.4 + 0.2 * markers)
+
+
+def _references(n_words: int, counts: dict[str, int]) -> dict[str, float | None]:
+    absent = 0.0 if n_words >= REFERENCE_MIN_WORDS else None
+    return {f"references_{kind}": 1.0 if counts.get(kind) else absent for kind in REFERENCE_KINDS}

@@ -12,6 +12,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
+from profiles.domains import MIN_EVIDENCE, STRONG_WEIGHT
 from profiles.expertise import domains_set
 from profiles.forms import DomainsForm, MemoryForm, PreferencesForm, ResetStyleForm
 from profiles.instructions import MIN_MESSAGES, build_instructions
@@ -40,6 +41,8 @@ def _context(request: HttpRequest, **extra) -> dict:
         "domains": domains,
         "domains_form": DomainsForm(initial={row.slug: row.setting for row in domains}),
         "domain_guides": DOMAIN_GUIDES,
+        "domain_min_evidence": MIN_EVIDENCE,
+        "domain_strong_weight": STRONG_WEIGHT,
         "profile": profile,
         "form": PreferencesForm(instance=profile),
         "metrics": style_overview(profile=profile, block=block),

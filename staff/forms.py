@@ -211,7 +211,7 @@ class BulkDeleteForm(forms.Form):
 
 
 class StyleForm(forms.Form):
-    """The learned metrics, as staff correct them (0 to 1)."""
+    """The learned metrics, as staff correct them (0 to 1); a metric left empty is unchanged."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -220,6 +220,7 @@ class StyleForm(forms.Form):
                 label=METRIC_LABELS[name],
                 min_value=0.0,
                 max_value=1.0,
+                required=False,
                 widget=forms.NumberInput(attrs={"step": "0.01"}),
             )
 

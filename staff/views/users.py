@@ -144,7 +144,7 @@ def user_style(request, user_id: int):
         try:
             profile_set_style(
                 user=target,
-                values=form.cleaned_data,
+                values={k: v for k, v in form.cleaned_data.items() if v is not None},
                 actor=request.user,
                 reason="learned style edited by staff",
             )

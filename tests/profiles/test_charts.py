@@ -7,6 +7,7 @@ from profiles.models import StyleSnapshot
 from profiles.overview import style_overview
 from profiles.selectors import profile_get
 from profiles.services import SNAPSHOT_EVERY
+from profiles.style import METRICS
 from tests.profiles.samples import FORMAL
 
 
@@ -32,10 +33,10 @@ def test_the_overview_starts_at_the_prior_until_history_is_dropped(alice, observ
     observe(alice, FORMAL, times=SNAPSHOT_EVERY * 2 + 3)
     profile = profile_get(user=alice)
     rows = style_overview(profile=profile)
-    assert [row.chart_from for row in rows] == [0, 0, 0, 0]
+    assert [row.chart_from for row in rows] == [0] * len(METRICS)
     assert all(len(row.chart.split()) == 4 for row in rows)  # prior, 2 snapshots, now
 
     StyleSnapshot.objects.filter(profile=profile, messages_observed=SNAPSHOT_EVERY).delete()
     rows = style_overview(profile=profile)
-    assert [row.chart_from for row in rows] == [SNAPSHOT_EVERY * 2] * 4
+    assert [row.chart_from for row in rows] == [SNAPSHOT_EVERY * 2] * len(METRICS)
     assert all(len(row.chart.split()) == 2 for row in rows)  # oldest kept snapshot, now

@@ -5,6 +5,7 @@ from django.urls import reverse
 
 from profiles.models import UserProfile
 from profiles.services import SNAPSHOT_EVERY, profile_update_preferences
+from profiles.style import METRICS
 from tests.profiles.samples import CASUAL, FORMAL
 
 pytestmark = pytest.mark.django_db
@@ -90,7 +91,8 @@ def test_it_draws_each_metric_over_time(alice_client, alice, observe):
     """With snapshots, each metric gets a server-rendered SVG polyline."""
     observe(alice, FORMAL, times=SNAPSHOT_EVERY * 2)
     content = alice_client.get(URL).content.decode()
-    assert content.count("<polyline") == 4
+    style = content[content.index('id="learned-style"') : content.index('id="domains"')]
+    assert style.count("<polyline") == len(METRICS)
     assert "<script" not in content.split("<main>")[1]
 
 
