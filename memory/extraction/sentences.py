@@ -97,7 +97,7 @@ def prepare(messages: list) -> tuple[list[Sent], list[tuple[int, str]]]:
     return sents, kept
 
 
-_CLAUSE_SPLIT = re.compile(
+CLAUSE_SPLIT = re.compile(
     r"\s*;\s*|,?\s+(?:and|but|so|also|plus)\s+(?=(?:I|my|we|our|please|remind|call\s+me)\b)"
     # a comma before a new statement: "My name is Alice, I live in Lyon"
     r"|\s*,\s+(?=(?:I|we)\s+(?:am|was|have|had|live|work|speak|use|love|like|hate|prefer|moved)\b"
@@ -122,7 +122,7 @@ FILLER = re.compile(
 
 def clauses_of(text: str) -> list[str]:
     out = []
-    for part in _CLAUSE_SPLIT.split(text):
+    for part in CLAUSE_SPLIT.split(text):
         part = FILLER.sub("", part.strip()).strip()
         while part and (m := _ELIDED_I.match(part)):
             out.append(m["first"])

@@ -38,6 +38,18 @@ def test_the_turn_extractor_leaves_proposals_and_completions_to_the_summary_run(
     assert found.decisions == [] and found.action_items == []
 
 
+def test_a_decision_ends_with_its_clause():
+    """The task told in the same sentence is no part of the decision; two decisions in one
+    sentence are two."""
+    found = turn("Quick update: we decided to go to Porto in August, and I need to fix the fence.")
+    assert [d.what for d in found.decisions] == ["Go to Porto in August"]
+    assert [a.what for a in found.action_items] == ["Fix the fence"]
+    found = turn("We decided to use Postgres and we agreed to launch in May.")
+    assert [d.what for d in found.decisions] == ["Use Postgres", "Launch in May"]
+    found = turn("We'll use Postgres instead of MySQL, and I will call Bob tomorrow.")
+    assert [(d.what, d.alternatives) for d in found.decisions] == [("Use Postgres", ["MySQL"])]
+
+
 @pytest.mark.parametrize(
     "after",
     [
