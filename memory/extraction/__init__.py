@@ -26,6 +26,7 @@ module              what it does
 ``validation``      the checks every extracted field passes before it is stored: the one layer
                     for the offline extractor, the model's answer and imports (public: other
                     packages use ``validate_extraction`` or the module's field checks)
+``withhold``        derived text without the suggestions waiting for the user ("ask first")
 ==================  ===========================================================================
 
 ``__all__`` below is the package's boundary: other packages import only those names, from
@@ -68,6 +69,7 @@ from memory.extraction.types import (
     Extraction,
 )
 from memory.extraction.validation import InvalidExtraction, Validated, validate_extraction
+from memory.extraction.withhold import withhold
 
 __all__ = [
     "CATEGORIES",
@@ -88,6 +90,7 @@ __all__ = [
     "same_item",
     "validate_extraction",
     "validation",
+    "withhold",
 ]
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 
-from memory.extraction.sentences import FILLER, Sent
+from memory.extraction.sentences import CLAUSE_SPLIT, FILLER, Sent
 from memory.extraction.text import NAMES, I, cap, names_in, normalise_key, short, strip_end
 from memory.extraction.types import ExtractedDecision
 
@@ -227,6 +227,57 @@ def _decision_context(sents: list[Sent], pos: int, kept: list[tuple[int, str]]) 
     return short(before.raw, 240) if adjacent and "decision" not in before.tags else ""
 
 
+def _cut_at_clause(text: str) -> tuple[re.Match | None, str, str]:
+    """The decision ``text`` states first, read up to the end of its clause ("We decided to
+    go to Porto, and I need to fix the fence": the fence is no part of the decision); with
+    the kind of pattern, and the rest of the text after that clause."""
+    found = _decision_match(text)
+    if not found:
+        return None, "", ""
+    kind, m = found
+    cut = CLAUSE_SPLIT.search(text, m.start("what"))
+    if cut is None:
+        return m, kind, ""
+    head, rest = text[: cut.start()], text[cut.end() :]
+    again = _decision_match(head)
+    if again is None:
+        return m, kind, ""
+    return again[1], again[0], rest
+
+
+def _decision_of(
+    m: re.Match, kind: str, text: str, sents: list[Sent], pos: int, kept, *, last: bool
+) -> ExtractedDecision | None:
+    s = sents[pos]
+    groups = m.groupdict()
+    what, rationale, alternatives = _clean_decision(
+        groups["what"], groups.get("verb") or "", (groups.get("prep") or "").lower()
+    )
+    if kind == "instead":
+        alternatives = _split_list(_RATIONALE_RE.sub("", groups["alt"]))
+        if m2 := _RATIONALE_RE.search(groups["alt"]):
+            rationale = short(strip_end(m2["r"]), 300)
+    if len(what) < 3:
+        return None
+    following = sents[pos + 1] if pos + 1 < len(sents) else None
+    same_message = following is not None and following.index == s.index
+    if last and not rationale and same_message and (m2 := _NEXT_RATIONALE.match(following.text)):
+        rationale = short(strip_end(m2["r"]), 300)
+    if m2 := _CONSIDERED_RE.search(text):
+        for alt in _split_list(m2["alts"]):
+            if normalise_key(alt) not in normalise_key(what) and alt not in alternatives:
+                alternatives.append(alt)
+    return ExtractedDecision(
+        what=what,
+        context=_decision_context(sents, pos, kept),
+        rationale=rationale,
+        alternatives=alternatives[:6],
+        stakeholders=_stakeholders(kind, groups.get("who") or "", text),
+        status="proposed" if kind == "propose" else "decided",
+        message_index=s.index,
+    )
+
+
 def extract_decisions(sents: list[Sent], kept: list[tuple[int, str]]) -> list[ExtractedDecision]:
     decisions: dict[str, ExtractedDecision] = {}
     for pos, s in enumerate(sents):
@@ -235,45 +286,25 @@ def extract_decisions(sents: list[Sent], kept: list[tuple[int, str]]) -> list[Ex
             continue
         if text.endswith("?") or re.search(r"\b(?:not\s+sure|undecided|if\s+we)\b", text, I):
             continue
-        found = _decision_match(text)
-        if not found:
-            continue
-        kind, m = found
-        groups = m.groupdict()
-        what, rationale, alternatives = _clean_decision(
-            groups["what"], groups.get("verb") or "", (groups.get("prep") or "").lower()
-        )
-        if kind == "instead":
-            alternatives = _split_list(_RATIONALE_RE.sub("", groups["alt"]))
-            if m2 := _RATIONALE_RE.search(groups["alt"]):
-                rationale = short(strip_end(m2["r"]), 300)
-        if len(what) < 3:
-            continue
-        following = sents[pos + 1] if pos + 1 < len(sents) else None
-        same_message = following is not None and following.index == s.index
-        if not rationale and same_message and (m2 := _NEXT_RATIONALE.match(following.text)):
-            rationale = short(strip_end(m2["r"]), 300)
-        if m2 := _CONSIDERED_RE.search(text):
-            for alt in _split_list(m2["alts"]):
-                if normalise_key(alt) not in normalise_key(what) and alt not in alternatives:
-                    alternatives.append(alt)
-        decision = ExtractedDecision(
-            what=what,
-            context=_decision_context(sents, pos, kept),
-            rationale=rationale,
-            alternatives=alternatives[:6],
-            stakeholders=_stakeholders(kind, groups.get("who") or "", text),
-            status="proposed" if kind == "propose" else "decided",
-            message_index=s.index,
-        )
-        s.tags.add("decision")
-        key = normalise_key(what)
-        if key not in decisions:
-            decisions[key] = decision
-            continue
-        old = decisions[key]  # told again: fill what was missing, a decision beats a proposal
-        old.rationale = old.rationale or decision.rationale
-        old.alternatives = old.alternatives or decision.alternatives
-        if decision.status == "decided":
-            old.status = "decided"
+        rest = text
+        for _ in range(4):  # a sentence's decisions, clause by clause
+            m, kind, after = _cut_at_clause(rest)
+            if m is None:
+                break
+            decision = _decision_of(m, kind, rest, sents, pos, kept, last=not after)
+            rest = after
+            if decision is None:
+                continue
+            s.tags.add("decision")
+            key = normalise_key(decision.what)
+            if key not in decisions:
+                decisions[key] = decision
+                continue
+            old = decisions[key]  # told again: fill what was missing, a decision beats a proposal
+            old.rationale = old.rationale or decision.rationale
+            old.alternatives = old.alternatives or decision.alternatives
+            if decision.status == "decided":
+                old.status = "decided"
+            if not rest:
+                break
     return list(decisions.values())

@@ -34,6 +34,9 @@ use X; don't/never/stop/avoid X; I'd like answers X   format, tone, emojis,
                                                       answer language, ...
 my/our X is/are/was Y  (X up to 5 words)              X (normalised)        by keyword
 my X is called/named Y, I have a X called Y           X's name              by keyword
+my <relative> (Name) lives in / works at|as / is from  <relative>'s location personal
+                                                      / employer / job /
+                                                      origin
 our/my/the project/app/... is called X                project name, ...     project
 I'm building/working on a <noun> called X             <noun> name           project
 we use / I use / we're using X (for Y)                tool for Y, or ""     technical
@@ -69,6 +72,7 @@ from memory.extraction.profile import (
     i_am_rule,
     life_fact,
     name_fact,
+    relative_fact,
     speak_use_fact,
 )
 from memory.extraction.sentences import FILLER, HYPOTHETICAL, Sent, clauses_of
@@ -96,6 +100,7 @@ _FACT_RULES = (
     project_name_fact,
     schedule_fact,
     life_fact,
+    relative_fact,
     preference_fact,
     i_am_rule,
     speak_use_fact,

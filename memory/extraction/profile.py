@@ -127,6 +127,37 @@ def life_fact(c: str, today: datetime.date) -> FactHit | None:
     return None
 
 
+_RELATIVES = (
+    r"wife|husband|partner|spouse|sister|brother|mother|father|mom|mum|dad|son|daughter|"
+    r"friend|best\s+friend|boss|colleague|girlfriend|boyfriend|grandmother|grandfather|"
+    r"grandma|grandpa|aunt|uncle|cousin|niece|nephew|flatmate|roommate"
+)
+_RELATIVE_RE = re.compile(
+    rf"^my\s+(?P<who>(?:(?:older|younger|little|big|elder)\s+)?(?:{_RELATIVES}))"
+    r"(?:\s+(?P<name>(?-i:[A-Z][\w'-]+)))?\s+(?:(?:now|still|currently)\s+)?"
+    r"(?P<verb>lives\s+(?:in|near)|works\s+(?:at|for|as|in)|is\s+from|moved\s+to)\s+(?P<x>.+)$",
+    I,
+)
+_RELATIVE_SUBJECT = {"lives": "location", "moved": "location", "is": "origin"}
+
+
+def relative_fact(c: str, today: datetime.date) -> FactHit | None:
+    """Where someone close to the user lives or works: "my sister lives in Berlin"."""
+    m = _RELATIVE_RE.match(c)
+    if not m or not (x := value(m["x"], 8)):
+        return None
+    who = " ".join(m["who"].lower().split())
+    verb = " ".join(m["verb"].lower().split())
+    first = verb.split()[0]
+    if first == "works":
+        aspect = "job" if verb.endswith(" as") else "employer"
+    else:
+        aspect = _RELATIVE_SUBJECT[first]
+    named = f" {m['name']}" if m["name"] else ""
+    text = sentence(f"The user's {who}{named} {verb} {x}")
+    return FactHit("personal", f"{subject_of(who)}'s {aspect}", text, 0.6)
+
+
 _I_AM_RE = re.compile(r"^I\s+am\s+(?:(?:now|actually|currently|still)\s+)?(?P<x>.+)$", I)
 
 

@@ -97,7 +97,7 @@ def prepare(messages: list) -> tuple[list[Sent], list[tuple[int, str]]]:
     return sents, kept
 
 
-_CLAUSE_SPLIT = re.compile(
+CLAUSE_SPLIT = re.compile(
     r"\s*;\s*|,?\s+(?:and|but|so|also|plus)\s+(?=(?:I|my|we|our|please|remind|call\s+me)\b)"
     # a comma before a new statement: "My name is Alice, I live in Lyon"
     r"|\s*,\s+(?=(?:I|we)\s+(?:am|was|have|had|live|work|speak|use|love|like|hate|prefer|moved)\b"
@@ -120,13 +120,21 @@ FILLER = re.compile(
 )
 
 
+# The same for a relative: "my sister lives in Berlin and works as a teacher".
+_ELIDED_MY = re.compile(
+    r"^(?P<first>(?P<who>my\s+[\w'-]+(?:\s+[A-Z][\w'-]*)?)\s(?:lives|works|is)\b.+?),?\s+and\s+"
+    r"(?P<verb>(?:lives|works|is|speaks|moved)\b.*)$",
+    I,
+)
+
+
 def clauses_of(text: str) -> list[str]:
     out = []
-    for part in _CLAUSE_SPLIT.split(text):
+    for part in CLAUSE_SPLIT.split(text):
         part = FILLER.sub("", part.strip()).strip()
-        while part and (m := _ELIDED_I.match(part)):
+        while part and (m := _ELIDED_I.match(part) or _ELIDED_MY.match(part)):
             out.append(m["first"])
-            part = "I " + m["verb"]
+            part = f"{m.groupdict().get('who') or 'I'} {m['verb']}"
         if part:
             out.append(part)
     return out

@@ -212,7 +212,10 @@ def memory_add(*, user, kind: str, text: str, category: str = Fact.Category.OTHE
         fields.update(decided_at=timezone.now())
     else:
         fields.update(owner="user")
-    obj = model(user=user, dedupe_key=key, state=MemoryState.ADDED, **fields)
+    now = timezone.now()
+    obj = model(
+        user=user, dedupe_key=key, state=MemoryState.ADDED, created_at=now, updated_at=now, **fields
+    )
     obj.full_clean(exclude=["user", "conversation", "dedupe_key"], validate_constraints=False)
     with transaction.atomic():
         attribute(obj, actor=user, reason=f"added {BY_USER}")

@@ -162,6 +162,8 @@ def fact_remember(
             if source_message is not None:
                 same.source_messages.add(source_message)
             return "updated"
+        if _deleted_after(Fact, user, key, source_message):
+            return "updated"  # the user deleted it after saying it: not learned again
         older = list(active.filter(subject=subject)) if subject else []
         if any(old.protected for old in older):
             suggest = True  # contradicts what the user pinned or typed: they decide
@@ -219,6 +221,23 @@ def _visible(obj, fields: tuple[str, ...]) -> tuple:
     return tuple(repr(getattr(obj, name)) for name in fields)
 
 
+def _deleted_after(model, user, key: str, source_message: Message | None) -> bool:
+    """Whether a memory with ``key`` was deleted (discarded, undone, deleted) after
+    ``source_message`` was said: then reading that message again (the summary run after the
+    turn's extractor, a re-summarise) does not bring it back; saying it again later does.
+    Only asked before a new row is made, from the history's deletion records."""
+    if source_message is None or source_message.created_at is None:
+        return False
+    if model is not Fact and model.objects.filter(user=user, dedupe_key=key).exists():
+        return False  # a row to merge into: nothing is created
+    return model.history.filter(
+        user_id=user.pk,
+        dedupe_key=key,
+        history_type="-",
+        history_date__gte=source_message.created_at,
+    ).exists()
+
+
 def _key_of(model, user, what: str, source_message: Message | None) -> str:
     """The row ``what`` merges into: its own key, or the key of a row of the same kind already
     taken from the same message in other words (the turn's extractor said "Go to Porto in
@@ -257,6 +276,8 @@ def decision_remember(
     user edited it: then it is left as it is."""
     key = _key_of(Decision, user, what, source_message)
     state = MemoryState.SUGGESTED if suggest else MemoryState.LEARNED
+    if _deleted_after(Decision, user, key, source_message):
+        return False
     with transaction.atomic():
         decision, created = Decision.objects.select_for_update().get_or_create(
             user=user,
@@ -310,6 +331,8 @@ def action_item_remember(
     it done or reopened it): then it is left as it is."""
     key = _key_of(ActionItem, user, what, source_message)
     state = MemoryState.SUGGESTED if suggest else MemoryState.LEARNED
+    if _deleted_after(ActionItem, user, key, source_message):
+        return False
     with transaction.atomic():
         item, created = ActionItem.objects.select_for_update().get_or_create(
             user=user,

@@ -27,9 +27,17 @@ from contextwindow.tokens import count_tokens
 from llm import OFFLINE_MODEL
 from llm.clients import summary_model
 from llm.errors import describe_error
-from memory import recall, summariser
+from memory import extraction, recall, summariser
 from memory.extraction import Extraction
-from memory.models import MemoryEvent, Summary, SummaryRun
+from memory.models import (
+    ActionItem,
+    Decision,
+    Fact,
+    MemoryEvent,
+    MemoryState,
+    Summary,
+    SummaryRun,
+)
 from memory.selectors import (
     forgotten_through,
     summary_run_active,
@@ -333,6 +341,18 @@ def _run(run: SummaryRun) -> tuple[Summary | None, RunOutcome]:
         current = Summary.objects.filter(conversation=conversation, is_current=True).first()
         if (current and current.pk) != (base and base.pk):
             raise StaleBase()
+        changes: list[EventItem] = []
+        remembering = recall.memory_enabled(conversation)
+        if remembering:
+            for batch_result, batch in merged:
+                memories_merge(
+                    conversation=conversation,
+                    extraction=batch_result,
+                    messages=batch,
+                    changes=changes,
+                )
+        # What waits for the user ("ask first") is not stated by the summary either.
+        result = extraction.withhold(result, _suggested_texts(conversation.user))
         summary = summary_create(
             conversation=conversation,
             extraction=result,
@@ -342,15 +362,7 @@ def _run(run: SummaryRun) -> tuple[Summary | None, RunOutcome]:
             created_by=run.requested_by,
             model=OFFLINE_MODEL if set(methods) == {summariser.OFFLINE} else model,
         )
-        if recall.memory_enabled(conversation):
-            changes: list[EventItem] = []
-            for batch_result, batch in merged:
-                memories_merge(
-                    conversation=conversation,
-                    extraction=batch_result,
-                    messages=batch,
-                    changes=changes,
-                )
+        if remembering:
             memory_event_record(
                 conversation=conversation,
                 message=_last_reply(messages),
@@ -358,6 +370,23 @@ def _run(run: SummaryRun) -> tuple[Summary | None, RunOutcome]:
                 source=MemoryEvent.Source.SUMMARY,
             )
     return summary, outcome
+
+
+SUGGESTIONS_WITHHELD = 500  # the newest suggestions a summary is checked against
+
+
+def _suggested_texts(user) -> list[str]:
+    """The texts of the user's suggestions still waiting (memory mode "ask first"), whichever
+    run or turn made them and whatever the mode is now: none may be stated by a summary."""
+    texts: list[str] = []
+    for model, column in ((Fact, "text"), (Decision, "what"), (ActionItem, "what")):
+        rows = (
+            model.objects.filter(user=user, state=MemoryState.SUGGESTED)
+            .order_by("-created_at")
+            .values_list(column, flat=True)[:SUGGESTIONS_WITHHELD]
+        )
+        texts += list(rows)
+    return texts
 
 
 def _last_reply(messages: list[Message]) -> Message:

@@ -193,6 +193,18 @@ def test_a_compound_sentence_gives_every_fact_in_it():
     assert run(user("When I was young, I lived in Paris.")).facts == []
 
 
+def test_where_someone_close_lives_and_works_is_a_fact_each():
+    """A relative's home and work, with a left-out subject after "and"."""
+    found = run(user("My sister lives in Berlin and works as a teacher."))
+    assert [(f.subject, f.text) for f in found.facts] == [
+        ("sister's location", "The user's sister lives in Berlin."),
+        ("sister's job", "The user's sister works as a teacher."),
+    ]
+    assert only_fact("My husband Tom works at Airbus.").text == (
+        "The user's husband Tom works at Airbus."
+    )
+
+
 def test_a_pronoun_is_no_preference():
     """ "I love it": what "it" is lies elsewhere, so there is nothing to remember."""
     assert run(user("I live in Lyon and love it.")).facts[-1].subject == "location"

@@ -13,7 +13,7 @@ from memory.extraction import (
     extract,
     extract_turn,
 )
-from memory.models import ActionItem, Decision, MemoryEvent, MemoryState
+from memory.models import ActionItem, Decision, Fact, MemoryEvent, MemoryState
 from profiles.services import profile_set_memory_mode
 
 TODAY = datetime.date(2026, 1, 7)  # a Wednesday
@@ -36,6 +36,18 @@ def test_the_turn_extractor_leaves_proposals_and_completions_to_the_summary_run(
     """A proposal is not a decision taken; closing an item needs what was said before."""
     found = turn("Maybe we should use Rust. I finished the report.")
     assert found.decisions == [] and found.action_items == []
+
+
+def test_a_decision_ends_with_its_clause():
+    """The task told in the same sentence is no part of the decision; two decisions in one
+    sentence are two."""
+    found = turn("Quick update: we decided to go to Porto in August, and I need to fix the fence.")
+    assert [d.what for d in found.decisions] == ["Go to Porto in August"]
+    assert [a.what for a in found.action_items] == ["Fix the fence"]
+    found = turn("We decided to use Postgres and we agreed to launch in May.")
+    assert [d.what for d in found.decisions] == ["Use Postgres", "Launch in May"]
+    found = turn("We'll use Postgres instead of MySQL, and I will call Bob tomorrow.")
+    assert [(d.what, d.alternatives) for d in found.decisions] == [("Use Postgres", ["MySQL"])]
 
 
 @pytest.mark.parametrize(
@@ -158,3 +170,31 @@ def test_in_ask_first_mode_the_turns_decision_and_task_wait_as_suggestions(conve
     states = set(Decision.objects.values_list("state", flat=True))
     states |= set(ActionItem.objects.values_list("state", flat=True))
     assert states == {MemoryState.SUGGESTED}
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("mode", ["automatic", "ask"])
+def test_what_the_user_deleted_after_the_turn_does_not_come_back_with_the_summary_run(
+    conversation, alice, mode
+):
+    """Discarded, undone or deleted: the run reading the same message again leaves it out;
+    saying it again in a later message is news."""
+    profile_set_memory_mode(user=alice, mode=mode)
+    lines = ["We decided to go to Porto. I need to fix the fence. I live in Lyon.", "Noted."]
+    messages = message_create_many(
+        conversation=conversation,
+        messages=[
+            NewMessage("user" if i % 2 == 0 else "assistant", t) for i, t in enumerate(lines)
+        ],
+    )
+    services.memories_from_turn(conversation=conversation, message=messages[0])
+    for model in (Decision, ActionItem, Fact):
+        for memory in model.objects.filter(user=alice):
+            services.memory_delete(memory=memory, actor=alice, reason="deleted by the user")
+    run = services.summary_run_start(conversation=conversation)
+    services.summary_run_execute(run_id=run.pk)
+    assert not Decision.objects.exists() and not ActionItem.objects.exists()
+    assert not Fact.objects.exists()
+    again = said(conversation, "We decided to go to Porto.")
+    services.memories_from_turn(conversation=conversation, message=again)
+    assert Decision.objects.filter(user=alice).count() == 1

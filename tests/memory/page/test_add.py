@@ -35,7 +35,8 @@ def test_a_fact_added_by_hand_is_listed_marked_and_the_users_own(alice_client, a
     assert fact.protected and fact.conversation is None
     assert fact.history.latest().history_user == alice
     page = alice_client.get(response["Location"]).content.decode()
-    assert "Added by you" in page and "Added." in page and "just-saved" in page
+    assert "Added by you" in page and "Saved." in page and "just-saved" in page
+    assert "changed" not in page.split(f'id="fact-{fact.pk}"')[1].split("</li>")[0]
 
 
 def test_each_kind_can_be_added(alice_client, alice):
