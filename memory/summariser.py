@@ -11,6 +11,11 @@ token cap mid-string, a small model fills the schema with punctuation, a server 
 2. ``json_object`` (the schema described in the instructions), the same way;
 3. the offline extractor, which always answers.
 
+An answer that parses is also checked as a summary (``memory.extraction.acceptance``): long
+enough for what it covers, no echo of the prompts, the open items of the version it replaces
+kept; one that fails is a bad answer like a cut one. The offline fallback keeps those open
+items too ("To do:" lines), so a new version is never worse than the one it replaces.
+
 ``Summarised.notes`` records what failed on the way, in words (a cut answer says it hit the
 token cap), and ``method`` what answered: the run keeps both. A server that cannot be reached
 (or fails with 429/5xx after the client's retries) is not a bad answer: that error is raised
@@ -21,7 +26,7 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 
 import openai
@@ -30,13 +35,14 @@ from llm.clients import max_tokens_field, summary_client, summary_endpoint
 from llm.errors import upstream_detail, upstream_reason
 from llm.messages import shape_messages
 from llm.slots import background_slot
-from memory import extraction
+from memory import extraction, prompts
 from memory.extraction import (
     ExtractedAction,
     ExtractedDecision,
     ExtractedFact,
     Extraction,
     InvalidExtraction,
+    acceptance,
     validate_extraction,
 )
 
@@ -168,6 +174,21 @@ def answer_cap(message_count: int, limit: int) -> int:
     return min(CAP_BASE_TOKENS + CAP_PER_MESSAGE_TOKENS * message_count, limit)
 
 
+@dataclass(frozen=True)
+class Request:
+    """What every call of one batch shares."""
+
+    model: str
+    today: date
+    max_tokens: int
+    open_items: tuple[str, ...] = ()  # the replaced version's, to be kept (acceptance)
+    echoed: tuple[str, ...] = prompts.PROMPT_TEXTS  # text a summary must not repeat
+
+    def folding(self, answer: Extraction) -> Request:
+        """For the next part of the batch: the open items once ``answer`` is folded in."""
+        return replace(self, open_items=tuple(acceptance.open_after(self.open_items, answer)))
+
+
 def summarise(
     *,
     previous_summary: str,
@@ -175,36 +196,43 @@ def summarise(
     model: str,
     today: date,
     max_tokens: int = 4096,
+    open_items: tuple[str, ...] = (),
+    system_prompt: str = "",
 ) -> Summarised:
+    """Fold ``messages`` into ``previous_summary``; ``open_items`` (the replaced version's open
+    action items) must survive, ``system_prompt`` (the chat's) must not be echoed."""
     if not summary_endpoint().configured:
-        return Summarised(_offline(previous_summary, messages, today), OFFLINE)
+        return Summarised(_offline(previous_summary, messages, today, open_items), OFFLINE)
+    echoed = (*prompts.PROMPT_TEXTS, INSTRUCTIONS, OBJECT_INSTRUCTIONS, system_prompt)
+    request = Request(model, today, max_tokens, tuple(open_items), echoed)
     notes: list[str] = []
     for mode in MODES:
         try:
-            result = _fold(previous_summary, messages, model, today, mode, max_tokens, notes)
+            result = _fold(previous_summary, messages, request, mode, notes)
         except StructuredOutputError:
             continue
         return Summarised(result, mode, notes)
     notes.append("fell back to the offline extractor")
-    return Summarised(_offline(previous_summary, messages, today), OFFLINE, notes)
+    return Summarised(_offline(previous_summary, messages, today, open_items), OFFLINE, notes)
 
 
-def _offline(previous_summary, messages, today) -> Extraction:
-    return extraction.extract(messages, previous_summary=previous_summary, today=today)
+def _offline(previous_summary, messages, today, open_items=()) -> Extraction:
+    result = extraction.extract(messages, previous_summary=previous_summary, today=today)
+    return acceptance.keep_open_items(result, open_items)
 
 
-def _fold(previous, messages, model, today, mode, max_tokens, notes) -> Extraction:
+def _fold(previous, messages, request: Request, mode, notes) -> Extraction:
     """The whole batch; on a bad answer, its two halves in turn. Every failure is noted."""
     try:
-        return _ask(previous, messages, model, today, mode, max_tokens)
+        return _ask(previous, messages, request, mode)
     except StructuredOutputError as exc:
         notes.append(f"{mode}, {len(messages)} messages: {exc}")
         if len(messages) < 2 * MIN_SPLIT:
             raise
     half = len(messages) // 2
     try:
-        first = _ask(previous, messages[:half], model, today, mode, max_tokens)
-        second = _ask(first.summary, messages[half:], model, today, mode, max_tokens)
+        first = _ask(previous, messages[:half], request, mode)
+        second = _ask(first.summary, messages[half:], request.folding(first), mode)
     except StructuredOutputError as exc:
         notes.append(f"{mode}, halves of {half} and {len(messages) - half} messages: {exc}")
         raise
@@ -232,7 +260,7 @@ def _combine(first: Extraction, second: Extraction, *, offset: int) -> Extractio
     )
 
 
-def _ask(previous, messages, model, today, mode, max_tokens) -> Extraction:
+def _ask(previous, messages, request: Request, mode) -> Extraction:
     """One structured call: the answer parsed and validated, or StructuredOutputError."""
     payload = {
         "previous_summary": previous,
@@ -240,6 +268,7 @@ def _ask(previous, messages, model, today, mode, max_tokens) -> Extraction:
             {"index": i, "role": m["role"], "content": m["content"]} for i, m in enumerate(messages)
         ],
     }
+    model, today = request.model, request.today
     instructions = INSTRUCTIONS.format(today=today.isoformat())
     if mode == JSON_OBJECT:
         instructions += OBJECT_INSTRUCTIONS
@@ -249,7 +278,7 @@ def _ask(previous, messages, model, today, mode, max_tokens) -> Extraction:
             "type": "json_schema",
             "json_schema": {"name": SCHEMA["title"], "schema": SCHEMA, "strict": True},
         }
-    cap = answer_cap(len(messages), max_tokens)
+    cap = answer_cap(len(messages), request.max_tokens)
     try:
         with background_slot():
             response = summary_client().chat.completions.create(
@@ -292,6 +321,16 @@ def _ask(previous, messages, model, today, mode, max_tokens) -> Extraction:
     except (InvalidExtraction, ValueError) as exc:
         hint = f" (and it hit the token cap, max_tokens={cap})" if cut else ""
         raise StructuredOutputError(f"the answer is not usable: {exc}{hint}") from exc
+    flaws = acceptance.summary_flaws(
+        result,
+        previous=previous,
+        messages=messages,
+        open_items=request.open_items,
+        prompts=request.echoed,
+    )
+    if flaws:
+        flaws_text = "; ".join(flaws)
+        raise StructuredOutputError(f"the answer is no summary of what it covers: {flaws_text}")
     return result
 
 

@@ -26,6 +26,9 @@ module              what it does
 ``validation``      the checks every extracted field passes before it is stored: the one layer
                     for the offline extractor, the model's answer and imports (public: other
                     packages use ``validate_extraction`` or the module's field checks)
+``acceptance``      whether a model's new summary may replace the version before it (long
+                    enough for its input, no echo of the prompts, keeps the open items);
+                    public, like ``validation``
 ==================  ===========================================================================
 
 ``__all__`` below is the package's boundary: other packages import only those names, from
@@ -47,7 +50,7 @@ from __future__ import annotations
 
 import datetime
 
-from memory.extraction import validation
+from memory.extraction import acceptance, validation
 from memory.extraction.actions import extract_actions
 from memory.extraction.dates import parse_date
 from memory.extraction.decisions import extract_decisions
@@ -80,6 +83,7 @@ __all__ = [
     "Extraction",
     "InvalidExtraction",
     "Validated",
+    "acceptance",
     "extract",
     "extract_facts_only",
     "normalise_key",

@@ -28,12 +28,13 @@ from llm import OFFLINE_MODEL
 from llm.clients import summary_model
 from llm.errors import describe_error
 from memory import recall, summariser
-from memory.extraction import Extraction
-from memory.models import MemoryEvent, Summary, SummaryRun
+from memory.extraction import Extraction, acceptance, normalise_key
+from memory.models import ActionItem, MemoryEvent, Summary, SummaryRun
 from memory.selectors import (
     forgotten_through,
     summary_run_active,
     summary_runs_active_for,
+    system_prompt_current,
     unsummarised_tails,
 )
 from memory.services.events import EventItem, memory_event_record
@@ -309,22 +310,33 @@ def _run(run: SummaryRun) -> tuple[Summary | None, RunOutcome]:
     merged: list[tuple[Extraction, list[Message]]] = []
     model = summary_model(conversation.effective_model)
     methods: list[str] = []
+    # The replaced version's open action items survive the run (acceptance): each batch of an
+    # incremental run keeps them; a full run, which reads them again, must have them at its end.
+    replaced_open = _open_items(conversation, base)
+    open_items = [] if full else replaced_open
+    system_prompt = system_prompt_current().text
     for number, batch in enumerate(batches, start=1):
         _progress(
             run, int(90 * (number - 1) / len(batches)), f"summarising {number} of {len(batches)}"
         )
+        required = open_items
+        if full and number == len(batches):
+            required = [*replaced_open, *open_items]
         summarised = summariser.summarise(
             previous_summary=previous,
             messages=[{"role": m.role, "content": m.content, "model": m.model} for m in batch],
             model=model,
             today=timezone.localdate(),
             max_tokens=settings.SUMMARY_MAX_TOKENS,
+            open_items=tuple(required),
+            system_prompt=system_prompt,
         )
         result = summarised.extraction
         prefix = f"batch {number}: " if len(batches) > 1 else ""
         outcome.notes += [prefix + note for note in summarised.notes]
         methods.append(summarised.method)
         previous = result.summary
+        open_items = acceptance.open_after(required, result)
         merged.append((result, batch))
     outcome.method = "+".join(dict.fromkeys(methods))
     _progress(run, 95, "saving")
@@ -341,6 +353,7 @@ def _run(run: SummaryRun) -> tuple[Summary | None, RunOutcome]:
             source=run.source,
             created_by=run.requested_by,
             model=OFFLINE_MODEL if set(methods) == {summariser.OFFLINE} else model,
+            carried_items=open_items,
         )
         if recall.memory_enabled(conversation):
             changes: list[EventItem] = []
@@ -358,6 +371,22 @@ def _run(run: SummaryRun) -> tuple[Summary | None, RunOutcome]:
                 source=MemoryEvent.Source.SUMMARY,
             )
     return summary, outcome
+
+
+def _open_items(conversation: Conversation, base: Summary | None) -> list[str]:
+    """The action items ``base`` lists that are still open: not marked done or cancelled, and
+    (when the memory is kept) not deleted by the user from the Memory page."""
+    if base is None or not base.action_items:
+        return []
+    keys = {normalise_key(what): what for what in base.action_items if isinstance(what, str)}
+    rows = dict(
+        ActionItem.objects.filter(user_id=conversation.user_id, dedupe_key__in=keys).values_list(
+            "dedupe_key", "status"
+        )
+    )
+    missing = None if recall.memory_enabled(conversation) else ActionItem.Status.OPEN
+    still = (ActionItem.Status.OPEN, ActionItem.Status.IN_PROGRESS)
+    return [what for key, what in keys.items() if rows.get(key, missing) in still]
 
 
 def _last_reply(messages: list[Message]) -> Message:
@@ -395,8 +424,14 @@ def summary_create(
     source: str,
     created_by=None,
     model: str = "",
+    carried_items: list[str] | None = None,
 ) -> Summary:
-    """A new version, made current atomically (the old one stays, not current)."""
+    """A new version, made current atomically (the old one stays, not current).
+    ``carried_items``: the open action items it holds on from the version it replaces, listed
+    with its own so that the next version is checked for them too."""
+    own = [a.what for a in extraction.action_items]
+    own_keys = {normalise_key(what) for what in own}
+    carried = [w for w in carried_items or () if normalise_key(w) not in own_keys]
     with transaction.atomic():
         version = (
             Summary.objects.filter(conversation=conversation).aggregate(v=Max("version"))["v"] or 0
@@ -408,7 +443,7 @@ def summary_create(
             text=extraction.summary,
             topics=extraction.topics,
             decisions=[d.what for d in extraction.decisions],
-            action_items=[a.what for a in extraction.action_items],
+            action_items=carried + own,
             open_questions=extraction.open_questions,
             covered_through=covered_through,
             message_count=message_count,
