@@ -203,6 +203,9 @@ SUMMARY_MAX_TOKENS = env_int("SUMMARY_MAX_TOKENS", 4096, minimum=256)
 EMBEDDING_BASE_URL = env_url("EMBEDDING_BASE_URL")
 EMBEDDING_API_KEY = env_str("EMBEDDING_API_KEY")
 BACKGROUND_MODEL_CONCURRENCY = env_int("BACKGROUND_MODEL_CONCURRENCY", 1, minimum=1)
+# The model server's context in its tokens, for a server that does not say it (llm/limits.py
+# asks llama.cpp, vLLM and Ollama); 0: not known, the conversation's budget alone applies.
+MODEL_CONTEXT_TOKENS = env_int("MODEL_CONTEXT_TOKENS", 0, minimum=0)
 # The models the server lists (GET /v1/models) are cached this long for the settings form.
 MODEL_LIST_CACHE_SECONDS = env_int("MODEL_LIST_CACHE_SECONDS", 300)
 # Context budget used when a conversation sets none, and tokens kept free for the reply.

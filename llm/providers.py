@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
-from llm import OFFLINE_MODEL
-from llm.clients import async_client, max_tokens_field
+from llm import OFFLINE_MODEL, limits
+from llm.clients import async_client, chat_endpoint, max_tokens_field
 from llm.errors import UpstreamError, describe_error
 from llm.messages import shape_messages
 from llm.offline import compose_offline_reply, split_for_streaming
@@ -95,6 +95,15 @@ class OpenAIProvider:
         try:
             response = await request.__aenter__()  # raises on 4xx/5xx, after the retries
         except Exception as exc:
+            if limits.overflow(exc) and report and report.get("total_tokens"):
+                # The next turn is built under the limit learned: never this request again.
+                limits.learn_overflow(
+                    chat_endpoint(),
+                    model,
+                    exc,
+                    estimated=report["total_tokens"],
+                    answer_cap=max_tokens or 0,
+                )
             raise describe_error(exc) from exc
         reply = ReplyStream(model=model, _closer=response.close)
         reply.chunks = self._deltas(response, reply)

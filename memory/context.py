@@ -37,6 +37,8 @@ from contextwindow.tokens import (
     tokenizer_known,
 )
 from contextwindow.window import MemoryStrategy, select_recent
+from llm import limits
+from llm.clients import chat_endpoint
 from memory import recall, selectors
 from memory.prompts import MEMORY_HEADER, PREFERENCES_HEADER, SUMMARY_HEADER
 from memory.report import (
@@ -164,7 +166,8 @@ def build(
     whole history is earlier. ``tail``: messages sent after the new one (a continued reply and
     the request for its rest); their tokens are set aside first."""
     model = conversation.effective_model
-    total_budget = conversation.effective_budget
+    # Never more than the server takes (its context, learned by llm.limits).
+    total_budget = limits.chat_budget(conversation.effective_budget, chat_endpoint(), model)
     reserve = min(settings.MEMORYCHAT_REPLY_RESERVE, int(total_budget * MIN_REPLY_SHARE))
     strategy = MemoryStrategy(conversation.strategy)
     summary = None

@@ -6,8 +6,11 @@ A real server's structured output breaks in ways the API's does not: the answer 
 token cap mid-string, a small model fills the schema with punctuation, a server has no
 ``json_schema`` support. So a batch is asked, in order, until an answer passes:
 
-1. ``json_schema`` with the whole batch; then, if that answer was cut, invalid or refused,
-   the batch in two halves (the second folded onto the first's summary);
+1. ``json_schema`` with the whole batch, or, when it would not fit the server's context with
+   its answer's cap (``llm.limits``), in halves, recursively, until each part fits (the second
+   folded onto the first's summary); then, if an answer was cut, invalid or refused, that
+   part in two halves; a refusal for length teaches the limit and splits again, so no request
+   is sent twice;
 2. ``json_object`` (the schema described in the instructions), the same way;
 3. the offline extractor, which always answers.
 
@@ -31,6 +34,8 @@ from datetime import date
 
 import openai
 
+from contextwindow.tokens import count_tokens
+from llm import limits
 from llm.clients import max_tokens_field, summary_client, summary_endpoint
 from llm.errors import upstream_detail, upstream_reason
 from llm.messages import shape_messages
@@ -55,6 +60,7 @@ MIN_SPLIT = 2  # a batch shorter than this is not split again
 # plus room per message for the items it may yield; never more than SUMMARY_MAX_TOKENS.
 CAP_BASE_TOKENS = 900
 CAP_PER_MESSAGE_TOKENS = 60
+TEMPLATE_TOKENS = 32  # the chat template's own tokens around the two messages
 
 CATEGORIES = ["preference", "personal", "project", "schedule", "technical", "other"]
 
@@ -159,6 +165,10 @@ class StructuredOutputError(Exception):
     """The model's answer cannot be used (cut, not JSON, invalid, refused): say which."""
 
 
+class TooLong(StructuredOutputError):
+    """The server refused the request for its length: never send it again as it is."""
+
+
 @dataclass
 class Summarised:
     extraction: Extraction
@@ -221,22 +231,67 @@ def _offline(previous_summary, messages, today, open_items=()) -> Extraction:
     return acceptance.keep_open_items(result, open_items)
 
 
-def _fold(previous, messages, request: Request, mode, notes) -> Extraction:
-    """The whole batch; on a bad answer, its two halves in turn. Every failure is noted."""
+def _fold(previous, messages, request: Request, mode, notes, *, split=True) -> Extraction:
+    """The batch in one request when it fits the server (answer cap included), else in halves,
+    recursively; on a bad answer, its two halves once (``split``); on a refusal for length,
+    halves again (the learned limit sizes them): the same request is never sent twice."""
+    if not _fits(previous, messages, request, mode):
+        if len(messages) > 1:
+            return _halves(previous, messages, request, mode, notes, split=split)
+        context = limits.context_tokens(summary_endpoint(), request.model)
+        notes.append(f"{mode}, 1 message: too long for the server's context ({context} tokens)")
+        raise StructuredOutputError("one message is longer than the server's context")
     try:
         return _ask(previous, messages, request, mode)
+    except TooLong as exc:
+        notes.append(f"{mode}, {len(messages)} messages: {exc}")
+        if len(messages) < 2:
+            raise
+        return _halves(previous, messages, request, mode, notes, split=split)
     except StructuredOutputError as exc:
         notes.append(f"{mode}, {len(messages)} messages: {exc}")
-        if len(messages) < 2 * MIN_SPLIT:
+        if not split or len(messages) < 2 * MIN_SPLIT:
             raise
+        return _halves(previous, messages, request, mode, notes, split=False)
+
+
+def _halves(previous, messages, request: Request, mode, notes, *, split) -> Extraction:
+    """The first half, then the second folded onto the first's summary."""
     half = len(messages) // 2
-    try:
-        first = _ask(previous, messages[:half], request, mode)
-        second = _ask(first.summary, messages[half:], request.folding(first), mode)
-    except StructuredOutputError as exc:
-        notes.append(f"{mode}, halves of {half} and {len(messages) - half} messages: {exc}")
-        raise
+    first = _fold(previous, messages[:half], request, mode, notes, split=split)
+    second = _fold(first.summary, messages[half:], request.folding(first), mode, notes, split=split)
     return _combine(first, second, offset=half)
+
+
+def _fits(previous, messages, request: Request, mode) -> bool:
+    """Whether the request, its answer cap included, fits the summary server's context (in
+    the server's tokens, by the scale seen so far); True when the context is not known."""
+    endpoint = summary_endpoint()
+    context = limits.context_tokens(endpoint, request.model)
+    if not context:
+        return True
+    instructions, payload = _prompt(previous, messages, request, mode)
+    estimated = _estimate(instructions, payload, request.model)
+    scale = limits.token_scale(endpoint, request.model)
+    return estimated * scale + answer_cap(len(messages), request.max_tokens) <= context
+
+
+def _estimate(instructions: str, payload: str, model: str) -> int:
+    return count_tokens(instructions, model) + count_tokens(payload, model) + TEMPLATE_TOKENS
+
+
+def _prompt(previous, messages, request: Request, mode) -> tuple[str, str]:
+    """The instructions and the JSON payload of one request."""
+    payload = {
+        "previous_summary": previous,
+        "messages": [
+            {"index": i, "role": m["role"], "content": m["content"]} for i, m in enumerate(messages)
+        ],
+    }
+    instructions = INSTRUCTIONS.format(today=request.today.isoformat())
+    if mode == JSON_OBJECT:
+        instructions += OBJECT_INSTRUCTIONS
+    return instructions, json.dumps(payload, ensure_ascii=False)
 
 
 def _combine(first: Extraction, second: Extraction, *, offset: int) -> Extraction:
@@ -261,17 +316,11 @@ def _combine(first: Extraction, second: Extraction, *, offset: int) -> Extractio
 
 
 def _ask(previous, messages, request: Request, mode) -> Extraction:
-    """One structured call: the answer parsed and validated, or StructuredOutputError."""
-    payload = {
-        "previous_summary": previous,
-        "messages": [
-            {"index": i, "role": m["role"], "content": m["content"]} for i, m in enumerate(messages)
-        ],
-    }
+    """One structured call: the answer parsed and validated, or StructuredOutputError
+    (``TooLong`` when the server refused it for its length)."""
     model, today = request.model, request.today
-    instructions = INSTRUCTIONS.format(today=today.isoformat())
+    instructions, payload = _prompt(previous, messages, request, mode)
     if mode == JSON_OBJECT:
-        instructions += OBJECT_INSTRUCTIONS
         response_format = {"type": "json_object"}
     else:
         response_format = {
@@ -288,14 +337,29 @@ def _ask(previous, messages, request: Request, mode) -> Extraction:
                     "messages": shape_messages(
                         [
                             {"role": "system", "content": instructions},
-                            {"role": "user", "content": json.dumps(payload, ensure_ascii=False)},
+                            {"role": "user", "content": payload},
                         ]
                     ),
                     **max_tokens_field(cap),
                 },
                 response_format=response_format,
             )
-    except openai.BadRequestError as exc:  # this request, as it is: the server's reason
+    except openai.APIStatusError as exc:
+        if limits.overflow(exc):  # learnt from, so that the halves are sized below it
+            limit = limits.learn_overflow(
+                summary_endpoint(),
+                model,
+                exc,
+                estimated=_estimate(instructions, payload, model),
+                answer_cap=cap,
+            )
+            raise TooLong(
+                f"the server refused the request for its length ({upstream_reason(exc)}); "
+                f"its limit is taken as {limit} tokens"
+            ) from exc
+        if not isinstance(exc, openai.BadRequestError):
+            raise  # 429/5xx: the run is retried later
+        # This request, as it is: the server's reason.
         logger.warning("summary request refused: %s", upstream_detail(exc))
         raise StructuredOutputError(
             f"the server refused the request (HTTP 400): {upstream_reason(exc)}"

@@ -213,4 +213,5 @@ def test_each_half_of_a_split_batch_is_checked(conversation, fake_llm):
     talk(conversation)
     run = run_once(conversation)
     assert run.method == "offline"
-    assert "json_schema, halves of 2 and 2 messages: the answer is no summary" in run.error
+    assert "json_schema, 4 messages: the answer is not JSON" in run.error
+    assert "json_schema, 2 messages: the answer is no summary" in run.error
