@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import date
 
@@ -193,6 +194,7 @@ class Request:
     max_tokens: int
     open_items: tuple[str, ...] = ()  # the replaced version's, to be kept (acceptance)
     echoed: tuple[str, ...] = prompts.PROMPT_TEXTS  # text a summary must not repeat
+    pause: Callable[[], None] | None = None  # called before each request (pacing)
 
     def folding(self, answer: Extraction) -> Request:
         """For the next part of the batch: the open items once ``answer`` is folded in."""
@@ -208,13 +210,15 @@ def summarise(
     max_tokens: int = 4096,
     open_items: tuple[str, ...] = (),
     system_prompt: str = "",
+    pause: Callable[[], None] | None = None,
 ) -> Summarised:
     """Fold ``messages`` into ``previous_summary``; ``open_items`` (the replaced version's open
-    action items) must survive, ``system_prompt`` (the chat's) must not be echoed."""
+    action items) must survive, ``system_prompt`` (the chat's) must not be echoed; ``pause``
+    is called before each request (the run waits there for the chat's streaming reply)."""
     if not summary_endpoint().configured:
         return Summarised(_offline(previous_summary, messages, today, open_items), OFFLINE)
     echoed = (*prompts.PROMPT_TEXTS, INSTRUCTIONS, OBJECT_INSTRUCTIONS, system_prompt)
-    request = Request(model, today, max_tokens, tuple(open_items), echoed)
+    request = Request(model, today, max_tokens, tuple(open_items), echoed, pause)
     notes: list[str] = []
     for mode in MODES:
         try:
@@ -328,6 +332,8 @@ def _ask(previous, messages, request: Request, mode) -> Extraction:
             "json_schema": {"name": SCHEMA["title"], "schema": SCHEMA, "strict": True},
         }
     cap = answer_cap(len(messages), request.max_tokens)
+    if request.pause is not None:
+        request.pause()
     try:
         with background_slot():
             response = summary_client().chat.completions.create(
@@ -364,6 +370,13 @@ def _ask(previous, messages, request: Request, mode) -> Extraction:
         raise StructuredOutputError(
             f"the server refused the request (HTTP 400): {upstream_reason(exc)}"
         ) from exc
+    usage = getattr(response, "usage", None)
+    limits.learn_scale(  # the server's tokens per estimated one: later requests sized in them
+        summary_endpoint(),
+        model,
+        estimated=_estimate(instructions, payload, model),
+        reported=getattr(usage, "prompt_tokens", None),
+    )
     choice = response.choices[0] if response.choices else None
     content = (choice.message.content if choice else None) or ""
     cut = choice is not None and choice.finish_reason == "length"
