@@ -216,7 +216,10 @@ def summarise(
     action items) must survive, ``system_prompt`` (the chat's) must not be echoed; ``pause``
     is called before each request (the run waits there for the chat's streaming reply)."""
     if not summary_endpoint().configured:
-        return Summarised(_offline(previous_summary, messages, today, open_items), OFFLINE)
+        chat_prompts = (*prompts.PROMPT_TEXTS, system_prompt)
+        return Summarised(
+            _offline(previous_summary, messages, today, open_items, chat_prompts), OFFLINE
+        )
     echoed = (*prompts.PROMPT_TEXTS, INSTRUCTIONS, OBJECT_INSTRUCTIONS, system_prompt)
     request = Request(model, today, max_tokens, tuple(open_items), echoed, pause)
     notes: list[str] = []
@@ -227,11 +230,14 @@ def summarise(
             continue
         return Summarised(result, mode, notes)
     notes.append("fell back to the offline extractor")
-    return Summarised(_offline(previous_summary, messages, today, open_items), OFFLINE, notes)
+    offline = _offline(previous_summary, messages, today, open_items, echoed)
+    return Summarised(offline, OFFLINE, notes)
 
 
-def _offline(previous_summary, messages, today, open_items=()) -> Extraction:
-    result = extraction.extract(messages, previous_summary=previous_summary, today=today)
+def _offline(previous_summary, messages, today, open_items=(), echoed=None) -> Extraction:
+    result = extraction.extract(
+        messages, previous_summary=previous_summary, today=today, prompts=echoed
+    )
     return acceptance.keep_open_items(result, open_items)
 
 

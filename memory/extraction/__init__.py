@@ -94,10 +94,16 @@ __all__ = [
 
 
 def extract(
-    messages: list[dict], *, previous_summary: str = "", today: datetime.date
+    messages: list[dict],
+    *,
+    previous_summary: str = "",
+    today: datetime.date,
+    prompts: tuple[str, ...] | None = None,
 ) -> Extraction:
-    """Fold ``messages`` into ``previous_summary`` and extract what they state (module docs)."""
-    sents, kept = prepare(messages)
+    """Fold ``messages`` into ``previous_summary`` and extract what they state (module docs);
+    ``prompts``: the app's prompt texts, when not the defaults (a reply echoing them is
+    skipped)."""
+    sents, kept = prepare(messages, prompts) if prompts else prepare(messages)
     facts = extract_facts(sents, today)
     decisions = extract_decisions(sents, kept)
     actions = extract_actions(sents, today)
