@@ -1,9 +1,11 @@
 """The assembled context: what the model sees on one turn, and a report of why.
 
 ``build(conversation=..., user_text=...)`` returns ``BuiltContext(messages, report)``. Blocks, in
-order: the versioned system prompt; the user's preferences and style; long-term memory
-retrieved for this turn (quoted data with dates and sources); the conversation's rolling
-summary; as many recent messages as fit under the conversation's strategy; the new message.
+the order sent, what changes least first so that a server's prompt cache reuses the prefix
+(llama.cpp's slot cache, OpenAI's cached input tokens): the versioned system prompt; the
+user's preferences and style; the conversation's rolling summary; as many recent messages as
+fit under the conversation's strategy; long-term memory retrieved for this turn (quoted data
+with dates and sources), which changes every turn, last before the new message.
 
 The whole request stays within the conversation's budget minus a reserve for the reply. Recent
 messages are read newest-first with an indexed query, using their stored token counts, and the
@@ -200,11 +202,12 @@ def build(
         token_scale=scale,
     )
     head: list[dict[str, str]] = []
+    late: list[dict[str, str]] = []  # the memory block: after the history (prefix caching)
 
     def add_block(name: Block, text: str, detail: str, *, cost: int | None = None) -> int:
         cost = budget.cost("system", text) if cost is None else cost
         budget.used += cost
-        head.append({"role": "system", "content": text})
+        (late if name is Block.MEMORY else head).append({"role": "system", "content": text})
         report["blocks"].append(block_item(name, cost, detail))
         return cost
 
@@ -269,14 +272,14 @@ def build(
 
     report["messages"], messages_out = history.sent()
     report["messages_left_out"] = history.left_out()
-    report["blocks"].append(
-        block_item(Block.HISTORY, history.tokens, f"{len(messages_out)} messages")
-    )
+    history_item = block_item(Block.HISTORY, history.tokens, f"{len(messages_out)} messages")
+    at = next((i for i, b in enumerate(report["blocks"]) if b["name"] == Block.MEMORY), None)
+    report["blocks"].insert(len(report["blocks"]) if at is None else at, history_item)
     report["blocks"].append(block_item(Block.MESSAGE, message_cost, "new message"))
     if tail:
         report["blocks"].append(block_item(Block.CONTINUATION, tail_cost, "the reply so far"))
     report["total_tokens"] = budget.used
-    messages = [*head, *messages_out, {"role": "user", "content": user_text}, *tail]
+    messages = [*head, *messages_out, *late, {"role": "user", "content": user_text}, *tail]
     return BuiltContext(messages=messages, report=report)
 
 

@@ -34,8 +34,8 @@ class Block(StrEnum):
     SYSTEM = "system"
     PREFERENCES = "preferences"
     SUMMARY = "summary"
-    MEMORY = "memory"
     HISTORY = "history"
+    MEMORY = "memory"  # changes every turn: after the history, so the prefix before it is cached
     MESSAGE = "message"
     CONTINUATION = "continuation"  # a continued reply's text so far and the request for more
 
@@ -119,6 +119,9 @@ class ContextReport(TypedDict):
     # True when memory was on and its search found nothing for the message (pinned facts and
     # a new session's resume items may still have been sent).
     nothing_relevant: NotRequired[bool]
+    # The prompt tokens the server reused from its cache for this request (OpenAI's
+    # prompt_tokens_details.cached_tokens, llama.cpp's timings.cache_n), once the reply ended.
+    cached_tokens: NotRequired[int]
 
 
 # -- writing: memory.context builds each part with these -----------------------------------

@@ -63,6 +63,9 @@ class Behaviour:
     models: tuple[str, ...] = ("fake-large", "fake-small")  # GET /v1/models
     n_ctx: int | None = None  # refuse prompt + max_tokens above this (llama.cpp's 400)
     states_context: str = ""  # "llama.cpp", "vllm", "ollama": where n_ctx is stated
+    # A prompt cache: the usage reports as cached the prompt's words shared with the previous
+    # request's, from the start (OpenAI's prompt_tokens_details.cached_tokens).
+    prompt_cache: bool = False
 
 
 @dataclass
@@ -75,6 +78,7 @@ class FakeLLM:
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _slots: threading.Semaphore | None = None
     _slot_count: int | None = None
+    _last_prompt: list[str] = field(default_factory=list)
 
     def slot(self):
         """The server's slots: a context manager that waits for one (or nothing, unlimited)."""
@@ -118,6 +122,18 @@ class FakeLLM:
                 self.behaviour.fail_times -= 1
                 return self.behaviour.fail_status
         return None
+
+    def cached(self, body: dict) -> int:
+        """Words of this prompt shared from the start with the previous streamed one's."""
+        words_now = " ".join(m.get("content", "") for m in body.get("messages", [])).split()
+        with self._lock:
+            before, self._last_prompt = self._last_prompt, words_now
+        shared = 0
+        for a, b in zip(before, words_now, strict=False):
+            if a != b:
+                break
+            shared += 1
+        return shared
 
     def chat_requests(self) -> list[dict]:
         return [r for r in self.requests if r["path"].endswith("/chat/completions")]
@@ -306,17 +322,14 @@ class _Handler(BaseHTTPRequestHandler):
         self._event({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
         if behaviour.usage and (body.get("stream_options") or {}).get("include_usage"):
             prompt = _prompt_tokens(body, behaviour)
-            self._event(
-                {
-                    **base,
-                    "choices": [],
-                    "usage": {
-                        "prompt_tokens": prompt,
-                        "completion_tokens": len(single),
-                        "total_tokens": prompt + len(single),
-                    },
-                }
-            )
+            usage = {
+                "prompt_tokens": prompt,
+                "completion_tokens": len(single),
+                "total_tokens": prompt + len(single),
+            }
+            if behaviour.prompt_cache:
+                usage["prompt_tokens_details"] = {"cached_tokens": self.owner.cached(body)}
+            self._event({**base, "choices": [], "usage": usage})
         self._event("[DONE]")
         if behaviour.end_delay:
             time.sleep(behaviour.end_delay)
