@@ -206,6 +206,17 @@ SUMMARY_MAX_TOKENS = env_int("SUMMARY_MAX_TOKENS", 4096, minimum=256)
 EMBEDDING_BASE_URL = env_url("EMBEDDING_BASE_URL")
 EMBEDDING_API_KEY = env_str("EMBEDDING_API_KEY")
 BACKGROUND_MODEL_CONCURRENCY = env_int("BACKGROUND_MODEL_CONCURRENCY", 1, minimum=1)
+# Seconds a summary/extraction request may take (the chat's OPENAI_TIMEOUT is for replies):
+# a slow local server takes minutes for a structured answer. A summary run waits up to
+# SUMMARY_YIELD_SECONDS before each request while a reply of the same user streams, and a
+# conversation's runs start at least SUMMARY_MIN_INTERVAL_SECONDS apart (later ones deferred),
+# so that on a one-slot server summaries do not take the slot from the chat.
+BACKGROUND_TIMEOUT = env_float("BACKGROUND_TIMEOUT", 600.0, minimum=1.0)
+SUMMARY_YIELD_SECONDS = env_int("SUMMARY_YIELD_SECONDS", 120)
+SUMMARY_MIN_INTERVAL_SECONDS = env_int("SUMMARY_MIN_INTERVAL_SECONDS", 60)
+# The model server's context in its tokens, for a server that does not say it (llm/limits.py
+# asks llama.cpp, vLLM and Ollama); 0: not known, the conversation's budget alone applies.
+MODEL_CONTEXT_TOKENS = env_int("MODEL_CONTEXT_TOKENS", 0, minimum=0)
 # The models the server lists (GET /v1/models) are cached this long for the settings form.
 MODEL_LIST_CACHE_SECONDS = env_int("MODEL_LIST_CACHE_SECONDS", 300)
 # Context budget used when a conversation sets none, and tokens kept free for the reply.

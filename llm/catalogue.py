@@ -13,7 +13,7 @@ import openai
 from django.conf import settings
 from django.core.cache import cache
 
-from llm.clients import chat_endpoint
+from llm.clients import Endpoint, chat_endpoint
 
 logger = logging.getLogger(__name__)
 
@@ -23,9 +23,15 @@ FAILURE_CACHE_SECONDS = 60
 
 def server_models() -> list[str]:
     """The ids the chat server lists, sorted; [] with no server or when it cannot say."""
-    endpoint = chat_endpoint()
+    return sorted(model_listing())
+
+
+def model_listing(endpoint: Endpoint | None = None) -> dict[str, int | None]:
+    """What ``endpoint`` (the chat server's by default) lists: each model id with its
+    context length where the server says it (vLLM's ``max_model_len``), else None."""
+    endpoint = endpoint or chat_endpoint()
     if not endpoint.configured:
-        return []
+        return {}
     key = f"llm-models:{endpoint.base_url}"
     cached = cache.get(key)
     if cached is not None:
@@ -37,13 +43,18 @@ def server_models() -> list[str]:
             timeout=LIST_TIMEOUT,
             max_retries=0,
         )
-        models = sorted({model.id for model in client.models.list() if model.id})
+        models = {m.id: _context_length(m) for m in client.models.list() if m.id}
         cache.set(key, models, settings.MODEL_LIST_CACHE_SECONDS)
     except openai.OpenAIError as exc:
         logger.info("the model server did not list its models: %s", exc)
-        models = []
+        models = {}
         cache.set(key, models, FAILURE_CACHE_SECONDS)
     return models
+
+
+def _context_length(model) -> int | None:
+    value = (getattr(model, "model_extra", None) or {}).get("max_model_len")
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
 def model_choices(current: str = "") -> list[tuple[str, str]]:

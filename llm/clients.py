@@ -51,23 +51,25 @@ def summary_model(conversation_model: str) -> str:
     return settings.SUMMARY_MODEL or conversation_model
 
 
-def _options(endpoint: Endpoint) -> dict:
+def _options(endpoint: Endpoint, timeout: float | None = None) -> dict:
     return {
         "api_key": endpoint.api_key,
         "base_url": endpoint.base_url or None,
-        "timeout": httpx2.Timeout(settings.OPENAI_TIMEOUT, connect=CONNECT_TIMEOUT),
+        "timeout": httpx2.Timeout(timeout or settings.OPENAI_TIMEOUT, connect=CONNECT_TIMEOUT),
         "max_retries": settings.OPENAI_MAX_RETRIES,
     }
 
 
-def sync_client(endpoint: Endpoint | None = None) -> openai.OpenAI:
+def sync_client(endpoint: Endpoint | None = None, *, timeout: float | None = None) -> openai.OpenAI:
     """For background jobs and other blocking calls: a new client for ``endpoint`` (the chat
-    server's by default)."""
-    return openai.OpenAI(**_options(endpoint or chat_endpoint()))
+    server's by default), with ``timeout`` (the chat's, OPENAI_TIMEOUT, by default)."""
+    return openai.OpenAI(**_options(endpoint or chat_endpoint(), timeout))
 
 
 def summary_client() -> openai.OpenAI:
-    return sync_client(summary_endpoint())
+    """Summary and extraction requests: BACKGROUND_TIMEOUT, not the chat's timeout, since a
+    slow local server takes minutes for a structured answer that nobody is waiting on."""
+    return sync_client(summary_endpoint(), timeout=settings.BACKGROUND_TIMEOUT)
 
 
 def embedding_client() -> openai.OpenAI:

@@ -7,8 +7,11 @@ alternate"). The context builder sends a system message per block (prompt, prefe
 summary, memory), and history can hold two user messages in a row (after a failed reply, whose
 empty row is left out). So, by default (``single``):
 
-- every system message becomes one section of a single leading system message, in order,
-  separated by a rule (each block opens with its own header saying what it is);
+- every system message before the first turn becomes one section of a single leading system
+  message, in order, separated by a rule (each block opens with its own header saying what it
+  is); a system message after the turns (the per-turn memory block, sent last so that the
+  prefix before it stays the same between turns and a server's prompt cache reuses it) opens
+  the user turn that follows it;
 - consecutive messages of the same role are merged into one turn, so a failed reply's gap
   closes;
 - a conversation window that opens with an assistant turn (its user message was summarised or
@@ -38,11 +41,17 @@ def shape_messages(messages: Sequence[dict], *, shape: str | None = None) -> lis
 
 
 def single_system_alternating(messages: Sequence[dict]) -> list[dict]:
-    sections = [m["content"] for m in messages if m["role"] == "system" and m["content"].strip()]
+    first_turn = next((i for i, m in enumerate(messages) if m["role"] != "system"), len(messages))
+    leading = messages[:first_turn]
+    sections = [m["content"] for m in leading if m["role"] == "system" and m["content"].strip()]
     turns: list[dict] = []
-    for message in messages:
-        if message["role"] == "system" or not message["content"].strip():
+    for message in messages[first_turn:]:
+        if not message["content"].strip():
             continue
+        if message["role"] == "system":
+            # A block after the turns (the memory, kept last for prefix caching) opens the
+            # user turn it precedes: strict templates take no system message there.
+            message = {"role": "user", "content": message["content"]}
         if turns and turns[-1]["role"] == message["role"]:
             turns[-1]["content"] += TURN_SEPARATOR + message["content"]
         else:

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
-from llm import OFFLINE_MODEL
-from llm.clients import async_client, max_tokens_field
+from llm import OFFLINE_MODEL, limits
+from llm.clients import async_client, chat_endpoint, max_tokens_field
 from llm.errors import UpstreamError, describe_error
 from llm.messages import shape_messages
 from llm.offline import compose_offline_reply, split_for_streaming
@@ -41,6 +41,18 @@ DRAIN_SECONDS = 0.2  # at most, for the stream's end after [DONE]: the reply is 
 class Usage:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    cached_tokens: int | None = None  # prompt tokens the server reused from its cache
+
+
+def cached_tokens(event: dict) -> int | None:
+    """The prompt tokens a server says it reused: OpenAI's usage.prompt_tokens_details
+    .cached_tokens, or llama.cpp's timings.cache_n (its own field, beside usage)."""
+    details = (event.get("usage") or {}).get("prompt_tokens_details") or {}
+    timings = event.get("timings") or {}
+    for value in (details.get("cached_tokens"), timings.get("cache_n")):
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return None
 
 
 @dataclass
@@ -95,12 +107,21 @@ class OpenAIProvider:
         try:
             response = await request.__aenter__()  # raises on 4xx/5xx, after the retries
         except Exception as exc:
+            if limits.overflow(exc) and report and report.get("total_tokens"):
+                # The next turn is built under the limit learned: never this request again.
+                limits.learn_overflow(
+                    chat_endpoint(),
+                    model,
+                    exc,
+                    estimated=report["total_tokens"],
+                    answer_cap=max_tokens or 0,
+                )
             raise describe_error(exc) from exc
         reply = ReplyStream(model=model, _closer=response.close)
-        reply.chunks = self._deltas(response, reply)
+        reply.chunks = self._deltas(response, reply, report)
         return reply
 
-    async def _deltas(self, response, reply: ReplyStream) -> AsyncIterator[str]:
+    async def _deltas(self, response, reply: ReplyStream, report=None) -> AsyncIterator[str]:
         finished = done = False
         lines = response.iter_lines()
         try:
@@ -121,6 +142,11 @@ class OpenAIProvider:
                 if usage:
                     reply.usage.prompt_tokens = usage.get("prompt_tokens")
                     reply.usage.completion_tokens = usage.get("completion_tokens")
+                cached = cached_tokens(event)
+                if cached is not None:
+                    reply.usage.cached_tokens = cached
+                    if report is not None:  # the turn's report: what the prefix cache saved
+                        report["cached_tokens"] = cached
                 for choice in event.get("choices") or ():
                     if choice.get("finish_reason"):
                         finished = True

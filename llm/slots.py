@@ -40,7 +40,8 @@ class NoSlot(Exception):
 def background_slot(*, wait: float | None = None) -> Iterator[int]:
     """Hold one background slot for the block; waits up to ``wait`` seconds for one."""
     limit = settings.BACKGROUND_MODEL_CONCURRENCY
-    wait = settings.OPENAI_TIMEOUT * 2 if wait is None else wait
+    # A holder may keep its slot for a whole background request (BACKGROUND_TIMEOUT).
+    wait = settings.BACKGROUND_TIMEOUT if wait is None else wait
     token = uuid.uuid4().hex
     deadline = time.monotonic() + wait
     while True:

@@ -1,9 +1,11 @@
 """The assembled context: what the model sees on one turn, and a report of why.
 
 ``build(conversation=..., user_text=...)`` returns ``BuiltContext(messages, report)``. Blocks, in
-order: the versioned system prompt; the user's preferences and style; long-term memory
-retrieved for this turn (quoted data with dates and sources); the conversation's rolling
-summary; as many recent messages as fit under the conversation's strategy; the new message.
+the order sent, what changes least first so that a server's prompt cache reuses the prefix
+(llama.cpp's slot cache, OpenAI's cached input tokens): the versioned system prompt; the
+user's preferences and style; the conversation's rolling summary; as many recent messages as
+fit under the conversation's strategy; long-term memory retrieved for this turn (quoted data
+with dates and sources), which changes every turn, last before the new message.
 
 The whole request stays within the conversation's budget minus a reserve for the reply. Recent
 messages are read newest-first with an indexed query, using their stored token counts, and the
@@ -37,6 +39,8 @@ from contextwindow.tokens import (
     tokenizer_known,
 )
 from contextwindow.window import MemoryStrategy, select_recent
+from llm import limits
+from llm.clients import chat_endpoint
 from memory import recall, selectors
 from memory.prompts import MEMORY_HEADER, PREFERENCES_HEADER, SUMMARY_HEADER
 from memory.report import (
@@ -168,7 +172,8 @@ def build(
     whole history is earlier. ``tail``: messages sent after the new one (a continued reply and
     the request for its rest); their tokens are set aside first."""
     model = conversation.effective_model
-    total_budget = conversation.effective_budget
+    # Never more than the server takes (its context, learned by llm.limits).
+    total_budget = limits.chat_budget(conversation.effective_budget, chat_endpoint(), model)
     reserve = min(settings.MEMORYCHAT_REPLY_RESERVE, int(total_budget * MIN_REPLY_SHARE))
     strategy = MemoryStrategy(conversation.strategy)
     summary = None
@@ -201,11 +206,12 @@ def build(
         token_scale=scale,
     )
     head: list[dict[str, str]] = []
+    late: list[dict[str, str]] = []  # the memory block: after the history (prefix caching)
 
     def add_block(name: Block, text: str, detail: str, *, cost: int | None = None) -> int:
         cost = budget.cost("system", text) if cost is None else cost
         budget.used += cost
-        head.append({"role": "system", "content": text})
+        (late if name is Block.MEMORY else head).append({"role": "system", "content": text})
         report["blocks"].append(block_item(name, cost, detail))
         return cost
 
@@ -278,14 +284,14 @@ def build(
 
     report["messages"], messages_out = history.sent()
     report["messages_left_out"] = history.left_out()
-    report["blocks"].append(
-        block_item(Block.HISTORY, history.tokens, f"{len(messages_out)} messages")
-    )
+    history_item = block_item(Block.HISTORY, history.tokens, f"{len(messages_out)} messages")
+    at = next((i for i, b in enumerate(report["blocks"]) if b["name"] == Block.MEMORY), None)
+    report["blocks"].insert(len(report["blocks"]) if at is None else at, history_item)
     report["blocks"].append(block_item(Block.MESSAGE, message_cost, "new message"))
     if tail:
         report["blocks"].append(block_item(Block.CONTINUATION, tail_cost, "the reply so far"))
     report["total_tokens"] = budget.used
-    messages = [*head, *messages_out, {"role": "user", "content": user_text}, *tail]
+    messages = [*head, *messages_out, *late, {"role": "user", "content": user_text}, *tail]
     return BuiltContext(messages=messages, report=report)
 
 

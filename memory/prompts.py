@@ -1,5 +1,8 @@
 """Fixed prompt texts. The system prompt itself is versioned in the database (SystemPrompt)."""
 
+import functools
+import re
+
 DEFAULT_SYSTEM_PROMPT = (
     "You are memorychat, a helpful assistant with long-term memory of this user. "
     "Blocks marked as memory, summary or preferences are data that memorychat stored about "
@@ -22,3 +25,32 @@ MEMORY_MARKERS = ("<memory>", MEMORY_HEADER[:40])
 
 def quotes_memory(text: str) -> bool:
     return any(marker in text for marker in MEMORY_MARKERS)
+
+
+# Text that repeats the app's own prompts: a small model asked to summarise or to answer often
+# echoes them ("You are memorychat, a helpful assistant..."). Such text is the app's words, not
+# the conversation's: never a summary, a decision or an action item, never extracted.
+PROMPT_TEXTS = (DEFAULT_SYSTEM_PROMPT, MEMORY_HEADER, SUMMARY_HEADER, PREFERENCES_HEADER)
+ECHO_SPAN = 6  # consecutive words of a prompt that make an echo
+
+
+def _prompt_words(text: str) -> list[str]:
+    return re.findall(r"[^\W_]+", text.lower())
+
+
+def _spans(words: list[str], span: int) -> set[tuple[str, ...]]:
+    return {tuple(words[i : i + span]) for i in range(len(words) - span + 1)}
+
+
+@functools.lru_cache(maxsize=32)
+def _prompt_spans(prompts: tuple[str, ...], span: int) -> frozenset[tuple[str, ...]]:
+    return frozenset().union(*(_spans(_prompt_words(p), span) for p in prompts))
+
+
+def echoes_prompt(
+    text: str, prompts: tuple[str, ...] = PROMPT_TEXTS, span: int = ECHO_SPAN
+) -> bool:
+    """True when ``text`` repeats ``span`` consecutive words of one of ``prompts``."""
+    if not text:
+        return False
+    return not _spans(_prompt_words(text), span).isdisjoint(_prompt_spans(tuple(prompts), span))

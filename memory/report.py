@@ -38,8 +38,8 @@ class Block(StrEnum):
     PREFERENCES = "preferences"
     EXPERTISE = "expertise"  # the user's level in the message's domain(s)
     SUMMARY = "summary"
-    MEMORY = "memory"
     HISTORY = "history"
+    MEMORY = "memory"  # changes every turn: after the history, so the prefix before it is cached
     MESSAGE = "message"
     CONTINUATION = "continuation"  # a continued reply's text so far and the request for more
 
@@ -135,6 +135,9 @@ class ContextReport(TypedDict):
     nothing_relevant: NotRequired[bool]
     # The level per domain sent for this message (absent: none was, or an older report).
     expertise: NotRequired[ExpertiseItem]
+    # The prompt tokens the server reused from its cache for this request (OpenAI's
+    # prompt_tokens_details.cached_tokens, llama.cpp's timings.cache_n), once the reply ended.
+    cached_tokens: NotRequired[int]
 
 
 # -- writing: memory.context builds each part with these -----------------------------------

@@ -6,10 +6,18 @@ A real server's structured output breaks in ways the API's does not: the answer 
 token cap mid-string, a small model fills the schema with punctuation, a server has no
 ``json_schema`` support. So a batch is asked, in order, until an answer passes:
 
-1. ``json_schema`` with the whole batch; then, if that answer was cut, invalid or refused,
-   the batch in two halves (the second folded onto the first's summary);
+1. ``json_schema`` with the whole batch, or, when it would not fit the server's context with
+   its answer's cap (``llm.limits``), in halves, recursively, until each part fits (the second
+   folded onto the first's summary); then, if an answer was cut, invalid or refused, that
+   part in two halves; a refusal for length teaches the limit and splits again, so no request
+   is sent twice;
 2. ``json_object`` (the schema described in the instructions), the same way;
 3. the offline extractor, which always answers.
+
+An answer that parses is also checked as a summary (``memory.extraction.acceptance``): long
+enough for what it covers, no echo of the prompts, the open items of the version it replaces
+kept; one that fails is a bad answer like a cut one. The offline fallback keeps those open
+items too ("To do:" lines), so a new version is never worse than the one it replaces.
 
 ``Summarised.notes`` records what failed on the way, in words (a cut answer says it hit the
 token cap), and ``method`` what answered: the run keeps both. A server that cannot be reached
@@ -21,22 +29,26 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from datetime import date
 
 import openai
 
+from contextwindow.tokens import count_tokens
+from llm import limits
 from llm.clients import max_tokens_field, summary_client, summary_endpoint
 from llm.errors import upstream_detail, upstream_reason
 from llm.messages import shape_messages
 from llm.slots import background_slot
-from memory import extraction
+from memory import extraction, prompts
 from memory.extraction import (
     ExtractedAction,
     ExtractedDecision,
     ExtractedFact,
     Extraction,
     InvalidExtraction,
+    acceptance,
     validate_extraction,
 )
 
@@ -49,6 +61,7 @@ MIN_SPLIT = 2  # a batch shorter than this is not split again
 # plus room per message for the items it may yield; never more than SUMMARY_MAX_TOKENS.
 CAP_BASE_TOKENS = 900
 CAP_PER_MESSAGE_TOKENS = 60
+TEMPLATE_TOKENS = 32  # the chat template's own tokens around the two messages
 
 CATEGORIES = ["preference", "personal", "project", "schedule", "technical", "other"]
 
@@ -153,6 +166,10 @@ class StructuredOutputError(Exception):
     """The model's answer cannot be used (cut, not JSON, invalid, refused): say which."""
 
 
+class TooLong(StructuredOutputError):
+    """The server refused the request for its length: never send it again as it is."""
+
+
 @dataclass
 class Summarised:
     extraction: Extraction
@@ -168,6 +185,22 @@ def answer_cap(message_count: int, limit: int) -> int:
     return min(CAP_BASE_TOKENS + CAP_PER_MESSAGE_TOKENS * message_count, limit)
 
 
+@dataclass(frozen=True)
+class Request:
+    """What every call of one batch shares."""
+
+    model: str
+    today: date
+    max_tokens: int
+    open_items: tuple[str, ...] = ()  # the replaced version's, to be kept (acceptance)
+    echoed: tuple[str, ...] = prompts.PROMPT_TEXTS  # text a summary must not repeat
+    pause: Callable[[], None] | None = None  # called before each request (pacing)
+
+    def folding(self, answer: Extraction) -> Request:
+        """For the next part of the batch: the open items once ``answer`` is folded in."""
+        return replace(self, open_items=tuple(acceptance.open_after(self.open_items, answer)))
+
+
 def summarise(
     *,
     previous_summary: str,
@@ -175,40 +208,100 @@ def summarise(
     model: str,
     today: date,
     max_tokens: int = 4096,
+    open_items: tuple[str, ...] = (),
+    system_prompt: str = "",
+    pause: Callable[[], None] | None = None,
 ) -> Summarised:
+    """Fold ``messages`` into ``previous_summary``; ``open_items`` (the replaced version's open
+    action items) must survive, ``system_prompt`` (the chat's) must not be echoed; ``pause``
+    is called before each request (the run waits there for the chat's streaming reply)."""
     if not summary_endpoint().configured:
-        return Summarised(_offline(previous_summary, messages, today), OFFLINE)
+        chat_prompts = (*prompts.PROMPT_TEXTS, system_prompt)
+        return Summarised(
+            _offline(previous_summary, messages, today, open_items, chat_prompts), OFFLINE
+        )
+    echoed = (*prompts.PROMPT_TEXTS, INSTRUCTIONS, OBJECT_INSTRUCTIONS, system_prompt)
+    request = Request(model, today, max_tokens, tuple(open_items), echoed, pause)
     notes: list[str] = []
     for mode in MODES:
         try:
-            result = _fold(previous_summary, messages, model, today, mode, max_tokens, notes)
+            result = _fold(previous_summary, messages, request, mode, notes)
         except StructuredOutputError:
             continue
         return Summarised(result, mode, notes)
     notes.append("fell back to the offline extractor")
-    return Summarised(_offline(previous_summary, messages, today), OFFLINE, notes)
+    offline = _offline(previous_summary, messages, today, open_items, echoed)
+    return Summarised(offline, OFFLINE, notes)
 
 
-def _offline(previous_summary, messages, today) -> Extraction:
-    return extraction.extract(messages, previous_summary=previous_summary, today=today)
+def _offline(previous_summary, messages, today, open_items=(), echoed=None) -> Extraction:
+    result = extraction.extract(
+        messages, previous_summary=previous_summary, today=today, prompts=echoed
+    )
+    return acceptance.keep_open_items(result, open_items)
 
 
-def _fold(previous, messages, model, today, mode, max_tokens, notes) -> Extraction:
-    """The whole batch; on a bad answer, its two halves in turn. Every failure is noted."""
+def _fold(previous, messages, request: Request, mode, notes, *, split=True) -> Extraction:
+    """The batch in one request when it fits the server (answer cap included), else in halves,
+    recursively; on a bad answer, its two halves once (``split``); on a refusal for length,
+    halves again (the learned limit sizes them): the same request is never sent twice."""
+    if not _fits(previous, messages, request, mode):
+        if len(messages) > 1:
+            return _halves(previous, messages, request, mode, notes, split=split)
+        context = limits.context_tokens(summary_endpoint(), request.model)
+        notes.append(f"{mode}, 1 message: too long for the server's context ({context} tokens)")
+        raise StructuredOutputError("one message is longer than the server's context")
     try:
-        return _ask(previous, messages, model, today, mode, max_tokens)
+        return _ask(previous, messages, request, mode)
+    except TooLong as exc:
+        notes.append(f"{mode}, {len(messages)} messages: {exc}")
+        if len(messages) < 2:
+            raise
+        return _halves(previous, messages, request, mode, notes, split=split)
     except StructuredOutputError as exc:
         notes.append(f"{mode}, {len(messages)} messages: {exc}")
-        if len(messages) < 2 * MIN_SPLIT:
+        if not split or len(messages) < 2 * MIN_SPLIT:
             raise
+        return _halves(previous, messages, request, mode, notes, split=False)
+
+
+def _halves(previous, messages, request: Request, mode, notes, *, split) -> Extraction:
+    """The first half, then the second folded onto the first's summary."""
     half = len(messages) // 2
-    try:
-        first = _ask(previous, messages[:half], model, today, mode, max_tokens)
-        second = _ask(first.summary, messages[half:], model, today, mode, max_tokens)
-    except StructuredOutputError as exc:
-        notes.append(f"{mode}, halves of {half} and {len(messages) - half} messages: {exc}")
-        raise
+    first = _fold(previous, messages[:half], request, mode, notes, split=split)
+    second = _fold(first.summary, messages[half:], request.folding(first), mode, notes, split=split)
     return _combine(first, second, offset=half)
+
+
+def _fits(previous, messages, request: Request, mode) -> bool:
+    """Whether the request, its answer cap included, fits the summary server's context (in
+    the server's tokens, by the scale seen so far); True when the context is not known."""
+    endpoint = summary_endpoint()
+    context = limits.context_tokens(endpoint, request.model)
+    if not context:
+        return True
+    instructions, payload = _prompt(previous, messages, request, mode)
+    estimated = _estimate(instructions, payload, request.model)
+    scale = limits.token_scale(endpoint, request.model)
+    return estimated * scale + answer_cap(len(messages), request.max_tokens) <= context
+
+
+def _estimate(instructions: str, payload: str, model: str) -> int:
+    return count_tokens(instructions, model) + count_tokens(payload, model) + TEMPLATE_TOKENS
+
+
+def _prompt(previous, messages, request: Request, mode) -> tuple[str, str]:
+    """The instructions and the JSON payload of one request."""
+    payload = {
+        "previous_summary": previous,
+        "messages": [
+            {"index": i, "role": m["role"], "content": m["content"]} for i, m in enumerate(messages)
+        ],
+    }
+    instructions = INSTRUCTIONS.format(today=request.today.isoformat())
+    if mode == JSON_OBJECT:
+        instructions += OBJECT_INSTRUCTIONS
+    return instructions, json.dumps(payload, ensure_ascii=False)
 
 
 def _combine(first: Extraction, second: Extraction, *, offset: int) -> Extraction:
@@ -232,24 +325,21 @@ def _combine(first: Extraction, second: Extraction, *, offset: int) -> Extractio
     )
 
 
-def _ask(previous, messages, model, today, mode, max_tokens) -> Extraction:
-    """One structured call: the answer parsed and validated, or StructuredOutputError."""
-    payload = {
-        "previous_summary": previous,
-        "messages": [
-            {"index": i, "role": m["role"], "content": m["content"]} for i, m in enumerate(messages)
-        ],
-    }
-    instructions = INSTRUCTIONS.format(today=today.isoformat())
+def _ask(previous, messages, request: Request, mode) -> Extraction:
+    """One structured call: the answer parsed and validated, or StructuredOutputError
+    (``TooLong`` when the server refused it for its length)."""
+    model, today = request.model, request.today
+    instructions, payload = _prompt(previous, messages, request, mode)
     if mode == JSON_OBJECT:
-        instructions += OBJECT_INSTRUCTIONS
         response_format = {"type": "json_object"}
     else:
         response_format = {
             "type": "json_schema",
             "json_schema": {"name": SCHEMA["title"], "schema": SCHEMA, "strict": True},
         }
-    cap = answer_cap(len(messages), max_tokens)
+    cap = answer_cap(len(messages), request.max_tokens)
+    if request.pause is not None:
+        request.pause()
     try:
         with background_slot():
             response = summary_client().chat.completions.create(
@@ -259,18 +349,40 @@ def _ask(previous, messages, model, today, mode, max_tokens) -> Extraction:
                     "messages": shape_messages(
                         [
                             {"role": "system", "content": instructions},
-                            {"role": "user", "content": json.dumps(payload, ensure_ascii=False)},
+                            {"role": "user", "content": payload},
                         ]
                     ),
                     **max_tokens_field(cap),
                 },
                 response_format=response_format,
             )
-    except openai.BadRequestError as exc:  # this request, as it is: the server's reason
+    except openai.APIStatusError as exc:
+        if limits.overflow(exc):  # learnt from, so that the halves are sized below it
+            limit = limits.learn_overflow(
+                summary_endpoint(),
+                model,
+                exc,
+                estimated=_estimate(instructions, payload, model),
+                answer_cap=cap,
+            )
+            raise TooLong(
+                f"the server refused the request for its length ({upstream_reason(exc)}); "
+                f"its limit is taken as {limit} tokens"
+            ) from exc
+        if not isinstance(exc, openai.BadRequestError):
+            raise  # 429/5xx: the run is retried later
+        # This request, as it is: the server's reason.
         logger.warning("summary request refused: %s", upstream_detail(exc))
         raise StructuredOutputError(
             f"the server refused the request (HTTP 400): {upstream_reason(exc)}"
         ) from exc
+    usage = getattr(response, "usage", None)
+    limits.learn_scale(  # the server's tokens per estimated one: later requests sized in them
+        summary_endpoint(),
+        model,
+        estimated=_estimate(instructions, payload, model),
+        reported=getattr(usage, "prompt_tokens", None),
+    )
     choice = response.choices[0] if response.choices else None
     content = (choice.message.content if choice else None) or ""
     cut = choice is not None and choice.finish_reason == "length"
@@ -292,6 +404,16 @@ def _ask(previous, messages, model, today, mode, max_tokens) -> Extraction:
     except (InvalidExtraction, ValueError) as exc:
         hint = f" (and it hit the token cap, max_tokens={cap})" if cut else ""
         raise StructuredOutputError(f"the answer is not usable: {exc}{hint}") from exc
+    flaws = acceptance.summary_flaws(
+        result,
+        previous=previous,
+        messages=messages,
+        open_items=request.open_items,
+        prompts=request.echoed,
+    )
+    if flaws:
+        flaws_text = "; ".join(flaws)
+        raise StructuredOutputError(f"the answer is no summary of what it covers: {flaws_text}")
     return result
 
 

@@ -27,6 +27,9 @@ module              what it does
                     for the offline extractor, the model's answer and imports (public: other
                     packages use ``validate_extraction`` or the module's field checks)
 ``withhold``        derived text without the suggestions waiting for the user ("ask first")
+``acceptance``      whether a model's new summary may replace the version before it (long
+                    enough for its input, no echo of the prompts, keeps the open items);
+                    public, like ``validation``
 ==================  ===========================================================================
 
 ``__all__`` below is the package's boundary: other packages import only those names, from
@@ -48,7 +51,7 @@ from __future__ import annotations
 
 import datetime
 
-from memory.extraction import validation
+from memory.extraction import acceptance, validation
 from memory.extraction.actions import extract_actions
 from memory.extraction.dates import parse_date
 from memory.extraction.decisions import extract_decisions
@@ -82,6 +85,7 @@ __all__ = [
     "Extraction",
     "InvalidExtraction",
     "Validated",
+    "acceptance",
     "extract",
     "extract_facts_only",
     "extract_turn",
@@ -95,10 +99,16 @@ __all__ = [
 
 
 def extract(
-    messages: list[dict], *, previous_summary: str = "", today: datetime.date
+    messages: list[dict],
+    *,
+    previous_summary: str = "",
+    today: datetime.date,
+    prompts: tuple[str, ...] | None = None,
 ) -> Extraction:
-    """Fold ``messages`` into ``previous_summary`` and extract what they state (module docs)."""
-    sents, kept = prepare(messages)
+    """Fold ``messages`` into ``previous_summary`` and extract what they state (module docs);
+    ``prompts``: the app's prompt texts, when not the defaults (a reply echoing them is
+    skipped)."""
+    sents, kept = prepare(messages, prompts) if prompts else prepare(messages)
     facts = extract_facts(sents, today)
     decisions = extract_decisions(sents, kept)
     actions = extract_actions(sents, today)

@@ -3,15 +3,18 @@
 ``messages`` is a list of ``{"role": "user" | "assistant", "content": str}`` in order. Messages
 whose stored ``model`` is ``llm.OFFLINE_MODEL`` (memorychat's own no-model answers) are skipped
 entirely, as are messages that quote the memory block back (``memory.prompts.quotes_memory``),
-other roles and empty messages. Fenced code blocks and ``>`` quoted lines are
-removed; each message is cut at ``MAX_MESSAGE_CHARS``. Text is split into sentences (at
-``.!?`` followed by a space, and at line breaks) and, for facts and actions, into clauses (at
-``;``, at "and/but/so" followed by a new first-person subject: "My name is Sam and I live in
-Berlin", at a comma followed by one: "My name is Alice, I live in Lyon", and at "and" before a
-verb whose subject is the first clause's: "I am 34 and work as a nurse"). Contractions are
-expanded before matching ("I'm" -> "I am", "don't" -> "do not"), and matching ignores case
-except where a capitalised name is required. Leading fillers ("actually", "now", "oh", "btw",
-"hi", ...) are dropped, so corrections read like first statements.
+replies that repeat the app's prompts (``memory.prompts.echoes_prompt``: a small model's
+"You are memorychat, a helpful assistant ..."), other roles and empty messages; a user's
+sentence that repeats them is dropped (the rest of the message is the user's). Fenced code
+blocks and ``>`` quoted lines are removed; each message is cut at ``MAX_MESSAGE_CHARS``. Text
+is split into sentences (at ``.!?`` followed by a space, and at line breaks) and, for facts and
+actions, into clauses (at ``;``, at "and/but/so" followed by a new first-person subject: "My
+name is Sam and I live in Berlin", at a comma followed by one: "My name is Alice, I live in
+Lyon", and at "and" before a verb whose subject is the first clause's: "I am 34 and work as a
+nurse"). Contractions are expanded before matching ("I'm" -> "I am", "don't" -> "do not"), and
+matching ignores case except where a capitalised name is required. Leading fillers
+("actually", "now", "oh", "btw", "hi", ...) are dropped, so corrections read like first
+statements.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from memory.extraction.types import (
     MAX_SENTENCE_CHARS,
     MAX_SENTENCES_PER_MESSAGE,
 )
-from memory.prompts import quotes_memory
+from memory.prompts import PROMPT_TEXTS, echoes_prompt, quotes_memory
 
 
 @dataclass
@@ -81,8 +84,11 @@ def _split_sentences(content: str) -> list[str]:
     return out
 
 
-def prepare(messages: list) -> tuple[list[Sent], list[tuple[int, str]]]:
-    """Sentences of the kept messages, and (index, role) of every kept message."""
+def prepare(
+    messages: list, prompts: tuple[str, ...] = PROMPT_TEXTS
+) -> tuple[list[Sent], list[tuple[int, str]]]:
+    """Sentences of the kept messages, and (index, role) of every kept message; ``prompts``
+    are the app's prompt texts a reply must not echo (module docs)."""
     sents: list[Sent] = []
     kept: list[tuple[int, str]] = []
     for index, message in enumerate(messages or []):
@@ -91,8 +97,11 @@ def prepare(messages: list) -> tuple[list[Sent], list[tuple[int, str]]]:
             continue
         if quotes_memory(content):  # the memory block quoted back: the app's words
             continue
+        if role == "assistant" and echoes_prompt(content, prompts):  # the prompt, not a reply
+            continue
         kept.append((index, role))
-        for position, raw in enumerate(_split_sentences(_clean_content(content))):
+        pieces = _split_sentences(_clean_content(content))
+        for position, raw in enumerate(p for p in pieces if not echoes_prompt(p, prompts)):
             sents.append(Sent(index, role, raw, expand(raw), len(sents), position))
     return sents, kept
 

@@ -30,8 +30,13 @@ lists of strings   each item cleaned as text; empty, meaningless and repeated it
 =================  ==========================================================================
 
 A fact, decision or action item whose main text (``text``, ``what``) fails is dropped, with
-the reason in ``Validated.dropped``. A summary that fails raises ``InvalidExtraction`` when it
-is required (the model's answer): the caller falls back rather than store it.
+the reason in ``Validated.dropped``; so is one whose main text is *chatter* (a greeting, thanks,
+an offer to help: "Hello! How can I help you today?", with at most one other content word; or
+bare assent, "Sure, sounds good") or repeats the app's prompts (``memory.prompts.echoes_prompt``:
+"You are memorychat, a helpful assistant ..."), which a small model returns as a decision or an
+action item. A decision's context or rationale that repeats the prompts is left empty.
+A summary that fails raises ``InvalidExtraction`` when it is required (the model's answer):
+the caller falls back rather than store it.
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
+from memory.extraction.text import STOPWORDS, wordset
 from memory.extraction.types import (
     CATEGORIES,
     MAX_OPEN_QUESTIONS,
@@ -51,6 +57,7 @@ from memory.extraction.types import (
     ExtractedFact,
     Extraction,
 )
+from memory.prompts import echoes_prompt
 
 SUMMARY_MAX_CHARS = 4000
 TEXT_MAX_CHARS = 1000  # a fact's text, a decision's what/context/rationale, an action's what
@@ -68,6 +75,51 @@ ACTION_STATUSES = ("open", "done")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _WORD = re.compile(r"[^\W\d_]{2,}")  # a run of two or more letters
 _LETTER = re.compile(r"[^\W\d_]")
+
+
+# Pleasantries, not content: greetings, thanks, offers of help, sign-offs (a name may follow:
+# "Thanks, Sam"); and bare assent, which stands for nothing on its own ("Sure, sounds good").
+_PLEASANTRY = re.compile(
+    r"\b(?:hi|hello|hey|hiya|greetings|welcome|good\s+(?:morning|afternoon|evening|day|night)|"
+    r"thanks?(?:\s+you)?|you(?:'|\u2019)?re\s+welcome|you\s+are\s+welcome|"
+    r"nice\s+to\s+(?:meet|see)\s+you|how\s+(?:can|may)\s+i\s+(?:help|assist)(?:\s+you)?|"
+    r"how\s+are\s+you(?:\s+doing)?|what\s+can\s+i\s+do\s+for\s+you|"
+    r"is\s+there\s+anything\s+else|(?:i\s+am|i(?:'|\u2019)m)\s+(?:here|happy|glad)\s+to\s+help|"
+    r"let\s+me\s+know\s+if\s+you\s+(?:have\s+any\s+questions|need\s+anything)|"
+    r"bye|goodbye|see\s+you|cheers)\b",
+    re.IGNORECASE,
+)
+_ASSENT = re.compile(
+    r"\b(?:ok|okay|sure|of\s+course|no\s+problem|sounds\s+good|great|yes|yeah|alright)\b",
+    re.IGNORECASE,
+)
+_CHATTER_FILLER = wordset("today there again everyone friend user assistant memorychat help assist")
+
+
+def chatter(text: str) -> bool:
+    """A pleasantry with at most one content word besides, or bare assent (module docs)."""
+    pleasantry = bool(_PLEASANTRY.search(text))
+    if not pleasantry and not _ASSENT.search(text):
+        return False
+    rest = _ASSENT.sub(" ", _PLEASANTRY.sub(" ", text.lower()))
+    words = [
+        w
+        for w in re.findall(r"[^\W\d_]{2,}", rest)
+        if w not in STOPWORDS and w not in _CHATTER_FILLER
+    ]
+    return len(words) <= (1 if pleasantry else 0)
+
+
+def rejection(text) -> str:
+    """Why ``text`` cannot be a memory's main text, or "" when it can."""
+    cleaned = clean_text(text)
+    if not cleaned:
+        return "not text"
+    if echoes_prompt(cleaned):
+        return "the app's prompt, not the conversation"
+    if chatter(cleaned):
+        return "a greeting or pleasantry, not content"
+    return ""
 
 
 class InvalidExtraction(ValueError):
@@ -190,8 +242,19 @@ def clean_subject(value) -> str:
 # -- items ------------------------------------------------------------------------------------
 
 
+def _content(value) -> str:
+    """The value as a memory's main text, or "" (see ``rejection``)."""
+    return "" if rejection(value) else clean_text(value)
+
+
+def _detail(value) -> str:
+    """A secondary text field: cleaned, and empty when it repeats the app's prompts."""
+    text = clean_text(value)
+    return "" if echoes_prompt(text) else text
+
+
 def validate_fact(fact: ExtractedFact, *, count: int) -> ExtractedFact | None:
-    text = clean_text(fact.text)
+    text = _content(fact.text)
     if not text:
         return None
     return replace(
@@ -205,14 +268,14 @@ def validate_fact(fact: ExtractedFact, *, count: int) -> ExtractedFact | None:
 
 
 def validate_decision(decision: ExtractedDecision, *, count: int) -> ExtractedDecision | None:
-    what = clean_text(decision.what)
+    what = _content(decision.what)
     if not what:
         return None
     return replace(
         decision,
         what=what,
-        context=clean_text(decision.context),
-        rationale=clean_text(decision.rationale),
+        context=_detail(decision.context),
+        rationale=_detail(decision.rationale),
         alternatives=clean_strings(decision.alternatives),
         stakeholders=clean_strings(decision.stakeholders),
         status=clean_choice(decision.status, DECISION_STATUSES, "decided"),
@@ -223,7 +286,7 @@ def validate_decision(decision: ExtractedDecision, *, count: int) -> ExtractedDe
 def validate_action(
     action: ExtractedAction, *, count: int, today: datetime.date | None = None
 ) -> ExtractedAction | None:
-    what = clean_text(action.what)
+    what = _content(action.what)
     if not what:
         return None
     return replace(
@@ -242,7 +305,7 @@ def _keep(items, check, limit: int, label: str, key, dropped: list[str]) -> list
     for item in items:
         valid = check(item)
         if valid is None:
-            dropped.append(f"{label} {key(item)!r}: not text")
+            dropped.append(f"{label} {_short(key(item))!r}: {rejection(key(item)) or 'not text'}")
         elif len(kept) >= limit:
             dropped.append(f"{label} {key(item)!r}: more than {limit} in one batch")
         else:
@@ -272,7 +335,7 @@ def validate_extraction(
         lambda f: validate_fact(f, count=count),
         MAX_FACTS,
         "fact",
-        lambda f: _short(f.text),
+        lambda f: f.text,
         dropped,
     )
     decisions = _keep(
@@ -280,7 +343,7 @@ def validate_extraction(
         lambda d: validate_decision(d, count=count),
         MAX_DECISIONS,
         "decision",
-        lambda d: _short(d.what),
+        lambda d: d.what,
         dropped,
     )
     actions = _keep(
@@ -288,7 +351,7 @@ def validate_extraction(
         lambda a: validate_action(a, count=count, today=today),
         MAX_ACTIONS,
         "action item",
-        lambda a: _short(a.what),
+        lambda a: a.what,
         dropped,
     )
     return Validated(

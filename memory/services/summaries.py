@@ -8,7 +8,10 @@ conversation row and checks the version it started from is still current.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import threading
+import time
 from dataclasses import dataclass, field
 from datetime import timedelta
 
@@ -16,7 +19,7 @@ import httpx2
 import openai
 from django.conf import settings
 from django.core.cache import cache
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F, Max
 from django.utils import timezone
 from django_tasks import TaskResultStatus
@@ -25,10 +28,10 @@ from audit import attribute
 from chat.models import Conversation, Message
 from contextwindow.tokens import count_tokens
 from llm import OFFLINE_MODEL
-from llm.clients import summary_model
+from llm.clients import chat_endpoint, summary_endpoint, summary_model
 from llm.errors import describe_error
 from memory import extraction, recall, summariser
-from memory.extraction import Extraction
+from memory.extraction import Extraction, acceptance, normalise_key
 from memory.models import (
     ActionItem,
     Decision,
@@ -42,6 +45,7 @@ from memory.selectors import (
     forgotten_through,
     summary_run_active,
     summary_runs_active_for,
+    system_prompt_current,
     unsummarised_tails,
 )
 from memory.services.events import EventItem, memory_event_record
@@ -53,8 +57,12 @@ logger = logging.getLogger(__name__)
 # share of its context budget in tokens.
 TRIGGER_MESSAGES = 12
 TRIGGER_BUDGET_SHARE = 0.3
+TRIGGER_MIN_MESSAGES = 4  # the budget share alone starts no run for fewer (two exchanges)
+HEARTBEAT_SECONDS = 30  # a running run's heartbeat while it waits on the model
+YIELD_POLL_SECONDS = 0.5
 BATCH_MESSAGES = 200  # messages folded per LLM call
 MAX_ATTEMPTS = 3
+ERROR_MAX_CHARS = 12000  # the run's record: every attempt's error, then the done run's notes
 # Replies with text to fold (a truncated reply is text too).
 SUMMARISED_STATUSES = (
     Message.Status.COMPLETE,
@@ -96,12 +104,33 @@ def conversations_after_turn(*, conversations, enabled=None) -> dict[int, Summar
     if not idle:
         return {}
     tails = unsummarised_tails(conversation_ids=[c.pk for c in idle], statuses=SUMMARISED_STATUSES)
-    started = {}
+    due = []
     for conversation in idle:
         n, tokens = tails.get(conversation.pk, (0, 0))
-        if n >= TRIGGER_MESSAGES or tokens >= conversation.effective_budget * TRIGGER_BUDGET_SHARE:
-            started[conversation.pk] = summary_run_start(conversation=conversation)
-    return started
+        share = tokens >= conversation.effective_budget * TRIGGER_BUDGET_SHARE
+        if n >= TRIGGER_MESSAGES or (n >= TRIGGER_MIN_MESSAGES and share):
+            due.append(conversation)
+    delays = _paced(due)
+    return {c.pk: summary_run_start(conversation=c, delay=delays.get(c.pk)) for c in due}
+
+
+def _paced(conversations) -> dict[int, timedelta]:
+    """How long each conversation's next run waits: its runs start at least
+    SUMMARY_MIN_INTERVAL_SECONDS apart (on a one-slot server each run holds the chat's slot)."""
+    interval = timedelta(seconds=settings.SUMMARY_MIN_INTERVAL_SECONDS)
+    if not conversations or not interval:
+        return {}
+    last = (
+        SummaryRun.objects.filter(conversation_id__in=[c.pk for c in conversations])
+        .values("conversation_id")
+        .annotate(last=Max("created_at"))
+    )
+    now = timezone.now()
+    return {
+        row["conversation_id"]: row["last"] + interval - now
+        for row in last
+        if row["last"] + interval > now
+    }
 
 
 EMBED_DEBOUNCE_SECONDS = 10
@@ -126,18 +155,20 @@ def summary_run_start(
     mode: str = SummaryRun.Mode.INCREMENTAL,
     source: str = Summary.Source.AUTO,
     requested_by=None,
+    delay: timedelta | None = None,
 ) -> SummaryRun:
-    """Queue a run; the task is enqueued only once the run row is committed."""
+    """Queue a run (after ``delay``, pacing); the task is enqueued only once the run row is
+    committed."""
 
     run = SummaryRun.objects.create(
         conversation=conversation,
         mode=mode,
         source=source,
         requested_by=requested_by,
-        stage="queued",
+        stage=f"queued, starts in {delay.total_seconds():.0f} s (paced)" if delay else "queued",
     )
 
-    transaction.on_commit(lambda: _enqueue(run.pk))
+    transaction.on_commit(lambda: _enqueue(run.pk, delay=delay))
     return run
 
 
@@ -198,7 +229,14 @@ def _requeue_orphans(stale: timedelta, conversation: Conversation | None) -> int
     return requeued
 
 
+def _attempts_record(earlier: str, attempt: int, error: str) -> str:
+    """The run's record of every attempt: the earlier ones' errors, then this one's."""
+    line = f"attempt {attempt}: {error}" if attempt else error
+    return "\n".join(part for part in (earlier, line) if part)[-ERROR_MAX_CHARS:]
+
+
 def _retry_or_fail(run: SummaryRun, error: str) -> bool:
+    error = _attempts_record(run.error, run.attempts, error)
     if run.attempts < MAX_ATTEMPTS:
         updated = SummaryRun.objects.filter(pk=run.pk, status=run.status).update(
             status=SummaryRun.Status.QUEUED,
@@ -235,14 +273,15 @@ def summary_run_execute(*, run_id: int) -> SummaryRun | None:
     _watch_later(run_id, now)
     run = SummaryRun.objects.select_related("conversation__user").get(pk=run_id)
     try:
-        for _ in range(3):  # a concurrent swap means: start again from the new current version
-            try:
-                summary, outcome = _run(run)
-                break
-            except StaleBase:
-                continue
-        else:
-            raise StaleBase("the summary kept changing during the run")
+        with _heartbeat(run_id):
+            for _ in range(3):  # a concurrent swap: start again from the new current version
+                try:
+                    summary, outcome = _run(run)
+                    break
+                except StaleBase:
+                    continue
+            else:
+                raise StaleBase("the summary kept changing during the run")
     except Exception as exc:
         logger.warning("summary run %s failed", run_id, exc_info=True)
         _retry_or_fail(run, run_error(exc))
@@ -255,12 +294,65 @@ def summary_run_execute(*, run_id: int) -> SummaryRun | None:
         finished_at=timezone.now(),
         summary=summary,
         method=outcome.method,
-        error="; ".join(outcome.notes)[:4000],
+        error=_attempts_record(run.error, 0, "; ".join(outcome.notes)[:4000]),
     )
     run.refresh_from_db()
     if run.mode == SummaryRun.Mode.INCREMENTAL and summary is not None:
         conversation_after_turn(conversation=run.conversation)  # a long tail needs more runs
     return run
+
+
+@contextlib.contextmanager
+def _heartbeat(run_id: int):
+    """Renew the run's heartbeat every HEARTBEAT_SECONDS while the block runs: one request to a
+    slow server may take BACKGROUND_TIMEOUT, longer than a dead run's silence."""
+    done = threading.Event()
+
+    def beat() -> None:
+        try:
+            while not done.wait(HEARTBEAT_SECONDS):
+                SummaryRun.objects.filter(pk=run_id, status=SummaryRun.Status.RUNNING).update(
+                    heartbeat_at=timezone.now()
+                )
+        except Exception:  # the database away for a moment: the watch job decides
+            logger.warning("summary run %s: heartbeat failed", run_id, exc_info=True)
+        finally:
+            connection.close()  # this thread's own connection
+
+    thread = threading.Thread(target=beat, daemon=True, name=f"summary-run-{run_id}-heartbeat")
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
+
+
+def _yield_to_replies(run: SummaryRun):
+    """Before each summary request: while a reply of the same user streams from the same server,
+    wait (up to SUMMARY_YIELD_SECONDS), so that a one-slot server finishes the reply first."""
+    user_id = run.conversation.user_id
+
+    def pause() -> None:
+        if summary_endpoint() != chat_endpoint():
+            return  # summaries have a server of their own
+        deadline = time.monotonic() + settings.SUMMARY_YIELD_SECONDS
+        noted = False
+        while time.monotonic() < deadline and _reply_streaming(user_id):
+            if not noted:
+                _progress(run, run.progress, "waiting for a reply to finish streaming")
+                noted = True
+            time.sleep(YIELD_POLL_SECONDS)
+
+    return pause
+
+
+def _reply_streaming(user_id: int) -> bool:
+    return Message.objects.filter(
+        conversation__user_id=user_id,
+        status=Message.Status.STREAMING,
+        lease_expires_at__gt=timezone.now(),
+    ).exists()
 
 
 def _watch_later(run_id: int, since) -> None:
@@ -317,22 +409,35 @@ def _run(run: SummaryRun) -> tuple[Summary | None, RunOutcome]:
     merged: list[tuple[Extraction, list[Message]]] = []
     model = summary_model(conversation.effective_model)
     methods: list[str] = []
+    # The replaced version's open action items survive the run (acceptance): each batch of an
+    # incremental run keeps them; a full run, which reads them again, must have them at its end.
+    replaced_open = _open_items(conversation, base)
+    open_items = [] if full else replaced_open
+    system_prompt = system_prompt_current().text
+    pause = _yield_to_replies(run)
     for number, batch in enumerate(batches, start=1):
         _progress(
             run, int(90 * (number - 1) / len(batches)), f"summarising {number} of {len(batches)}"
         )
+        required = open_items
+        if full and number == len(batches):
+            required = [*replaced_open, *open_items]
         summarised = summariser.summarise(
             previous_summary=previous,
             messages=[{"role": m.role, "content": m.content, "model": m.model} for m in batch],
             model=model,
             today=timezone.localdate(),
             max_tokens=settings.SUMMARY_MAX_TOKENS,
+            open_items=tuple(required),
+            system_prompt=system_prompt,
+            pause=pause,
         )
         result = summarised.extraction
         prefix = f"batch {number}: " if len(batches) > 1 else ""
         outcome.notes += [prefix + note for note in summarised.notes]
         methods.append(summarised.method)
         previous = result.summary
+        open_items = acceptance.open_after(required, result)
         merged.append((result, batch))
     outcome.method = "+".join(dict.fromkeys(methods))
     _progress(run, 95, "saving")
@@ -361,6 +466,7 @@ def _run(run: SummaryRun) -> tuple[Summary | None, RunOutcome]:
             source=run.source,
             created_by=run.requested_by,
             model=OFFLINE_MODEL if set(methods) == {summariser.OFFLINE} else model,
+            carried_items=open_items,
         )
         if remembering:
             memory_event_record(
@@ -387,6 +493,22 @@ def _suggested_texts(user) -> list[str]:
         )
         texts += list(rows)
     return texts
+
+
+def _open_items(conversation: Conversation, base: Summary | None) -> list[str]:
+    """The action items ``base`` lists that are still open: not marked done or cancelled, and
+    (when the memory is kept) not deleted by the user from the Memory page."""
+    if base is None or not base.action_items:
+        return []
+    keys = {normalise_key(what): what for what in base.action_items if isinstance(what, str)}
+    rows = dict(
+        ActionItem.objects.filter(user_id=conversation.user_id, dedupe_key__in=keys).values_list(
+            "dedupe_key", "status"
+        )
+    )
+    missing = None if recall.memory_enabled(conversation) else ActionItem.Status.OPEN
+    still = (ActionItem.Status.OPEN, ActionItem.Status.IN_PROGRESS)
+    return [what for key, what in keys.items() if rows.get(key, missing) in still]
 
 
 def _last_reply(messages: list[Message]) -> Message:
@@ -424,8 +546,14 @@ def summary_create(
     source: str,
     created_by=None,
     model: str = "",
+    carried_items: list[str] | None = None,
 ) -> Summary:
-    """A new version, made current atomically (the old one stays, not current)."""
+    """A new version, made current atomically (the old one stays, not current).
+    ``carried_items``: the open action items it holds on from the version it replaces, listed
+    with its own so that the next version is checked for them too."""
+    own = [a.what for a in extraction.action_items]
+    own_keys = {normalise_key(what) for what in own}
+    carried = [w for w in carried_items or () if normalise_key(w) not in own_keys]
     with transaction.atomic():
         version = (
             Summary.objects.filter(conversation=conversation).aggregate(v=Max("version"))["v"] or 0
@@ -437,7 +565,7 @@ def summary_create(
             text=extraction.summary,
             topics=extraction.topics,
             decisions=[d.what for d in extraction.decisions],
-            action_items=[a.what for a in extraction.action_items],
+            action_items=carried + own,
             open_questions=extraction.open_questions,
             covered_through=covered_through,
             message_count=message_count,

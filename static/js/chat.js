@@ -480,6 +480,13 @@
       event.preventDefault();
       const button = undo.querySelector("button");
       if (button) button.disabled = true;
+    } else if (!undo.querySelector("input[name=csrfmiddlewaretoken]")) {
+      // A notice pushed over the socket was rendered without a request: the page's token.
+      const token = document.createElement("input");
+      token.type = "hidden";
+      token.name = "csrfmiddlewaretoken";
+      token.value = csrfToken();
+      undo.appendChild(token);
     }
   });
 

@@ -62,8 +62,12 @@ async def test_a_strict_template_accepts_every_turn_with_memory(aconversation, a
     # The summary covers the first message: the window opens with the assistant's answer,
     # so a short user turn opens it; the two user messages in a row are one turn.
     assert [m["role"] for m in sent] == ["system", "user", "assistant", "user"]
-    assert "Oslo" in sent[0]["content"]  # the memory and the summary are sections of it
-    assert sent[-1]["content"].endswith("Where do I live?\n\nWhere do I live, again?")
+    assert "Oslo" in sent[0]["content"]  # the summary is a section of it
+    # The memory block, which changes every turn, opens the last user turn (prefix caching).
+    last = sent[-1]["content"]
+    assert last.startswith("Where do I live?\n\nLong-term memory about this user")
+    assert last.endswith("</memory>\n\nWhere do I live, again?")
+    assert "<memory>" not in sent[0]["content"]
     reply = await Message.objects.filter(role="assistant").alast()
     names = [b["name"] for b in reply.context_report["blocks"]]
     assert {"system", "summary", "memory"} <= set(names)

@@ -18,7 +18,12 @@ switchable per test through ``Behaviour``:
 - ``slots``: a server with that many slots: a request beyond them waits for one (a single slot
   makes the second request wait for the first), its wait recorded in ``requests``;
 - ``prompt_tokens_per_word``: the usage it reports, for a tokenizer that is not tiktoken;
-- ``GET /v1/models`` lists ``models``.
+- ``GET /v1/models`` lists ``models``;
+- ``n_ctx``: a context of that many tokens (a word a token): a request whose prompt and
+  ``max_tokens`` pass it is refused with HTTP 400 and llama.cpp's body
+  (``exceed_context_size_error`` with ``n_prompt_tokens`` and ``n_ctx``); ``states_context``
+  says where the server states it: ``"llama.cpp"`` (``GET /props``), ``"vllm"``
+  (``max_model_len`` in ``/v1/models``), ``"ollama"`` (``POST /api/show``), or nowhere.
 """
 
 from __future__ import annotations
@@ -56,6 +61,11 @@ class Behaviour:
     slots: int | None = None  # concurrent requests served; more wait for a free slot
     prompt_tokens_per_word: float = 1.0  # reported prompt tokens per word of the messages
     models: tuple[str, ...] = ("fake-large", "fake-small")  # GET /v1/models
+    n_ctx: int | None = None  # refuse prompt + max_tokens above this (llama.cpp's 400)
+    states_context: str = ""  # "llama.cpp", "vllm", "ollama": where n_ctx is stated
+    # A prompt cache: the usage reports as cached the prompt's words shared with the previous
+    # request's, from the start (OpenAI's prompt_tokens_details.cached_tokens).
+    prompt_cache: bool = False
 
 
 @dataclass
@@ -68,6 +78,7 @@ class FakeLLM:
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _slots: threading.Semaphore | None = None
     _slot_count: int | None = None
+    _last_prompt: list[str] = field(default_factory=list)
 
     def slot(self):
         """The server's slots: a context manager that waits for one (or nothing, unlimited)."""
@@ -112,6 +123,18 @@ class FakeLLM:
                 return self.behaviour.fail_status
         return None
 
+    def cached(self, body: dict) -> int:
+        """Words of this prompt shared from the start with the previous streamed one's."""
+        words_now = " ".join(m.get("content", "") for m in body.get("messages", [])).split()
+        with self._lock:
+            before, self._last_prompt = self._last_prompt, words_now
+        shared = 0
+        for a, b in zip(before, words_now, strict=False):
+            if a != b:
+                break
+            shared += 1
+        return shared
+
     def chat_requests(self) -> list[dict]:
         return [r for r in self.requests if r["path"].endswith("/chat/completions")]
 
@@ -146,9 +169,17 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         fake = self.owner
         fake.requests.append({"path": self.path, "body": None, "time": time.monotonic()})
+        behaviour = fake.behaviour
         if self.path.endswith("/models"):
-            data = [{"id": m, "object": "model", "owned_by": "fake"} for m in fake.behaviour.models]
+            data = [{"id": m, "object": "model", "owned_by": "fake"} for m in behaviour.models]
+            if behaviour.states_context == "vllm":
+                for model in data:
+                    model["max_model_len"] = behaviour.n_ctx
             self._json(200, {"object": "list", "data": data})
+            return
+        if self.path == "/props" and behaviour.states_context == "llama.cpp":
+            settings = {"n_ctx": behaviour.n_ctx, "params": {"n_predict": -1}}
+            self._json(200, {"default_generation_settings": settings, "total_slots": 1})
             return
         self._json(404, {"error": {"message": "not found"}})
 
@@ -171,6 +202,14 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _answer(self, body: dict, fake: FakeLLM) -> None:
         behaviour = fake.behaviour
+        if self.path == "/api/show":
+            if behaviour.states_context != "ollama":
+                self._json(404, {"error": "not found"})
+                return
+            info = {"gemma3.context_length": 131072}
+            params = f"num_ctx {behaviour.n_ctx}\ntemperature 1"
+            self._json(200, {"model_info": info, "parameters": params})
+            return
         if behaviour.stall_before:
             time.sleep(behaviour.stall_before)
         status = fake.take_failure()
@@ -195,6 +234,10 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if not self.path.endswith("/chat/completions"):
             self._json(404, {"error": {"message": "not found"}})
+            return
+        overflow = _overflow(body, behaviour)
+        if overflow:
+            self._json(400, {"error": overflow})
             return
         refusal = _refusal(body, behaviour)
         if refusal:
@@ -279,17 +322,14 @@ class _Handler(BaseHTTPRequestHandler):
         self._event({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
         if behaviour.usage and (body.get("stream_options") or {}).get("include_usage"):
             prompt = _prompt_tokens(body, behaviour)
-            self._event(
-                {
-                    **base,
-                    "choices": [],
-                    "usage": {
-                        "prompt_tokens": prompt,
-                        "completion_tokens": len(single),
-                        "total_tokens": prompt + len(single),
-                    },
-                }
-            )
+            usage = {
+                "prompt_tokens": prompt,
+                "completion_tokens": len(single),
+                "total_tokens": prompt + len(single),
+            }
+            if behaviour.prompt_cache:
+                usage["prompt_tokens_details"] = {"cached_tokens": self.owner.cached(body)}
+            self._event({**base, "choices": [], "usage": usage})
         self._event("[DONE]")
         if behaviour.end_delay:
             time.sleep(behaviour.end_delay)
@@ -308,6 +348,22 @@ def _max_tokens(body: dict) -> int | None:
 def _prompt_tokens(body: dict, behaviour: Behaviour) -> int:
     count = sum(len(m.get("content", "").split()) for m in body.get("messages", []))
     return round(count * behaviour.prompt_tokens_per_word)
+
+
+def _overflow(body: dict, behaviour: Behaviour) -> dict | None:
+    """llama.cpp's error body for a request beyond its context, or None."""
+    if not behaviour.n_ctx:
+        return None
+    prompt = _prompt_tokens(body, behaviour)
+    if prompt + (_max_tokens(body) or 0) <= behaviour.n_ctx:
+        return None
+    return {
+        "code": 400,
+        "message": "the request exceeds the available context size, try increasing it",
+        "type": "exceed_context_size_error",
+        "n_prompt_tokens": prompt,
+        "n_ctx": behaviour.n_ctx,
+    }
 
 
 ALTERNATE = "Conversation roles must alternate user/assistant/user/assistant/..."

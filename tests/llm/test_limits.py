@@ -1,0 +1,158 @@
+"""llm.limits: the server's context size, learned where it says it, and what the chat and the
+summary runs make of it (a fake server that refuses what does not fit, as llama.cpp does)."""
+
+import asyncio
+import json
+
+import pytest
+
+from chat.services import NewMessage, conversation_create, message_create_many
+from llm import limits
+from llm.clients import chat_endpoint
+from llm.errors import UpstreamError
+from llm.providers import OpenAIProvider
+from memory import context, services
+from memory.models import Summary
+from tests.support.fake_llm import Behaviour, FakeLLM, _max_tokens, _prompt_tokens
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def fake_llm(settings):
+    server = FakeLLM(Behaviour()).start()
+    settings.OPENAI_API_KEY = "test-key"
+    settings.OPENAI_BASE_URL = server.base_url
+    settings.OPENAI_MAX_RETRIES = 0
+    yield server
+    server.stop()
+
+
+def paths(fake):
+    return [r["path"] for r in fake.requests]
+
+
+@pytest.mark.parametrize(
+    ("style", "asked"),
+    [
+        ("vllm", ["/v1/models"]),
+        ("llama.cpp", ["/v1/models", "/props"]),
+        ("ollama", ["/v1/models", "/props", "/api/show"]),
+    ],
+)
+def test_the_context_size_is_read_where_the_server_says_it(fake_llm, style, asked):
+    fake_llm.behaviour.n_ctx, fake_llm.behaviour.states_context = 4096, style
+    assert limits.context_tokens(chat_endpoint(), "fake-small") == 4096
+    assert limits.context_tokens(chat_endpoint(), "fake-small") == 4096
+    assert paths(fake_llm) == asked  # asked once, then cached
+
+
+def test_a_server_that_does_not_say_uses_the_setting(fake_llm, settings):
+    assert limits.context_tokens(chat_endpoint(), "fake-small") is None
+    settings.MODEL_CONTEXT_TOKENS = 8192
+    assert limits.context_tokens(chat_endpoint(), "fake-small") == 8192
+
+
+def test_no_server_no_limit(settings):
+    settings.OPENAI_API_KEY = ""
+    assert limits.chat_budget(16000, chat_endpoint(), "gpt-4o") == 16000
+
+
+def test_the_chat_budget_is_the_smaller_of_the_conversations_and_the_servers(alice, fake_llm):
+    fake_llm.behaviour.n_ctx, fake_llm.behaviour.states_context = 4096, "llama.cpp"
+    conversation = conversation_create(user=alice)
+    built = context.build(conversation=conversation, user_text="Hello")
+    assert built.report["budget"] == 4096 and conversation.effective_budget == 16000
+    small = conversation_create(user=alice, context_budget=2000)
+    assert context.build(conversation=small, user_text="Hello").report["budget"] == 2000
+
+
+def test_a_chat_request_refused_for_length_is_not_built_again(alice, fake_llm):
+    """The server never said its size; its 400 (llama.cpp's body) teaches it, and the next
+    build of the same turn is under it, so the same request is not sent twice."""
+    fake_llm.behaviour.n_ctx = 300
+    conversation = conversation_create(user=alice)
+    message_create_many(
+        conversation=conversation,
+        messages=[
+            NewMessage("user" if i % 2 == 0 else "assistant", "word " * 40) for i in range(20)
+        ],
+    )
+    built = context.build(conversation=conversation, user_text="And now?")
+
+    async def send():
+        return await OpenAIProvider().stream(
+            built.messages, model="gpt-4o", report=built.report, max_tokens=built.report["reserve"]
+        )
+
+    with pytest.raises(UpstreamError) as failed:
+        asyncio.run(send())
+    assert failed.value.kind == "refused"
+    assert limits.context_tokens(chat_endpoint(), "gpt-4o") == 300
+    again = context.build(conversation=conversation, user_text="And now?")
+    assert again.report["budget"] == 300 < built.report["budget"]
+    assert again.messages != built.messages
+
+
+def long_chat(conversation, n=24, words=60):
+    message_create_many(
+        conversation=conversation,
+        messages=[
+            NewMessage("user" if i % 2 == 0 else "assistant", f"Message {i}: " + "plan " * words)
+            for i in range(n)
+        ],
+    )
+
+
+def summary_answer(body):
+    size = len(json.loads(body["messages"][-1]["content"])["messages"])
+    return {
+        "summary": f"Over {size} messages: " + "the user and the assistant made plans; " * 7,
+        "topics": [],
+        "decisions": [],
+        "action_items": [],
+        "facts": [],
+        "open_questions": [],
+    }
+
+
+def fits(body, behaviour):
+    return _prompt_tokens(body, behaviour) + _max_tokens(body) <= behaviour.n_ctx
+
+
+@pytest.fixture
+def conversation(alice):
+    return conversation_create(user=alice)
+
+
+def test_summary_batches_are_split_until_each_request_fits(conversation, fake_llm):
+    """24 messages of 60 words against a 2,048-token server that says so: split before
+    sending, recursively, every request within the context with its answer's cap."""
+    fake_llm.behaviour.n_ctx, fake_llm.behaviour.states_context = 2048, "llama.cpp"
+    fake_llm.behaviour.json_reply = summary_answer
+    long_chat(conversation)
+    run = services.summary_run_execute(
+        run_id=services.summary_run_start(conversation=conversation).pk
+    )
+    assert run.status == "done" and run.method == "json_schema" and run.error == "", run.error
+    requests = fake_llm.chat_requests()
+    assert len(requests) > 2
+    assert all(fits(r["body"], fake_llm.behaviour) for r in requests)
+    assert Summary.objects.get(is_current=True).message_count == 24
+
+
+def test_a_refusal_for_length_splits_and_never_repeats_a_request(conversation, fake_llm):
+    """The server does not say its size: the first request is refused (400); the limit is
+    learned and the halves sized under it; no request body is sent twice."""
+    fake_llm.behaviour.n_ctx = 2048
+    fake_llm.behaviour.json_reply = summary_answer
+    long_chat(conversation)
+    run = services.summary_run_execute(
+        run_id=services.summary_run_start(conversation=conversation).pk
+    )
+    assert run.status == "done" and run.method == "json_schema", run.error
+    assert "json_schema, 24 messages: the server refused the request for its length" in run.error
+    bodies = [json.dumps(r["body"], sort_keys=True) for r in fake_llm.chat_requests()]
+    assert len(bodies) == len(set(bodies))
+    refused = [r for r in fake_llm.chat_requests() if not fits(r["body"], fake_llm.behaviour)]
+    assert len(refused) == 1
