@@ -39,7 +39,16 @@ from pathlib import Path
 from bench import memory_abstain, memory_prompt
 
 KS = (5, 10, 25, 50)
-MEMDATA = Path(__file__).resolve().parent.parent.parent / "shared/memdata"
+_ROOT = Path(__file__).resolve().parent.parent
+# ../shared beside the project (its main checkout), or beside the worktrees' folder
+MEMDATA = next(
+    (
+        p
+        for p in (_ROOT.parent / "shared/memdata", _ROOT.parent.parent / "shared/memdata")
+        if p.is_dir()
+    ),
+    _ROOT.parent / "shared/memdata",
+)
 DEFAULT_PATH = MEMDATA / "beam-dev.jsonl.gz"
 LOCOMO_PATH = MEMDATA / "locomo-dev.jsonl.gz"
 # memeval's stopwords, exactly.
