@@ -15,10 +15,12 @@ b. **Retrieval quality** -- recall@5, recall@10 and MRR of ``memory.retrieval.se
    and beside our own full-text stage alone (FTS order, before re-ranking).
 c. **Search latency** -- ``search()`` p50/p95 over a few hundred queries on a user with 100k
    indexed items (messages, facts, decisions, action items). Target: p95 <= 50 ms on SQLite.
-d. **Retrieval on long real conversations** -- ../shared/memdata (BEAM): the app's search,
-   BM25 over single turns and the candidate stage alone, in one run, overall and per question
-   type (``bench/memory_beam.py``; ``--beam-every N`` for a subset, ``--beam-embeddings`` to
-   add embeddings alone).
+d. **Retrieval on real conversations** -- ../shared/memdata, BEAM-dev and LoCoMo-dev in one
+   run: the app's search, BM25 over single turns and the candidate stage alone, overall and
+   per question type (``bench/memory_beam.py``; ``--beam-every N`` for a subset of BEAM,
+   ``--beam-embeddings`` for the default fused search and embeddings alone); and what reaches
+   the model: the evidence in the prompt of a real context build beside a BM25 block of the
+   same memory share, prompt tokens, build time (``bench/memory_prompt.py``).
 
 Seeding (bulk inserts through ``chat.services.message_create_many``) is timed separately and
 never counted. Timings are medians/percentiles over many repetitions, cells interleaved in a
@@ -101,6 +103,7 @@ def run_parts(args) -> dict:
             command += ["--beam-chats", str(args.beam_chats), "--beam-every", str(args.beam_every)]
             command += ["--beam", str(args.beam)] if args.beam else []
             command += ["--beam-embeddings"] if args.beam_embeddings else []
+            command += ["--beam-only"] if args.beam_only else []
             command += ["--vectors"] if args.vectors else []
             log(f"[{part}] starting on {url.split('@')[-1]}")
             try:
@@ -1045,6 +1048,9 @@ def parse_args(argv: list[str] | None = None):
     )
     parser.add_argument(
         "--beam-embeddings", action="store_true", help="part d: embeddings alone too (slow)"
+    )
+    parser.add_argument(
+        "--beam-only", action="store_true", help="part d: BEAM only, not LoCoMo-dev too"
     )
     parser.add_argument("--json", type=Path, default=None, help="also write raw results here")
     parser.add_argument("--keep-db", action="store_true", help="keep the scratch databases")

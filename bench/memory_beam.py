@@ -36,10 +36,21 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from bench import memory_abstain
+from bench import memory_abstain, memory_prompt
 
 KS = (5, 10, 25, 50)
-DEFAULT_PATH = Path(__file__).resolve().parent.parent.parent / "shared/memdata/beam-dev.jsonl.gz"
+_ROOT = Path(__file__).resolve().parent.parent
+# ../shared beside the project (its main checkout), or beside the worktrees' folder
+MEMDATA = next(
+    (
+        p
+        for p in (_ROOT.parent / "shared/memdata", _ROOT.parent.parent / "shared/memdata")
+        if p.is_dir()
+    ),
+    _ROOT.parent / "shared/memdata",
+)
+DEFAULT_PATH = MEMDATA / "beam-dev.jsonl.gz"
+LOCOMO_PATH = MEMDATA / "locomo-dev.jsonl.gz"
 # memeval's stopwords, exactly.
 _STOP_TEXT = """a an the and or but if of to in on at by for with from as is are was were be been
 being am do does did doing have has had having i me my mine we our ours you your yours he him his
@@ -106,6 +117,15 @@ def table(rows) -> dict:
 
 
 def part_d(args, log) -> dict:
+    """Both dev sets in one run: BEAM (``--beam``, ``--beam-every``, ``--beam-chats``) and
+    LoCoMo (always whole: five conversations), unless ``--beam`` names another file only."""
+    sets = [(Path(args.beam or DEFAULT_PATH), args.beam_every, args.beam_chats)]
+    if not args.beam and not getattr(args, "beam_only", False):
+        sets.append((LOCOMO_PATH, 1, 10**9))
+    return {"sets": [_one_set(path, every, chats, args, log) for path, every, chats in sets]}
+
+
+def _one_set(path: Path, every: int, max_chats: int, args, log) -> dict:
     from django.conf import settings
     from django.contrib.auth import get_user_model
 
@@ -118,11 +138,11 @@ def part_d(args, log) -> dict:
     settings.MEMORYCHAT_EMBEDDINGS = "local" if embed else "off"
     if embed and not embeddings.enabled():
         raise SystemExit("--beam-embeddings: the local embedding model is not installed")
-    path = Path(args.beam or DEFAULT_PATH)
     systems = {"app": [], "bm25": [], "candidates": []}
     if embed:
         systems["app_lexical"] = []
         systems["embeddings"] = []
+    prompt_rows: list[tuple[str, dict]] = []
     pool_sizes, abstain_match, answer_match, search_ms = [], [], [], []
     # The app's absolute measure of a hit, and BM25's (raw; and as a share of the most the
     # query could score), so that abstention is compared with the baseline in the same run.
@@ -136,10 +156,8 @@ def part_d(args, log) -> dict:
         types = sorted({t for t, _, _ in systems["app"]})
         result = {
             "dataset": path.name,
-            "chats": len(
-                {q for q in range(min(args.beam_chats, n_inst + 1)) if not q % args.beam_every}
-            ),
-            "every": args.beam_every,
+            "chats": len({q for q in range(min(max_chats, n_inst + 1)) if not q % every}),
+            "every": every,
             "messages": messages,
             "questions": len(systems["app"]),
             "abstention": len(abstain_match),
@@ -175,6 +193,7 @@ def part_d(args, log) -> dict:
                 / max(len(answer_match), 1),
             },
             "top_score": {g: _spread(v) for g, v in top_score.items()},
+            "context": memory_prompt.summarise(prompt_rows),
             "top_cosine": {g: _spread(v) for g, v in top_cosine.items() if v},
         }
         if final:  # a threshold search over every question: once, at the end
@@ -192,13 +211,13 @@ def part_d(args, log) -> dict:
 
     with gzip.open(path, "rt") if path.suffix == ".gz" else path.open() as fh:
         for n_inst, line in enumerate(fh):
-            if n_inst >= args.beam_chats:
+            if n_inst >= max_chats:
                 break
-            if n_inst % args.beam_every:
+            if n_inst % every:
                 continue
             inst = json.loads(line)
-            user = user_model.objects.create_user(f"beam_{n_inst}", password=None)
-            id_of, turn_ids, turn_docs, texts = {}, [], [], []
+            user = user_model.objects.create_user(f"{path.name[:8]}_{n_inst}", password=None)
+            id_of, turn_ids, turn_docs, texts, text_of = {}, [], [], [], {}
             began = time.perf_counter()
             for si, sess in enumerate(inst["sessions"]):
                 cv = Conversation.objects.create(user=user, title=f"session {si + 1}")
@@ -216,6 +235,7 @@ def part_d(args, log) -> dict:
                     turn_ids.append(turn["id"])
                     turn_docs.append(tok(text))
                     texts.append(text)
+                    text_of[turn["id"]] = text
             index_s += time.perf_counter() - began
             messages += len(turn_ids)
             vectors = None
@@ -273,6 +293,8 @@ def part_d(args, log) -> dict:
                     settings.MEMORYCHAT_EMBEDDINGS = "local"
                     systems["app_lexical"].append((kind, gold, _ranked(lexical, id_of)))
                 systems["bm25"].append((kind, gold, [turn_ids[i] for i in order[: max(KS)]]))
+                shares = memory_prompt.measure(user, q["question"], gold, order, turn_ids, text_of)
+                prompt_rows.append((kind, shares))
                 terms = query_terms(q["question"])
                 pool = []
                 if terms:
@@ -288,9 +310,9 @@ def part_d(args, log) -> dict:
                     cos = matrix @ _as_numpy(qv)
                     order = sorted(range(len(ids)), key=lambda i: -cos[i])
                     systems["embeddings"].append((kind, gold, [id_of[ids[i]] for i in order[:50]]))
-            log(f"[d] chat {n_inst + 1}: {len(turn_ids)} turns, {messages:,} so far")
+            log(f"[d] {path.name} chat {n_inst + 1}: {len(turn_ids)} turns, {messages:,} so far")
             if args.child_out:  # what is measured so far, should the run be cut short
-                Path(args.child_out + ".partial").write_text(
+                Path(f"{args.child_out}.{path.name}.partial").write_text(
                     json.dumps(summary(n_inst), default=str), encoding="utf-8"
                 )
     return summary(n_inst, final=True)
@@ -351,6 +373,21 @@ def _spread(values: list[float]) -> dict:
 
 
 def report_d(r: dict) -> list[str]:
+    if "sets" not in r:  # a run from before both sets
+        return _report_set(r)
+    lines = []
+    for one in r["sets"]:
+        lines += [*_report_set(one), ""]
+    return lines[:-1]
+
+
+_ATTRIBUTION = {
+    "beam-": "BEAM, long user-assistant chats (CC BY-SA 4.0)",
+    "locom": "LoCoMo, talk between two people (CC BY-NC 4.0, measuring only)",
+}
+
+
+def _report_set(r: dict) -> list[str]:
     names = {
         "app": "app search" + (", embeddings fused (default)" if "embeddings" in r else ""),
         "app_lexical": "app search, lexical only",
@@ -359,7 +396,7 @@ def report_d(r: dict) -> list[str]:
     }
     every = r.get("every", 1)
     lines = [
-        "### d. retrieval on long real conversations (BEAM, CC BY-SA 4.0)",
+        f"### d. {r['dataset']}: " + _ATTRIBUTION.get(r["dataset"][:5], ""),
         "",
         f"- {r['dataset']}: {r['chats']} chats"
         + (f" (every {every}th of the file)" if every > 1 else " (all of the file)")
@@ -385,9 +422,10 @@ def report_d(r: dict) -> list[str]:
         lines.append(
             f"| {names.get(name, name)} / BM25 | " + " | ".join(f"{x:.2f}x" for x in ratios) + " |"
         )
+    lines += memory_prompt.report(r.get("context") or {})
     lines += [
         "",
-        "recall@10 / all@10 per question type:",
+        "search recall@10 / all@10 per question type:",
         "",
         "| question type | " + " | ".join(names.get(n, n) for n in r["overall"]) + " |",
         "| --- | " + " | ".join("---" for _ in r["overall"]) + " |",

@@ -23,7 +23,7 @@ The report's shape is the contract in ``memory.report``; it is built only with i
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -58,6 +58,7 @@ from memory.report import (
     report_new,
     summary_item,
 )
+from memory.search.exchange import exchange_text
 from profiles.expertise import expertise_for_turn
 from profiles.instructions import build_instructions
 from profiles.selectors import profile_get
@@ -260,6 +261,7 @@ def build(
             history.budget = budget
 
     candidates = []
+    memory_cap = min(budget.left, int(budget.limit * MEMORY_SHARE))
     if memory_on:
         candidates = recall.recall_for_turn(
             user=conversation.user,
@@ -269,17 +271,18 @@ def build(
             # The newest page of history (read now, used by the fill below) tells whether
             # the conversation is past its first few messages: no query of its own for that.
             known_earlier=history.peek() if user_message is not None or pending else 0,
+            k=recall.search_k(memory_cap),
         )
         # Pinned facts and resume items may still come: this says the search found nothing.
         report["nothing_relevant"] = not any(c.relevance is not None for c in candidates)
-    memory_cap = min(budget.left, int(budget.limit * MEMORY_SHARE)) if candidates else 0
+    if not candidates:
+        memory_cap = 0
     # Recent messages first (leaving room for memory), so memory need not repeat them; then
     # whatever memory did not use goes back to older messages.
     history.fill(budget.left - memory_cap)
     if candidates:
         in_window = {row.id for row, _ in history.kept}
-        fresh = [c for c in candidates if not (c.kind == "message" and c.id in in_window)]
-        _add_memory(fresh, memory_cap, budget, add_block, report)
+        _add_memory(candidates, memory_cap, budget, add_block, report, in_window)
     history.fill(budget.left)
 
     report["messages"], messages_out = history.sent()
@@ -295,20 +298,119 @@ def build(
     return BuiltContext(messages=messages, report=report)
 
 
-def _add_memory(candidates, cap, budget, add_block, report) -> None:
+def _add_memory(candidates, cap, budget, add_block, report, in_window) -> None:
+    """Fill the memory share by tokens: as many candidates as fit, best first, each line's
+    cost counted (the block's own cost checked at the end, so the share is never exceeded).
+    Nothing the window sends is repeated: a message hit the window holds is dropped, and an
+    exchange shows only its messages the window does not hold. An exchange too long for the
+    room left shows its matching message alone; the first few candidates, clipped, still fit
+    a small share (``_clipped``). What does not fit is reported as left out for the budget."""
     frame = budget.cost_repeated("system", format_memory_block([]))
-    used = frame
+    room = cap - frame
     chosen: list[recall.Recalled] = []
-    for item in candidates:
-        line = budget.cost_repeated("system", format_memory_block([item])) - frame
-        if used + line > cap:
-            report["memories_left_out"].append(left_out_memory(item, "budget"))
+    left_out: list[recall.Recalled] = []
+    for rank, item in enumerate(candidates):
+        item = _outside_window(item, in_window)
+        if item is None:
             continue
-        used += line
+        fitted = _fitting(item, room, budget) if room >= MIN_LINE_TOKENS else None
+        if fitted is None and rank < BEST_FEW:
+            fitted = _clipped(item, min(room, (cap - frame) // BEST_FEW), budget)
+        if fitted is None:
+            left_out.append(item)
+            continue
+        item, cost = fitted
+        room -= cost
         chosen.append(item)
+    text = format_memory_block(chosen)
+    cost = budget.cost("system", text)
+    while chosen and cost > cap:  # lines joined may count a token more than apart
+        left_out.insert(0, chosen.pop())
+        text = format_memory_block(chosen)
+        cost = budget.cost("system", text)
+    # The best of what was left out, listed (a long list would swell every stored report);
+    # the block's detail counts them all.
+    listed = left_out[:LEFT_OUT_LISTED]
+    report["memories_left_out"] += [left_out_memory(item, "budget") for item in listed]
     if chosen:
-        add_block(Block.MEMORY, format_memory_block(chosen), f"{len(chosen)} memories")
+        detail = f"{len(chosen)} memories" + (f", {len(left_out)} left out" if left_out else "")
+        add_block(Block.MEMORY, text, detail, cost=cost)
         report["memories"] = [memory_item(item) for item in chosen]
+
+
+LEFT_OUT_LISTED = 20  # memories left out for the budget that the report lists
+MIN_LINE_TOKENS = 12  # no memory line is shorter than this: less room left, the block is full
+BEST_FEW = 3  # candidates clipped to fit when the share is too small for them whole
+MIN_CLIPPED_TOKENS = 24  # a clipped line keeps at least this much of its text
+CHARS_PER_TOKEN_MAX = 12  # English text averages 4-5 characters a token in o200k
+
+
+def _line(item: recall.Recalled) -> str:
+    return format_memory_block([item]).split("\n")[-2] + "\n"
+
+
+def _line_cost(item: recall.Recalled, room: int, budget: _Budget) -> int | None:
+    """The exact cost of the item's line, or None when it is longer than ``room`` (a line of
+    more characters than CHARS_PER_TOKEN_MAX a token of the room is not encoded at all)."""
+    line = _line(item)
+    if len(line) > room * CHARS_PER_TOKEN_MAX:
+        return None
+    cost = _tokens(budget.encoding.name, line)
+    return cost if cost <= room else None
+
+
+def _fitting(item: recall.Recalled, room: int, budget: _Budget):
+    """(item, cost) for the item whole, else its matching message alone, else None."""
+    cost = _line_cost(item, room, budget)
+    if cost is not None:
+        return item, cost
+    if len(item.parts) > 1:
+        alone = _with_parts(item, [p for p in item.parts if p[0] == item.id])
+        cost = _line_cost(alone, room, budget)
+        if cost is not None:
+            return alone, cost
+    return None
+
+
+def _clipped(item: recall.Recalled, room: int, budget: _Budget):
+    """(item, cost) with its matching text cut to fit ``room``, or None when too little room."""
+    if len(item.parts) > 1:
+        item = _with_parts(item, [p for p in item.parts if p[0] == item.id])
+    frame = _tokens(budget.encoding.name, _line(replace(item, text="")))
+    keep = room - frame - 1  # the ellipsis
+    if keep < MIN_CLIPPED_TOKENS:
+        return None
+    tokens = budget.encoding.encode_ordinary(item.text)
+    if len(tokens) <= keep:
+        return None  # short enough whole: it did not fit, so no room for it
+    clipped = replace(item, text=budget.encoding.decode(tokens[:keep]) + "…")
+    cost = _line_cost(clipped, room, budget)
+    # Decoding and encoding again may count a token or two more: cut a little further.
+    while cost is None and keep > MIN_CLIPPED_TOKENS:
+        keep -= 2
+        clipped = replace(item, text=budget.encoding.decode(tokens[:keep]) + "…")
+        cost = _line_cost(clipped, room, budget)
+    return (clipped, cost) if cost is not None else None
+
+
+def _outside_window(item: recall.Recalled, in_window: set[int]) -> recall.Recalled | None:
+    """The item without what the window sends: None for a message hit the window holds; an
+    exchange keeps the messages the window does not hold."""
+    if item.kind != "message":
+        return item
+    if item.id in in_window:
+        return None
+    if not item.parts or not any(p[0] in in_window for p in item.parts):
+        return item
+    return _with_parts(item, [p for p in item.parts if p[0] not in in_window])
+
+
+def _with_parts(item: recall.Recalled, parts: list[tuple[int, str, str]]) -> recall.Recalled:
+    """A message hit showing only ``parts`` (its matching message among them)."""
+    if len(parts) == 1:
+        return replace(item, text=parts[0][2], parts=[], message_ids=[parts[0][0]])
+    ids = [item.id, *(p[0] for p in parts if p[0] != item.id)]  # the matching one first
+    return replace(item, text=exchange_text(parts), parts=parts, message_ids=ids)
 
 
 class _Row(NamedTuple):

@@ -23,7 +23,9 @@ from profiles.selectors import memory_enabled_many as user_memory_enabled_many
 RESUME_FACTS = 5
 RESUME_ACTIONS = 5
 RESUME_DECISIONS = 3
-SEARCH_K = 12
+SEARCH_K = 12  # hits asked of the search at the least
+SEARCH_K_MAX = 100  # ... and at the most
+LINE_TOKENS = 40  # about what a short memory line costs: a memory share of N tokens asks N/40
 
 
 @dataclass
@@ -37,6 +39,9 @@ class Recalled:
     source: str = ""  # title of the conversation it came from
     message_ids: list[int] = field(default_factory=list)
     relevance: float | None = None  # a search hit's share of the message it holds (0..1)
+    # an exchange's messages in time order, (message id, role, text): the context can leave
+    # out those its window holds, or keep the matching one (``id``) alone
+    parts: list[tuple[int, str, str]] = field(default_factory=list)
 
 
 def memory_enabled(conversation: Conversation, *, profile: UserProfile | None = None) -> bool:
@@ -55,6 +60,13 @@ def memory_enabled_many(conversations, *, profiles=None) -> dict[int, bool]:
     return {c.pk: not c.temporary and switches.get(c.user_id, False) for c in conversations}
 
 
+def search_k(memory_tokens: int) -> int:
+    """How many hits to ask for when the memory block may take ``memory_tokens``: enough to
+    fill it with short lines (human talk: a turn is a line of 30-60 tokens), never fewer
+    than SEARCH_K."""
+    return max(SEARCH_K, min(SEARCH_K_MAX, memory_tokens // LINE_TOKENS))
+
+
 def _date(value) -> str:
     return value.date().isoformat() if value else ""
 
@@ -66,8 +78,11 @@ def recall_for_turn(
     query: str,
     exclude_message_ids: frozenset[int] = frozenset(),
     known_earlier: int = 0,
+    k: int = SEARCH_K,
 ) -> list[Recalled]:
-    """Ranked candidates for the memory block, best first, without duplicates.
+    """Ranked candidates for the memory block, best first, without duplicates: search hits,
+    pinned facts and a new session's resume items compete on their score, no kind has a
+    quota. ``k``: search hits asked for (``search_k``).
     ``known_earlier``: how many of the conversation's messages (other than the excluded
     ones) the caller has already seen; from RESUME_TURNS on, the conversation is known not to
     be new without asking the database."""
@@ -83,7 +98,7 @@ def recall_for_turn(
             results.append(item)
 
     for hit in retrieval.search(
-        user=user, query=query, k=SEARCH_K, exclude_message_ids=exclude_message_ids
+        user=user, query=query, k=k, exclude_message_ids=exclude_message_ids
     ):
         add(
             Recalled(
@@ -96,6 +111,7 @@ def recall_for_turn(
                 source=hit.source,
                 message_ids=list(hit.message_ids),
                 relevance=hit.relevance,
+                parts=list(hit.parts),
             )
         )
     if known_earlier < RESUME_TURNS and _early_in(conversation, exclude_message_ids):
@@ -104,6 +120,7 @@ def recall_for_turn(
     else:
         for item in pinned_facts(user=user):
             add(item)
+    results.sort(key=lambda item: -item.score)  # stable: a tie keeps the search's order
     return results
 
 

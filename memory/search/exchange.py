@@ -138,7 +138,14 @@ def attach(
     shown.update(before + after)
     hit.message_ids += before + after
     ordered = [*reversed(before), hit.id, *after]
-    hit.text = "\n".join(f"{text_of[m][0]}: {text_of[m][1]}" for m in ordered)
+    # Each message apart too, in time order: the context leaves out those its window holds.
+    hit.parts = [(m, *text_of[m]) for m in ordered]
+    hit.text = exchange_text(hit.parts)
+
+
+def exchange_text(parts: list[tuple[int, str, str]]) -> str:
+    """An exchange as shown: each message on its own line after its role."""
+    return "\n".join(f"{role}: {text}" for _, role, text in parts)
 
 
 def _text(message_id: int) -> str:

@@ -78,6 +78,8 @@ class Hit:
     why: str = ""
     match: float = 0.0  # share of the query's term weight (idf) the row holds: 0..1, absolute
     relevance: float = 0.0  # the same for the whole text shown (``relevance.held_share``)
+    # an exchange's messages, in time order: (message id, role, text); empty for a single row
+    parts: list[tuple[int, str, str]] = field(default_factory=list)
 
 
 def bm25_scores(
