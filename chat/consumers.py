@@ -1,5 +1,5 @@
 """The chat websocket: checks ownership, parses frames (chat.protocol), hands turns to
-chat.turn."""
+chat.turn, whose replies run in the conversation's room (chat.live), not in this tab."""
 
 from __future__ import annotations
 
@@ -13,8 +13,7 @@ from django.conf import settings
 from django.db import DatabaseError
 from django.db.models import Count
 
-from chat import limits, protocol, services, setup_workers
-from chat.fanout import TabFanout
+from chat import limits, live, protocol, services, setup_workers
 from chat.models import STOPPED_BY_USER, Conversation, Message
 from chat.rendering import render_markdown
 from chat.services import ChatError
@@ -66,8 +65,8 @@ def admit_model_call(user) -> None:
 
 class ChatConsumer(AsyncJsonWebsocketConsumer):
     conversation: Conversation | None = None
-    reply_task: ReplyTask | None = None
-    fanout: TabFanout | None = None
+    room: live.Room | None = None
+    tab: live.Tab | None = None
     slots: limits.SocketSlots | None = None
     renewing: asyncio.Task | None = None
     session_group: str | None = None
@@ -101,9 +100,9 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             await self._release_slot()
             await self.refuse(CLOSE_FORBIDDEN)
             return
-        self.group = protocol.group_name(self.conversation.pk)
-        self.fanout = TabFanout(self.channel_layer, self.group, self.channel_name)
-        await self.fanout.start()
+        # Frames of the conversation queue for this tab from here on (sent once it is ready).
+        self.tab = live.Tab(self.send_json)
+        self.room = await live.enter(self.conversation.pk, self.tab)
         # Memory notices of the user's other conversations reach this tab too.
         self.user_group = protocol.user_group(user.pk)
         await self.channel_layer.group_add(self.user_group, self.channel_name)
@@ -113,7 +112,9 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             await self.channel_layer.group_add(self.session_group, self.channel_name)
         await self.accept()
         streaming = await in_db_thread(self._streaming_reply_id)()
-        await self.send_json(protocol.ready(streaming=streaming, offline=not model_configured()))
+        self.tab.open(protocol.ready(streaming=streaming, offline=not model_configured()))
+        if streaming is not None:  # streaming here, the room sent a resume; else ask for one
+            self.room.ask_resume()
 
     def _streaming_reply_id(self) -> int | None:
         services.replies_interrupt_stale(conversation=self.conversation)
@@ -155,14 +156,9 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
                 await self.channel_layer.group_discard(group, self.channel_name)
             except Exception:
                 logger.warning("channel layer unavailable at disconnect", exc_info=True)
-        if self.fanout is None:
-            return
-        if self.reply_task is not None and self.reply_task.task is not None:
-            self.reply_task.cancel("The page was closed before the reply finished.")
-            # The partial reply (and the memory work after it) is stored before we go; shielded
-            # so that a server tearing this consumer down cannot cut that short.
-            await asyncio.shield(self.reply_task.task)
-        await self.fanout.stop()
+        # A reply streaming goes on without this tab (chat.live).
+        if self.room is not None:
+            await self.room.leave(self.tab)
 
     # -- frames from the browser ----------------------------------------------------------
 
@@ -309,13 +305,17 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         if reply is None:
             raise protocol.FrameError("That reply is not in this conversation.", code="not_found")
         if reply.status == Message.Status.STREAMING:
-            await self.send_json(
+            resume = self.room.resume_frame()
+            if resume is not None and resume["id"] == reply.pk:  # it streams here
+                self.tab.deliver(resume)
+                return
+            self.tab.deliver(
                 protocol.snapshot(
                     reply_id=reply.pk, text=reply.content, html=render_markdown(reply.content)
                 )
             )
         else:
-            await self.send_json(protocol.reply_end(reply))
+            self.tab.deliver(protocol.reply_end(reply))
 
     def _undo_memory_event(self, event_id: int) -> None:
         """Undo a "Remembered: ..." notice of this conversation and this user (anyone else's
@@ -340,58 +340,51 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         )
 
     async def handle_stop(self) -> None:
-        if self.reply_task is not None and not self.reply_task.task.done():
-            self.reply_task.cancel(STOPPED_BY_USER)
-        else:  # the reply may be streaming from another tab or process
-            await self.channel_layer.group_send(self.group, protocol.group_stop())
+        self.room.stop(STOPPED_BY_USER)  # here, or in the process the reply streams in
 
     def start_reply(
         self, prepared, *, new_message: bool = True, started: float, request=None
     ) -> None:
-        self.reply_task = ReplyTask(
+        """The reply runs in the conversation's room: closing this tab does not stop it."""
+        reply = ReplyTask(
             conversation=self.conversation,
             prepared=prepared,
-            publish=self.publish,
+            publish=self.room.publish,
             new_message=new_message,
             started=started,
             request=request,
         )
-        self.reply_task.start()
+        self.room.start_reply(reply)
 
     async def replay(self, start) -> None:
         """A resend of a stored message: show this tab what exists, store nothing."""
-        await self.send_json(protocol.user_message(start.user_message))
+        self.tab.deliver(protocol.user_message(start.user_message))
         reply = start.reply
         if reply is not None and reply.status != Message.Status.STREAMING:
-            await self.send_json(protocol.reply_end(reply))
+            self.tab.deliver(protocol.reply_end(reply))
 
     # -- frames to the browser ------------------------------------------------------------
 
     async def publish(self, frame: dict) -> None:
-        """To this tab directly (it never waits on the channel layer); to the other tabs on
-        the conversation, if any, through chat.fanout."""
-        try:
-            await self.send_json(frame)
-        except Exception:  # the socket closed under us; the reply is still stored
-            logger.debug("could not send a frame to a closed socket", exc_info=True)
-        self.fanout.forward(frame)
+        """To every tab on the conversation, this one included (chat.live)."""
+        await self.room.publish(frame)
 
     async def send_error(self, exc: ChatError, client_id: str = "") -> None:
-        await self.send_json(protocol.error(exc, client_id=client_id))
+        """To this tab only, in order with the conversation's frames."""
+        frame = protocol.error(exc, client_id=client_id)
+        if self.tab is not None and self.tab.task is not None:
+            self.tab.deliver(frame)
+        else:
+            await self.send_json(frame)
 
     # -- group events ---------------------------------------------------------------------
 
     async def dispatch(self, message):
         # Group events touch no database: skip the close_old_connections() thread hop Channels
-        # makes before every handler.
+        # makes before every handler. The conversation's own events reach its room, not this
+        # consumer (chat.live); the user's and the session's reach each tab.
         if message["type"].startswith("chat."):
-            if self.fanout is not None and self.fanout.heard(message):
-                return
-            if message["type"] == "chat.frame":
-                await self.chat_frame(message)
-            elif message["type"] == "chat.stop":
-                await self.chat_stop(message)
-            elif message["type"] == "chat.user_frame":
+            if message["type"] == "chat.user_frame":
                 await self.chat_user_frame(message)
             elif message["type"] == "chat.signed_out":
                 await self.chat_signed_out(message)
@@ -404,17 +397,9 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             return
         await super().dispatch(message)
 
-    async def chat_frame(self, event):
-        if event.get("sender") != self.channel_name:  # this tab already has it
-            await self.send_json(event["frame"])
-
     async def chat_user_frame(self, event):
         if self.conversation is not None and event.get("conversation_id") != self.conversation.pk:
             await self.send_json(event["frame"])
-
-    async def chat_stop(self, event):
-        if self.reply_task is not None and self.reply_task.task is not None:
-            self.reply_task.cancel(STOPPED_BY_USER)
 
     async def chat_signed_out(self, event):
         await self.close(code=CLOSE_UNAUTHENTICATED)

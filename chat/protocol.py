@@ -232,17 +232,36 @@ def reply_start(reply: Message) -> dict:
     }
 
 
-def chunk(*, reply_id: int, text: str, html: str = "", tail: str = "") -> dict:
-    """For the tab that sent the message: ``text`` to append to the reply's text; ``html``,
-    the rendered blocks that became final (append), and ``tail``, the rendered last block
-    (replaces the previous tail): see chat.rendering.StreamRenderer."""
-    return {"type": "chunk", "id": reply_id, "text": text, "html": html, "tail": tail}
+def chunk(*, reply_id: int, seq: int, text: str, html: str = "", tail: str = "") -> dict:
+    """For the tabs in the reply's own server process: ``text`` to append to the reply's
+    text; ``html``, the rendered blocks that became final (append), and ``tail``, the
+    rendered last block (replaces the previous tail): see chat.rendering.StreamRenderer.
+    ``seq`` counts the reply's chunks from 1: a tab skips one its ``resume`` included."""
+    return {"type": "chunk", "id": reply_id, "seq": seq, "text": text, "html": html, "tail": tail}
 
 
-def snapshot(*, reply_id: int, text: str, html: str) -> dict:
-    """The whole reply so far, text and rendered, to replace: for the other tabs, and for a
-    tab that asks."""
-    return {"type": "snapshot", "id": reply_id, "text": text, "html": html}
+def resume(*, reply: Message, seq: int, text: str, html: str, tail: str, article: str) -> dict:
+    """To a tab that opens a conversation whose reply is streaming: the reply's text so far
+    through chunk ``seq`` (``html`` + ``tail`` as the chunks would have built them), then
+    the chunks after it (or, from another server process, snapshots). ``article`` is the
+    reply's article when it began, for a page that does not show it yet."""
+    return {
+        "type": "resume",
+        "id": reply.pk,
+        "reply_to": reply.reply_to_id,
+        "seq": seq,
+        "text": text,
+        "html": html,
+        "tail": tail,
+        "article": article,
+    }
+
+
+def snapshot(*, reply_id: int, text: str, html: str, seq: int | None = None) -> dict:
+    """The whole reply so far, text and rendered, to replace: for tabs in other server
+    processes (``seq``: the last chunk it includes), and for a tab that asks (``seq`` null:
+    the text stored at the last checkpoint)."""
+    return {"type": "snapshot", "id": reply_id, "seq": seq, "text": text, "html": html}
 
 
 def reply_end(reply: Message) -> dict:
@@ -312,6 +331,7 @@ SERVER_FRAMES = {
     "title": title,
     "reply_start": reply_start,
     "chunk": chunk,
+    "resume": resume,
     "snapshot": snapshot,
     "reply_end": reply_end,
     "memory_event": memory_event,
@@ -334,8 +354,14 @@ def group_frame(frame: dict, *, sender: str) -> dict:
 
 
 def group_stop() -> dict:
-    """Stop: the reply may be streaming from another tab's consumer."""
+    """Stop: the reply may be streaming in another server process."""
     return {"type": "chat.stop"}
+
+
+def group_join(*, sender: str) -> dict:
+    """A tab opened the conversation in the process of ``sender`` (its room's channel) while
+    a reply streams elsewhere: the process that streams it sends ``sender`` a ``resume``."""
+    return {"type": "chat.join", "sender": sender}
 
 
 def user_group(user_id: int) -> str:
@@ -369,6 +395,7 @@ def group_left(*, sender: str) -> dict:
 GROUP_EVENTS = {
     "chat.frame": group_frame,
     "chat.stop": group_stop,
+    "chat.join": group_join,
     "chat.signed_out": group_signed_out,
     "chat.present": group_present,
     "chat.left": group_left,

@@ -1,8 +1,9 @@
 """One reply, streamed: build the context, call the model, relay batched chunks, store once.
 
-Runs as an asyncio task owned by the consumer of the tab that sent the message. ``publish``
-sends a frame to every tab on the conversation. Cancelling the task (Stop, a closed tab) keeps
-the partial reply as interrupted; an upstream error keeps it too (failed when there is none).
+Runs as an asyncio task of the conversation's room in this process (``chat.live``), not of
+the tab that sent the message: it ends whatever the tabs do. ``publish`` sends a frame to
+every tab on the conversation. Cancelling the task (Stop, from any tab) keeps the partial
+reply as interrupted; an upstream error keeps it too (failed when there is none).
 Every request is capped at the conversation's reply reserve; a reply the cap cut is stored as
 truncated, and Continue (``prepare_continue``) asks the model for the rest of it, appended to
 the same reply.
@@ -279,6 +280,10 @@ class ReplyTask:
         self.stop_reason = ""
         self.streaming = True  # until the reply is stored; after that, nothing to stop
         self.task: asyncio.Task | None = None
+        # What the tabs were sent so far, for one that joins (``resume_frame``).
+        self.renderer = StreamRenderer()
+        self.seq = 0  # chunks sent
+        self.tail = ""  # the last chunk's tail
 
     def start(self) -> asyncio.Task:
         self.task = asyncio.create_task(self.run(), name=f"reply-{self.reply.pk}")
@@ -289,6 +294,18 @@ class ReplyTask:
             self.stop_reason = reason
             self.task.cancel()
 
+    def resume_frame(self) -> dict:
+        """The reply so far exactly as the chunks sent built it, for a tab that joins now."""
+        start = self.start_frame or protocol.reply_start(self.reply)
+        return protocol.resume(
+            reply=self.reply,
+            seq=self.seq,
+            text=self.renderer.text,
+            html="".join(self.renderer.stable),
+            tail=self.tail,
+            article=start["article"],
+        )
+
     async def run(self) -> Message:
         started = self.started  # when the user's message arrived: TTFT as the user sees it
         reply = self.reply
@@ -298,7 +315,7 @@ class ReplyTask:
         usage, model, report, prompt_version = Usage(), "", None, None
         stream = None
 
-        renderer = StreamRenderer()
+        renderer = self.renderer
         if self.prefix:  # a Continue: the page already shows the text so far
             renderer.feed(self.prefix)
 
@@ -311,7 +328,10 @@ class ReplyTask:
             html, tail = renderer.render()
             cost = time.perf_counter() - began
             batcher.interval = max(RENDER_INTERVAL, cost * RENDER_COST_FACTOR)
-            await self.publish(protocol.chunk(reply_id=reply.pk, text=text, html=html, tail=tail))
+            self.seq += 1
+            self.tail = tail
+            frame = protocol.chunk(reply_id=reply.pk, seq=self.seq, text=text, html=html, tail=tail)
+            await self.publish(frame)
 
         batcher = ChunkBatcher(send_chunk, interval=RENDER_INTERVAL)
         request = None
@@ -322,7 +342,8 @@ class ReplyTask:
             max_tokens = report.get("reserve") or settings.MEMORYCHAT_REPLY_RESERVE
             # The request goes out (if it has not yet) while the tabs are told a reply comes.
             request = self.request or open_stream(self.conversation, built)
-            await self.publish(self.start_frame or protocol.reply_start(reply))
+            self.start_frame = self.start_frame or protocol.reply_start(reply)
+            await self.publish(self.start_frame)
             stream = await request
             model = stream.model
             renewed = time.monotonic()

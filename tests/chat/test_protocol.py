@@ -107,8 +107,16 @@ def server_frames() -> dict[str, dict]:
         "user_message": {"message": user},
         "title": {"title": "Trip"},
         "reply_start": {"reply": streaming},
-        "chunk": {"reply_id": 12, "text": "Hel", "html": "", "tail": "<p>Hel</p>"},
-        "snapshot": {"reply_id": 12, "text": "Hello", "html": "<p>Hello</p>"},
+        "chunk": {"reply_id": 12, "seq": 1, "text": "Hel", "html": "", "tail": "<p>Hel</p>"},
+        "resume": {
+            "reply": streaming,
+            "seq": 1,
+            "text": "Hel",
+            "html": "",
+            "tail": "<p>Hel</p>",
+            "article": "…",
+        },
+        "snapshot": {"reply_id": 12, "text": "Hello", "html": "<p>Hello</p>", "seq": 2},
         "reply_end": {"reply": failed},
         "error": {"exc": ChatError("Slow down.", code="rate_limited"), "client_id": "c-1"},
         "memory_event": {"notice": _notice()},
@@ -121,6 +129,7 @@ def group_events() -> dict[str, dict]:
     arguments = {
         "chat.frame": {"frame": protocol.title("Trip"), "sender": "a"},
         "chat.stop": {},
+        "chat.join": {"sender": "a"},
         "chat.signed_out": {},
         "chat.present": {"sender": "a"},
         "chat.left": {"sender": "a"},
@@ -144,8 +153,12 @@ def test_each_frame_the_server_sends_keeps_its_json():
         '"article": "\\u2026"}',
         "title": '{"type": "title", "title": "Trip"}',
         "reply_start": '{"type": "reply_start", "id": 12, "reply_to": 11, "article": "\\u2026"}',
-        "chunk": '{"type": "chunk", "id": 12, "text": "Hel", "html": "", "tail": "<p>Hel</p>"}',
-        "snapshot": '{"type": "snapshot", "id": 12, "text": "Hello", "html": "<p>Hello</p>"}',
+        "chunk": '{"type": "chunk", "id": 12, "seq": 1, "text": "Hel", "html": "", '
+        '"tail": "<p>Hel</p>"}',
+        "resume": '{"type": "resume", "id": 12, "reply_to": 11, "seq": 1, "text": "Hel", '
+        '"html": "", "tail": "<p>Hel</p>", "article": "\\u2026"}',
+        "snapshot": '{"type": "snapshot", "id": 12, "seq": 2, "text": "Hello", '
+        '"html": "<p>Hello</p>"}',
         "reply_end": '{"type": "reply_end", "id": 12, "reply_to": 11, "status": "failed", '
         '"error": "Boom", "retry": true, "continue": false, "saved": true, "html": "", '
         '"article": "\\u2026", '
@@ -226,6 +239,7 @@ def test_each_channel_layer_event_keeps_its_shape():
         "chat.frame": '{"type": "chat.frame", "frame": {"type": "title", "title": "Trip"}, '
         '"sender": "a"}',
         "chat.stop": '{"type": "chat.stop"}',
+        "chat.join": '{"type": "chat.join", "sender": "a"}',
         "chat.signed_out": '{"type": "chat.signed_out"}',
         "chat.present": '{"type": "chat.present", "sender": "a"}',
         "chat.left": '{"type": "chat.left", "sender": "a"}',
