@@ -376,7 +376,8 @@ class ReplyTask:
             if task.cancelling():
                 task.uncancel()
             status = Message.Status.INTERRUPTED
-            error = self.stop_reason or "The reply was stopped."
+            # Without a reason, the server process is shutting down (no tab cancels a reply).
+            error = self.stop_reason or "The server stopped before this reply finished."
         except UpstreamError as exc:
             status = Message.Status.INTERRUPTED if parts else Message.Status.FAILED
             error, error_kind, detail = exc.message, exc.kind, exc.detail
