@@ -42,11 +42,13 @@ class Tab:
         self.send = send
         self.queue: deque[dict] = deque()
         self.wake = asyncio.Event()
+        self.idle = asyncio.Event()  # nothing waiting to be sent
         self.task: asyncio.Task | None = None
         self.room: Room | None = None
 
-    def open(self, first: dict) -> None:
-        self.queue.appendleft(first)
+    def open(self, first: dict | None = None) -> None:
+        if first is not None:
+            self.queue.appendleft(first)
         self.task = asyncio.create_task(self._pump(), name="tab-outbox")
         self.wake.set()
 
@@ -59,6 +61,7 @@ class Tab:
                 self.queue = deque(kept)
                 frame = resume
         self.queue.append(frame)
+        self.idle.clear()
         self.wake.set()
 
     async def _pump(self) -> None:
@@ -71,6 +74,11 @@ class Tab:
                     await self.send(frame)
                 except Exception:  # the socket closed under us; the reply goes on
                     logger.debug("could not send a frame to a closed socket", exc_info=True)
+            self.idle.set()
+
+    async def sent(self) -> None:
+        """Once every frame delivered so far has been sent."""
+        await self.idle.wait()
 
     def close(self) -> None:
         if self.task is not None:

@@ -339,16 +339,16 @@ async def test_a_turn_refused_after_its_request_went_out_cancels_it(
     """The request goes out before the message is stored; when the store then refuses the
     turn (another tab's reply began in between), the request is cancelled, nothing is stored
     and the page is told why."""
-    from chat import consumers, turn
+    from chat import turn
 
     checks, dropped = [], []
-    monkeypatch.setattr(turn.services, "turn_check_idle", lambda c: checks.append(c.pk))
+    monkeypatch.setattr(turn.setup.services, "turn_check_idle", lambda c: checks.append(c.pk))
 
     async def drop(request):
         dropped.append(request)
         await turn.drop_request(request)
 
-    monkeypatch.setattr(consumers, "drop_request", drop)
+    monkeypatch.setattr(turn.drive, "drop_request", drop)
     frames = await second_message_while_streaming(aconversation, alice, fake_llm)
     assert frames[-1]["code"] == "busy" and frames[-1]["client_id"] == "c2"
     assert not [f for f in frames if f["type"] == "user_message"]

@@ -20,7 +20,7 @@ async def test_a_reply_that_cannot_be_stored_says_so(aconversation, alice, fake_
         raise DatabaseError("connection refused")
 
     monkeypatch.setattr(services, "reply_finish", unavailable)
-    monkeypatch.setattr(turn, "STORE_RETRY_SECONDS", 0.3)
+    monkeypatch.setattr(turn.reply, "STORE_RETRY_SECONDS", 0.3)
     socket = await connected(alice, aconversation.pk)
     await socket.send_json_to({"type": "send", "text": "Hello"})
     end = (await frames_until(socket, "reply_end"))[-1]
