@@ -30,16 +30,3 @@ def aconversation(alice):
 
 async def acreate_conversation(user, **kwargs):
     return await sync_to_async(conversation_create)(user=user, **kwargs)
-
-
-@pytest.fixture(autouse=True)
-async def replies_end():
-    """A reply outlives its tab (chat.live): each test ends once its replies, their
-    after-turn work included, have ended, before the database is flushed."""
-    import asyncio
-
-    from chat import live
-
-    yield
-    async with asyncio.timeout(30):
-        await live.settle()
