@@ -28,7 +28,7 @@ from chat.fanout import TabFanout
 
 logger = logging.getLogger(__name__)
 
-Send = Callable[[dict], Awaitable[None]]
+Send = Callable[[protocol.ServerFrame], Awaitable[None]]
 # Frames a tab may have waiting before its chunks are replaced by one resume (a stalled socket).
 TAB_BACKLOG = 200
 
@@ -40,19 +40,19 @@ class Tab:
 
     def __init__(self, send: Send):
         self.send = send
-        self.queue: deque[dict] = deque()
+        self.queue: deque[protocol.ServerFrame] = deque()
         self.wake = asyncio.Event()
         self.idle = asyncio.Event()  # nothing waiting to be sent
         self.task: asyncio.Task | None = None
         self.room: Room | None = None
 
-    def open(self, first: dict | None = None) -> None:
+    def open(self, first: protocol.ServerFrame | None = None) -> None:
         if first is not None:
             self.queue.appendleft(first)
         self.task = asyncio.create_task(self._pump(), name="tab-outbox")
         self.wake.set()
 
-    def deliver(self, frame: dict) -> None:
+    def deliver(self, frame: protocol.ServerFrame) -> None:
         if len(self.queue) >= TAB_BACKLOG and frame["type"] == "chunk" and self.room is not None:
             # Behind by a whole backlog: the queued chunks are replaced by the text so far.
             resume = self.room.resume_frame()
@@ -124,7 +124,7 @@ class Room:
         if self.reply is None:
             self.fanout.send_event(protocol.group_join(sender=self.channel))
 
-    def resume_frame(self) -> dict | None:
+    def resume_frame(self) -> protocol.ResumeFrame | None:
         reply = self.reply
         return reply.resume_frame() if reply is not None and reply.streaming else None
 
@@ -173,7 +173,7 @@ class Room:
         reply.cancel(reason)
         return True
 
-    async def publish(self, frame: dict) -> None:
+    async def publish(self, frame: protocol.ServerFrame) -> None:
         """A frame to every tab on the conversation: here at once (no await between a chunk's
         render and its delivery, so a resume taken at any moment matches the chunks sent),
         in the other processes through the group."""

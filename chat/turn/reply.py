@@ -32,7 +32,7 @@ from memory import context
 
 logger = logging.getLogger(__name__)
 
-Publish = Callable[[dict], Awaitable[None]]
+Publish = Callable[[protocol.ServerFrame], Awaitable[None]]  # to every tab on the conversation
 STORE_RETRY_SECONDS = 30.0
 # A streaming reply's frames go at most this often, each with the Markdown rendered so far;
 # if one render costs more than 1/RENDER_COST_FACTOR of the interval, the interval grows.
@@ -108,7 +108,7 @@ class ReplyTask:
             self.stop_reason = reason
             self.task.cancel()
 
-    def resume_frame(self) -> dict:
+    def resume_frame(self) -> protocol.ResumeFrame:
         """The reply so far exactly as the chunks sent built it, for a tab that joins now."""
         start = self.start_frame or protocol.reply_start(self.reply)
         return protocol.resume(

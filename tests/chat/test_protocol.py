@@ -346,3 +346,17 @@ def test_a_notice_quotes_what_it_replaced_without_a_second_full_stop():
     html = render_to_string("memory/_notice.html", {"notice": notice})
     assert "Replaces “Her daughter is Adata.”</p>" in html
     assert ".”." not in html
+
+
+def test_each_server_frame_has_exactly_the_keys_of_its_type():
+    """The outgoing frames are typed like the incoming ones: each builder's TypedDict names
+    the frame's keys, in the order they are sent, and its type's literal."""
+    import typing
+
+    frames = server_frames()
+    for name, build in protocol.SERVER_FRAMES.items():
+        frame_type = typing.get_type_hints(build)["return"]
+        hints = typing.get_type_hints(frame_type)
+        assert list(hints) == list(frames[name]), name
+        assert typing.get_args(hints["type"]) == (name,)
+        assert frame_type in typing.get_args(protocol.ServerFrame)
