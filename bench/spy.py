@@ -36,7 +36,7 @@ STAGES: list[tuple[str, tuple[str, ...]]] = [
     ("before: model request set-up", ("stream (llm/providers.py",)),
     (
         "before: user_message/reply_start frames",
-        ("handle_send (chat/consumers.py", "_prepared (chat/turn.py"),
+        ("take_turn (chat/turn/drive.py", "_prepared (chat/turn/setup.py"),
     ),
     ("after: store reply", ("reply_finish (chat/services.py",)),
     ("after: reply_end frame (Markdown, report)", ("reply_end (chat/protocol.py",)),
@@ -59,7 +59,11 @@ STAGES: list[tuple[str, tuple[str, ...]]] = [
     ),
     (
         "after: other",
-        ("_after_turn (chat/turn.py", "_after_turns (chat/turn.py", "_store_with_retries ("),
+        (
+            "after_turn (chat/turn/gate.py",
+            "after_turns (chat/turn/after.py",
+            "_store_with_retries (",
+        ),
     ),
     ("per chunk: read upstream SSE", ("_deltas (llm/providers.py",)),
     (
@@ -68,14 +72,15 @@ STAGES: list[tuple[str, tuple[str, ...]]] = [
             "add (chat/streaming.py",
             "flush (chat/streaming.py",
             "forward (chat/fanout.py",
-            "publish (chat/consumers.py",
+            "publish (chat/live.py",
+            "_pump (chat/live.py",
             "_drain (chat/fanout.py",
         ),
     ),
     (
         "per turn: task and thread hops",
         (
-            "run (chat/turn.py",
+            "run (chat/turn/reply.py",
             "thread_handler (asgiref",
             "__call__ (asgiref/sync.py",
             "close_old_connections",

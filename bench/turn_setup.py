@@ -91,13 +91,13 @@ for i, text in enumerate(questions):
         cpu.append(c1 - c0)
         wall.append(t1 - t0)
     report = prepared.built.report
-    turn._finish(
+    turn.reply._finish(
         reply=prepared.start.reply, content=f"About {text[:40]}: noted.",
         status=Message.Status.COMPLETE, prompt_tokens=120, completion_tokens=6,
         model=conversation.effective_model, context_report=report,
         system_prompt_version=report["system_prompt_version"],
     )
-    turn._after_turns([(conversation, prepared.start.user_message)])
+    turn.after.after_turns([(conversation, prepared.start.user_message)])
 print(json.dumps({
     "split": split,
     "cpu_ms": 1000 * statistics.median(cpu),

@@ -12,7 +12,11 @@ class ChatConfig(AppConfig):
     def ready(self):
         from django.contrib.auth.signals import user_logged_out
 
+        from chat.publisher import publish_memory_event
+        from memory.signals import memory_event_changed
+
         user_logged_out.connect(close_sockets_on_logout, dispatch_uid="chat-logout")
+        memory_event_changed.connect(publish_memory_event, dispatch_uid="chat-memory-events")
 
 
 def close_sockets_on_logout(sender, request, user, **kwargs):

@@ -1,36 +1,21 @@
 """The chat websocket: checks ownership, parses frames (chat.protocol), hands turns to
-chat.turn."""
+chat.turn, whose replies run in the conversation's room (chat.live), not in this tab."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import time
-from functools import partial
 
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 from django.db import DatabaseError
 from django.db.models import Count
 
-from chat import limits, protocol, services, setup_workers
-from chat.fanout import TabFanout
+from chat import limits, live, protocol, services
 from chat.models import STOPPED_BY_USER, Conversation, Message
 from chat.rendering import render_markdown
 from chat.services import ChatError
-from chat.turn import (
-    ReplyTask,
-    drop_request,
-    in_db_thread,
-    open_stream,
-    prepare_context,
-    prepare_continue,
-    prepare_edit,
-    prepare_regenerate,
-    prepare_retry,
-    run_setup,
-    store_turn,
-)
+from chat.turn import in_db_thread, take_turn, take_turn_again
 from llm import model_configured
 from memory.models import MemoryEvent
 from memory.services import memory_event_undo
@@ -43,31 +28,10 @@ CLOSE_TOO_MANY_SOCKETS = 4429
 SOCKET_LEASE_SECONDS = 60
 
 
-def _admitted(fn, user, **kwargs):
-    admit_model_call(user)
-    return fn(**kwargs)
-
-
-def admit_model_call(user) -> None:
-    """Count one model call against the user's per-minute limit, or refuse it. Every frame
-    that makes the model work (``send``, ``retry``) comes through here: a retry stopped at
-    once and retried again is as many calls as messages."""
-    verdict = limits.hit(
-        f"messages:{user.pk}", limit=settings.MEMORYCHAT_MESSAGES_PER_MINUTE, window=60
-    )
-    if not verdict.allowed:
-        raise ChatError(
-            f"You are sending messages too fast (limit "
-            f"{settings.MEMORYCHAT_MESSAGES_PER_MINUTE} a minute). Your message is still "
-            f"here: try again in {verdict.retry_after} s.",
-            code="rate_limited",
-        )
-
-
 class ChatConsumer(AsyncJsonWebsocketConsumer):
     conversation: Conversation | None = None
-    reply_task: ReplyTask | None = None
-    fanout: TabFanout | None = None
+    room: live.Room | None = None
+    tab: live.Tab | None = None
     slots: limits.SocketSlots | None = None
     renewing: asyncio.Task | None = None
     session_group: str | None = None
@@ -101,9 +65,9 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             await self._release_slot()
             await self.refuse(CLOSE_FORBIDDEN)
             return
-        self.group = protocol.group_name(self.conversation.pk)
-        self.fanout = TabFanout(self.channel_layer, self.group, self.channel_name)
-        await self.fanout.start()
+        # Frames of the conversation queue for this tab from here on (sent once it is ready).
+        self.tab = live.Tab(self.send_json)
+        self.room = await live.enter(self.conversation.pk, self.tab)
         # Memory notices of the user's other conversations reach this tab too.
         self.user_group = protocol.user_group(user.pk)
         await self.channel_layer.group_add(self.user_group, self.channel_name)
@@ -113,7 +77,9 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             await self.channel_layer.group_add(self.session_group, self.channel_name)
         await self.accept()
         streaming = await in_db_thread(self._streaming_reply_id)()
-        await self.send_json(protocol.ready(streaming=streaming, offline=not model_configured()))
+        self.tab.open(protocol.ready(streaming=streaming, offline=not model_configured()))
+        if streaming is not None:  # streaming here, the room sent a resume; else ask for one
+            self.room.ask_resume()
 
     def _streaming_reply_id(self) -> int | None:
         services.replies_interrupt_stale(conversation=self.conversation)
@@ -155,14 +121,9 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
                 await self.channel_layer.group_discard(group, self.channel_name)
             except Exception:
                 logger.warning("channel layer unavailable at disconnect", exc_info=True)
-        if self.fanout is None:
-            return
-        if self.reply_task is not None and self.reply_task.task is not None:
-            self.reply_task.cancel("The page was closed before the reply finished.")
-            # The partial reply (and the memory work after it) is stored before we go; shielded
-            # so that a server tearing this consumer down cannot cut that short.
-            await asyncio.shield(self.reply_task.task)
-        await self.fanout.stop()
+        # A reply streaming goes on without this tab (chat.live).
+        if self.room is not None:
+            await self.room.leave(self.tab)
 
     # -- frames from the browser ----------------------------------------------------------
 
@@ -184,15 +145,13 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
                 case protocol.Stop():
                     await self.handle_stop()
                 case protocol.Retry() as frame:
-                    await self.handle_retry(frame)
-                case protocol.Continue() as frame:
-                    await self.handle_continue(frame)
+                    await self.handle_again("retry", message_id=frame.message_id)
+                case protocol.Continue() as frame:  # the rest of a reply the length cap cut
+                    await self.handle_again("continue", reply_id=frame.message_id)
                 case protocol.Regenerate() as frame:
-                    await self.handle_again(prepare_regenerate, message_id=frame.message_id)
+                    await self.handle_again("regenerate", message_id=frame.message_id)
                 case protocol.Edit() as frame:
-                    await self.handle_again(
-                        prepare_edit, message_id=frame.message_id, text=frame.text
-                    )
+                    await self.handle_again("edit", message_id=frame.message_id, text=frame.text)
                 case protocol.Sync() as frame:
                     await self.handle_sync(frame)
                 case protocol.MemoryUndo() as frame:
@@ -217,90 +176,28 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             await self.send_error(failed, client_id=client_id)
 
     async def handle_send(self, frame: protocol.Send) -> None:
-        untitled = not self.conversation.title
-        started = time.monotonic()
-        draft = await self.admitted_setup(
-            prepare_context, reads_only=True, text=frame.text, client_id=frame.client_id
+        """The turn runs in the conversation's room (chat.turn.take_turn): closing this tab
+        does not stop its reply."""
+        turn = await take_turn(
+            user=self.scope["user"],
+            conversation=self.conversation,
+            text=frame.text,
+            client_id=frame.client_id,
+            room=self.room,
         )
-        if draft.start is not None:  # a resend: no request
-            await self.replay(draft.start)
-            return
-        # The request goes out before the message is stored: the store takes place during
-        # the model's own wait for its first token (the first chunk needs the reply's id).
-        request = open_stream(self.conversation, draft.built)
-        # Let the request's task write it out before the store's job is made and sent: the
-        # store has the model's whole wait for a first token, the request none of it.
-        await asyncio.sleep(0)
-        try:
-            # The context is not sent back to a set-up process only to be returned.
-            prepared = await run_setup(
-                store_turn,
-                conversation=self.conversation,
-                text=frame.text,
-                client_id=frame.client_id,
-                built=None,
-            )
-        except BaseException:
-            await asyncio.shield(drop_request(request))
-            raise
-        if prepared.start.replayed:
-            await drop_request(request)
-            await self.replay(prepared.start)
-            return
-        prepared.built = draft.built
-        await self.publish(prepared.user_frame)
-        if untitled and self.conversation.title:  # the first message gave it its title
-            await self.publish(protocol.title(self.conversation.title))
-        self.start_reply(prepared, started=started, request=request)
+        if turn.task is None:  # a resend of a stored message
+            await self.replay(turn.start)
 
-    async def admitted_setup(self, fn, *, reads_only: bool = False, **kwargs):
-        """A set-up step that makes the model work, once the call is counted against the
-        user's per-minute limit (the counter may live in Redis: never a blocking call on the
-        event loop). In one thread trip with the step; or, with set-up processes, in a
-        thread beside the step when the step only reads (a refused call drops what it
-        built), before it otherwise."""
-        user = self.scope["user"]
-        if not setup_workers.enabled():  # decided once: the count is never made in a process
-            return await run_setup(
-                partial(_admitted, fn, user),
-                conversation=self.conversation,
-                in_process=False,
-                **kwargs,
-            )
-        if not reads_only:
-            await in_db_thread(admit_model_call)(user)
-            return await run_setup(fn, conversation=self.conversation, **kwargs)
-        setup = asyncio.ensure_future(run_setup(fn, conversation=self.conversation, **kwargs))
-        admitting = None
-        try:
-            # The job goes out first: the count's thread would take the GIL from its making.
-            await asyncio.sleep(0)
-            admitting = asyncio.ensure_future(in_db_thread(admit_model_call)(user))
-            return await setup
-        finally:
-            setup.cancel()  # only if this task was cancelled before awaiting it
-            if admitting is not None:
-                await admitting
-
-    async def handle_retry(self, frame: protocol.Retry) -> None:
-        started = time.monotonic()
-        prepared = await self.admitted_setup(prepare_retry, message_id=frame.message_id)
-        self.start_reply(prepared, new_message=False, started=started)
-
-    async def handle_continue(self, frame: protocol.Continue) -> None:
-        """Ask for the rest of a reply the length limit cut, appended to the same reply."""
-        started = time.monotonic()
-        prepared = await self.admitted_setup(prepare_continue, reply_id=frame.message_id)
-        self.start_reply(prepared, new_message=False, started=started)
-
-    async def handle_again(self, prepare, **arguments) -> None:
-        """Regenerate the last reply, or edit the last message and answer it again: the
-        reply's article is replaced (its earlier version kept), then it streams."""
-        started = time.monotonic()
-        prepared = await self.admitted_setup(prepare, **arguments)
-        if "text" in arguments:
-            await self.publish(prepared.user_frame)
-        self.start_reply(prepared, new_message="text" in arguments, started=started)
+    async def handle_again(self, kind: str, **arguments) -> None:
+        """Retry, Continue, regenerate (the reply's article is replaced, its earlier version
+        kept) or edit the last message and answer it again."""
+        await take_turn_again(
+            kind,
+            user=self.scope["user"],
+            conversation=self.conversation,
+            room=self.room,
+            **arguments,
+        )
 
     async def handle_sync(self, frame: protocol.Sync) -> None:
         """A tab that heard nothing of a reply for a while asks where it stands (its frames
@@ -309,13 +206,17 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         if reply is None:
             raise protocol.FrameError("That reply is not in this conversation.", code="not_found")
         if reply.status == Message.Status.STREAMING:
-            await self.send_json(
+            resume = self.room.resume_frame()
+            if resume is not None and resume["id"] == reply.pk:  # it streams here
+                self.tab.deliver(resume)
+                return
+            self.tab.deliver(
                 protocol.snapshot(
                     reply_id=reply.pk, text=reply.content, html=render_markdown(reply.content)
                 )
             )
         else:
-            await self.send_json(protocol.reply_end(reply))
+            self.tab.deliver(protocol.reply_end(reply))
 
     def _undo_memory_event(self, event_id: int) -> None:
         """Undo a "Remembered: ..." notice of this conversation and this user (anyone else's
@@ -340,58 +241,37 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         )
 
     async def handle_stop(self) -> None:
-        if self.reply_task is not None and not self.reply_task.task.done():
-            self.reply_task.cancel(STOPPED_BY_USER)
-        else:  # the reply may be streaming from another tab or process
-            await self.channel_layer.group_send(self.group, protocol.group_stop())
-
-    def start_reply(
-        self, prepared, *, new_message: bool = True, started: float, request=None
-    ) -> None:
-        self.reply_task = ReplyTask(
-            conversation=self.conversation,
-            prepared=prepared,
-            publish=self.publish,
-            new_message=new_message,
-            started=started,
-            request=request,
-        )
-        self.reply_task.start()
+        self.room.stop(STOPPED_BY_USER)  # here, or in the process the reply streams in
 
     async def replay(self, start) -> None:
         """A resend of a stored message: show this tab what exists, store nothing."""
-        await self.send_json(protocol.user_message(start.user_message))
+        self.tab.deliver(protocol.user_message(start.user_message))
         reply = start.reply
         if reply is not None and reply.status != Message.Status.STREAMING:
-            await self.send_json(protocol.reply_end(reply))
+            self.tab.deliver(protocol.reply_end(reply))
 
     # -- frames to the browser ------------------------------------------------------------
 
     async def publish(self, frame: dict) -> None:
-        """To this tab directly (it never waits on the channel layer); to the other tabs on
-        the conversation, if any, through chat.fanout."""
-        try:
-            await self.send_json(frame)
-        except Exception:  # the socket closed under us; the reply is still stored
-            logger.debug("could not send a frame to a closed socket", exc_info=True)
-        self.fanout.forward(frame)
+        """To every tab on the conversation, this one included (chat.live)."""
+        await self.room.publish(frame)
 
     async def send_error(self, exc: ChatError, client_id: str = "") -> None:
-        await self.send_json(protocol.error(exc, client_id=client_id))
+        """To this tab only, in order with the conversation's frames."""
+        frame = protocol.error(exc, client_id=client_id)
+        if self.tab is not None and self.tab.task is not None:
+            self.tab.deliver(frame)
+        else:
+            await self.send_json(frame)
 
     # -- group events ---------------------------------------------------------------------
 
     async def dispatch(self, message):
         # Group events touch no database: skip the close_old_connections() thread hop Channels
-        # makes before every handler.
+        # makes before every handler. The conversation's own events reach its room, not this
+        # consumer (chat.live); the user's and the session's reach each tab.
         if message["type"].startswith("chat."):
-            if self.fanout is not None and self.fanout.heard(message):
-                return
-            if message["type"] == "chat.frame":
-                await self.chat_frame(message)
-            elif message["type"] == "chat.stop":
-                await self.chat_stop(message)
-            elif message["type"] == "chat.user_frame":
+            if message["type"] == "chat.user_frame":
                 await self.chat_user_frame(message)
             elif message["type"] == "chat.signed_out":
                 await self.chat_signed_out(message)
@@ -404,17 +284,9 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             return
         await super().dispatch(message)
 
-    async def chat_frame(self, event):
-        if event.get("sender") != self.channel_name:  # this tab already has it
-            await self.send_json(event["frame"])
-
     async def chat_user_frame(self, event):
         if self.conversation is not None and event.get("conversation_id") != self.conversation.pk:
             await self.send_json(event["frame"])
-
-    async def chat_stop(self, event):
-        if self.reply_task is not None and self.reply_task.task is not None:
-            self.reply_task.cancel(STOPPED_BY_USER)
 
     async def chat_signed_out(self, event):
         await self.close(code=CLOSE_UNAUTHENTICATED)

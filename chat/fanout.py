@@ -1,13 +1,14 @@
-"""Frames for the other tabs on a conversation (other processes included, through the channel
-layer), light enough that a busy Redis keeps up.
+"""Frames for the other server processes' tabs on a conversation, through the channel layer,
+light enough that a busy Redis keeps up. One per conversation and process: its ``chat.live``
+room's, whose channel is the process's one member of the conversation's group.
 
-The tab that sent a message gets every chunk of the reply directly from its consumer. Other
-tabs get ``reply_start``, a ``snapshot`` of the text so far at most every SNAPSHOT_INTERVAL
-seconds, and ``reply_end``: a dropped snapshot is repaired by the next one. Snapshots, the
-bulk of it, go only when other tabs are known: tabs announce themselves (``chat.present``, on
-connect and every PRESENCE_INTERVAL) and leave (``chat.left``). The few frames of a turn
-(the user's message, ``reply_start``, ``reply_end``) always go, unless the layer is the
-in-memory one (a single process) and its group holds no other tab: then nobody could get them.
+The tabs in the reply's own process get every chunk from the room. The other processes get
+``reply_start``, a ``snapshot`` of the text so far at most every SNAPSHOT_INTERVAL seconds, and
+``reply_end``: a dropped snapshot is repaired by the next one. Snapshots, the bulk of it, go
+only when other rooms are known: rooms announce themselves (``chat.present``, on connect and
+every PRESENCE_INTERVAL) and leave (``chat.left``). The few frames of a turn (the user's
+message, ``reply_start``, ``reply_end``) always go, unless the layer is the in-memory one (a
+single process) and its group holds no other room: then nobody could get them.
 """
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ class TabFanout:
         self.tails: dict[int, str] = {}  # reply id -> its rendered last block
         self.snapshot_at: dict[int, float] = {}
         self.queued_snapshots: dict[int, dict] = {}  # reply id -> its snapshot not yet sent
+        # (a channel, or None for the group; the event), sent in order
         self.outbox: asyncio.Queue = asyncio.Queue(maxsize=OUTBOX_LIMIT)
         self.tasks: list[asyncio.Task] = []
 
@@ -99,7 +101,7 @@ class TabFanout:
     # -- events from the group -----------------------------------------------------------
 
     def heard(self, event: dict) -> bool:
-        """Note presence events; True when ``event`` is one (the consumer stops there)."""
+        """Note presence events; True when ``event`` is one (the room stops there)."""
         sender = event.get("sender")
         if event["type"] == "chat.present" and sender != self.channel:
             if sender not in self.seen:
@@ -130,6 +132,7 @@ class TabFanout:
                     reply_id=frame["id"],
                     text="".join(parts),
                     html="".join(htmls) + frame["tail"],
+                    seq=frame["seq"],
                 )
                 queued = self.queued_snapshots.get(frame["id"])
                 if queued is not None:
@@ -146,12 +149,24 @@ class TabFanout:
         # whose announcement was late or lost still learns of every message and reply.
         self._send(frame)
 
+    def send_event(self, event: dict) -> None:
+        """A channel-layer event (``chat.stop``, ``chat.join``) for the group, in order."""
+        self._enqueue(event)
+
+    def send_direct(self, channel: str, frame: dict) -> None:
+        """``frame`` to one other room (a ``resume`` it asked for), in order with the rest."""
+        self._enqueue(protocol.group_frame(frame, sender=self.channel), to=channel)
+
+    def met(self, channel: str) -> None:
+        """Another room is there (it asked to resume): snapshots go from now on."""
+        self.seen[channel] = time.monotonic()
+
     def _send(self, frame: dict) -> dict:
         return self._enqueue(protocol.group_frame(frame, sender=self.channel))
 
-    def _enqueue(self, event: dict) -> dict:
+    def _enqueue(self, event: dict, to: str | None = None) -> dict:
         try:
-            self.outbox.put_nowait(event)
+            self.outbox.put_nowait((to, event))
         except asyncio.QueueFull:
             logger.warning("the channel layer is not keeping up; other tabs miss a frame")
         return event
@@ -159,12 +174,14 @@ class TabFanout:
     async def _drain(self) -> None:
         """Send in order, off the reply's path: a Redis round trip per frame would slow it."""
         while True:
-            event = await self.outbox.get()
+            to, event = await self.outbox.get()
             frame = event.get("frame")
             if frame is not None and frame["type"] == "snapshot":
                 self.queued_snapshots.pop(frame["id"], None)
             try:
-                if not self.alone():
+                if to is not None:
+                    await self.layer.send(to, event)
+                elif not self.alone():
                     await self.layer.group_send(self.group, event)
             except Exception:
                 logger.warning("channel layer unavailable; other tabs miss a frame", exc_info=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
+from typing import Literal, TypedDict
 
 from django.conf import settings
 from django.template.loader import render_to_string
@@ -197,9 +198,125 @@ def error_client_id(content: object) -> str:
 
 
 # -- server -> browser ------------------------------------------------------------------------
+# Typed like the browser's frames: one TypedDict per frame (the dicts are what is sent).
 
 
-def ready(*, streaming: int | None, offline: bool) -> dict:
+class ReadyFrame(TypedDict):
+    type: Literal["ready"]
+    streaming: int | None
+    offline: bool
+
+
+class UserMessageFrame(TypedDict):
+    type: Literal["user_message"]
+    id: int
+    client_id: str
+    article: str
+
+
+class TitleFrame(TypedDict):
+    type: Literal["title"]
+    title: str
+
+
+class ReplyStartFrame(TypedDict):
+    type: Literal["reply_start"]
+    id: int
+    reply_to: int | None
+    article: str
+
+
+class ChunkFrame(TypedDict):
+    type: Literal["chunk"]
+    id: int
+    seq: int
+    text: str
+    html: str
+    tail: str
+
+
+class ResumeFrame(TypedDict):
+    type: Literal["resume"]
+    id: int
+    reply_to: int | None
+    seq: int
+    text: str
+    html: str
+    tail: str
+    article: str
+
+
+class SnapshotFrame(TypedDict):
+    type: Literal["snapshot"]
+    id: int
+    seq: int | None
+    text: str
+    html: str
+
+
+class ContextFigures(TypedDict):
+    used: int | None
+    limit: int | None
+    budget: int | None
+    estimated: bool
+
+
+# "continue" is a Python keyword: the functional form spells it.
+ReplyEndFrame = TypedDict(
+    "ReplyEndFrame",
+    {
+        "type": Literal["reply_end"],
+        "id": int,
+        "reply_to": int | None,
+        "status": str,
+        "error": str,
+        "retry": bool,
+        "continue": bool,
+        "saved": bool,
+        "html": str,
+        "article": str,
+        "context": ContextFigures,
+    },
+)
+
+
+class MemoryEventFrame(TypedDict):
+    type: Literal["memory_event"]
+    id: int
+    message_id: int | None
+    html: str
+
+
+class MemoryElsewhereFrame(TypedDict):
+    type: Literal["memory_elsewhere"]
+    id: int
+    conversation_id: int
+    html: str
+
+
+class ErrorFrame(TypedDict):
+    type: Literal["error"]
+    code: str
+    message: str
+    client_id: str
+
+
+ServerFrame = (
+    ReadyFrame
+    | UserMessageFrame
+    | TitleFrame
+    | ReplyStartFrame
+    | ChunkFrame
+    | ResumeFrame
+    | SnapshotFrame
+    | ReplyEndFrame
+    | MemoryEventFrame
+    | MemoryElsewhereFrame
+    | ErrorFrame
+)
+
+
+def ready(*, streaming: int | None, offline: bool) -> ReadyFrame:
     return {"type": "ready", "streaming": streaming, "offline": offline}
 
 
@@ -209,7 +326,7 @@ def article(message: Message) -> str:
     return render_to_string(MESSAGE_TEMPLATE, {"message": message})
 
 
-def user_message(message: Message) -> dict:
+def user_message(message: Message) -> UserMessageFrame:
     # The article shows the text as typed (escaped, not Markdown).
     return {
         "type": "user_message",
@@ -219,11 +336,11 @@ def user_message(message: Message) -> dict:
     }
 
 
-def title(title: str) -> dict:
+def title(title: str) -> TitleFrame:
     return {"type": "title", "title": title}
 
 
-def reply_start(reply: Message) -> dict:
+def reply_start(reply: Message) -> ReplyStartFrame:
     """The reply's article in its waiting state ("Thinking…")."""
     return {
         "type": "reply_start",
@@ -233,20 +350,41 @@ def reply_start(reply: Message) -> dict:
     }
 
 
-def chunk(*, reply_id: int, text: str, html: str = "", tail: str = "") -> dict:
-    """For the tab that sent the message: ``text`` to append to the reply's text; ``html``,
-    the rendered blocks that became final (append), and ``tail``, the rendered last block
-    (replaces the previous tail): see chat.rendering.StreamRenderer."""
-    return {"type": "chunk", "id": reply_id, "text": text, "html": html, "tail": tail}
+def chunk(*, reply_id: int, seq: int, text: str, html: str = "", tail: str = "") -> ChunkFrame:
+    """For the tabs in the reply's own server process: ``text`` to append to the reply's
+    text; ``html``, the rendered blocks that became final (append), and ``tail``, the
+    rendered last block (replaces the previous tail): see chat.rendering.StreamRenderer.
+    ``seq`` counts the reply's chunks from 1: a tab skips one its ``resume`` included."""
+    return {"type": "chunk", "id": reply_id, "seq": seq, "text": text, "html": html, "tail": tail}
 
 
-def snapshot(*, reply_id: int, text: str, html: str) -> dict:
-    """The whole reply so far, text and rendered, to replace: for the other tabs, and for a
-    tab that asks."""
-    return {"type": "snapshot", "id": reply_id, "text": text, "html": html}
+def resume(
+    *, reply: Message, seq: int, text: str, html: str, tail: str, article: str
+) -> ResumeFrame:
+    """To a tab that opens a conversation whose reply is streaming: the reply's text so far
+    through chunk ``seq`` (``html`` + ``tail`` as the chunks would have built them), then
+    the chunks after it (or, from another server process, snapshots). ``article`` is the
+    reply's article when it began, for a page that does not show it yet."""
+    return {
+        "type": "resume",
+        "id": reply.pk,
+        "reply_to": reply.reply_to_id,
+        "seq": seq,
+        "text": text,
+        "html": html,
+        "tail": tail,
+        "article": article,
+    }
 
 
-def reply_end(reply: Message) -> dict:
+def snapshot(*, reply_id: int, text: str, html: str, seq: int | None = None) -> SnapshotFrame:
+    """The whole reply so far, text and rendered, to replace: for tabs in other server
+    processes (``seq``: the last chunk it includes), and for a tab that asks (``seq`` null:
+    the text stored at the last checkpoint)."""
+    return {"type": "snapshot", "id": reply_id, "seq": seq, "text": text, "html": html}
+
+
+def reply_end(reply: Message) -> ReplyEndFrame:
     figures = report_read(reply.context_report) or {}
     return {
         "type": "reply_end",
@@ -275,7 +413,7 @@ def reply_end(reply: Message) -> dict:
 NOTICE_TEMPLATE = "memory/_notice.html"
 
 
-def memory_event(notice) -> dict:
+def memory_event(notice) -> MemoryEventFrame:
     """A "Remembered: ..." notice (a ``memory.selectors.Notice``), new or changed (undone, an
     item kept or discarded): under the message ``message_id``, replacing the one with its id."""
     event = notice.event
@@ -290,7 +428,7 @@ def memory_event(notice) -> dict:
 ELSEWHERE_TEMPLATE = "memory/_notice_elsewhere.html"
 
 
-def memory_elsewhere(notice) -> dict:
+def memory_elsewhere(notice) -> MemoryElsewhereFrame:
     """The same notice for the user's tabs on their other conversations: what was remembered,
     where, with a link to the message (Undo lives under it)."""
     event = notice.event
@@ -302,7 +440,7 @@ def memory_elsewhere(notice) -> dict:
     }
 
 
-def error(exc: ChatError, *, client_id: str = "") -> dict:
+def error(exc: ChatError, *, client_id: str = "") -> ErrorFrame:
     """Only to the tab that caused it."""
     return {"type": "error", "code": exc.code, "message": exc.message, "client_id": client_id}
 
@@ -313,6 +451,7 @@ SERVER_FRAMES = {
     "title": title,
     "reply_start": reply_start,
     "chunk": chunk,
+    "resume": resume,
     "snapshot": snapshot,
     "reply_end": reply_end,
     "memory_event": memory_event,
@@ -329,14 +468,20 @@ def group_name(conversation_id: int) -> str:
     return f"conversation-{conversation_id}"
 
 
-def group_frame(frame: dict, *, sender: str) -> dict:
+def group_frame(frame: ServerFrame, *, sender: str) -> dict:
     """A server frame for the other tabs; ``sender`` already has it."""
     return {"type": "chat.frame", "frame": frame, "sender": sender}
 
 
 def group_stop() -> dict:
-    """Stop: the reply may be streaming from another tab's consumer."""
+    """Stop: the reply may be streaming in another server process."""
     return {"type": "chat.stop"}
+
+
+def group_join(*, sender: str) -> dict:
+    """A tab opened the conversation in the process of ``sender`` (its room's channel) while
+    a reply streams elsewhere: the process that streams it sends ``sender`` a ``resume``."""
+    return {"type": "chat.join", "sender": sender}
 
 
 def user_group(user_id: int) -> str:
@@ -344,7 +489,7 @@ def user_group(user_id: int) -> str:
     return f"user-{user_id}"
 
 
-def group_user_frame(frame: dict, *, conversation_id: int) -> dict:
+def group_user_frame(frame: ServerFrame, *, conversation_id: int) -> dict:
     """A server frame for the user's tabs on conversations other than ``conversation_id``."""
     return {"type": "chat.user_frame", "frame": frame, "conversation_id": conversation_id}
 
@@ -370,6 +515,7 @@ def group_left(*, sender: str) -> dict:
 GROUP_EVENTS = {
     "chat.frame": group_frame,
     "chat.stop": group_stop,
+    "chat.join": group_join,
     "chat.signed_out": group_signed_out,
     "chat.present": group_present,
     "chat.left": group_left,

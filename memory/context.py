@@ -355,7 +355,7 @@ def _line_cost(item: recall.Recalled, room: int, budget: _Budget) -> int | None:
     line = _line(item)
     if len(line) > room * CHARS_PER_TOKEN_MAX:
         return None
-    cost = _tokens(budget.encoding.name, line)
+    cost = _tokens(budget.user_id, budget.encoding.name, line)
     return cost if cost <= room else None
 
 
@@ -376,7 +376,7 @@ def _clipped(item: recall.Recalled, room: int, budget: _Budget):
     """(item, cost) with its matching text cut to fit ``room``, or None when too little room."""
     if len(item.parts) > 1:
         item = _with_parts(item, [p for p in item.parts if p[0] == item.id])
-    frame = _tokens(budget.encoding.name, _line(replace(item, text="")))
+    frame = _tokens(budget.user_id, budget.encoding.name, _line(replace(item, text="")))
     keep = room - frame - 1  # the ellipsis
     if keep < MIN_CLIPPED_TOKENS:
         return None

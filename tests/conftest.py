@@ -1,5 +1,6 @@
 """Fixtures shared by every test: named users (alice owns, bob does not, staff reviews)."""
 
+import inspect
 import os
 
 import pytest
@@ -17,6 +18,26 @@ def fresh_cache():
     for cache in caches.all():
         cache.clear()
     vectors.forget_all()
+
+
+@pytest.fixture(autouse=True)
+def replies_end(request):
+    """A reply outlives its tab (chat.live): an async test ends once its replies, their
+    after-turn work included, have ended, before its database is flushed. Not for the
+    others (a browser test's thread has Playwright's loop running)."""
+    if inspect.iscoroutinefunction(request.function):
+        request.getfixturevalue("_replies_settled")
+
+
+@pytest.fixture
+async def _replies_settled():
+    import asyncio
+
+    from chat import live
+
+    yield
+    async with asyncio.timeout(30):
+        await live.settle()
 
 
 CHROMIUM = "/usr/bin/chromium"

@@ -72,7 +72,7 @@ from memory.extraction.types import (
     Extraction,
 )
 from memory.extraction.validation import InvalidExtraction, Validated, validate_extraction
-from memory.extraction.withhold import withhold
+from memory.extraction.withhold import withhold, withhold_items
 
 __all__ = [
     "CATEGORIES",
@@ -95,6 +95,7 @@ __all__ = [
     "validate_extraction",
     "validation",
     "withhold",
+    "withhold_items",
 ]
 
 

@@ -87,3 +87,13 @@ def withhold(result: Extraction, texts: list[str]) -> Extraction:
             if normalise_key(a.what) not in keys and not any(states(a.what, m) for m in memories)
         ],
     )
+
+
+def withhold_items(items: list[str], texts: list[str]) -> list[str]:
+    """``items`` (plain item texts, such as the open items a summary carries over) without
+    those that state any of ``texts``."""
+    memories = [m for m in (_tokens(t) for t in texts) if m]
+    keys = {normalise_key(t) for t in texts}
+    return [
+        i for i in items if normalise_key(i) not in keys and not any(states(i, m) for m in memories)
+    ]

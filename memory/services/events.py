@@ -3,11 +3,11 @@ and Undo. The record is a ``MemoryEvent`` whose ``items`` are ``EventItem``s; ea
 history records around its change, so Undo deletes what was added and restores what was
 changed to the version before (``memory.services.edits``), and leaves alone what a person has
 changed since. Every tab on the conversation hears of a new or changed notice once the
-transaction commits (``chat.fanout.send_to_conversation``)."""
+transaction commits (``memory.signals.memory_event_changed``, which the chat layer publishes:
+``chat.publisher``)."""
 
 from __future__ import annotations
 
-import logging
 from typing import Literal, TypedDict
 
 from django.db import transaction
@@ -15,8 +15,7 @@ from django.utils import timezone
 
 from chat.models import Conversation, Message
 from memory.models import ActionItem, Decision, Fact, MemoryEvent
-
-logger = logging.getLogger(__name__)
+from memory.signals import memory_event_changed
 
 Action = Literal["added", "suggested", "updated", "replaced"]
 KIND_OF = {Fact: "fact", Decision: "decision", ActionItem: "action_item"}
@@ -137,16 +136,5 @@ def broadcast_on_commit(event: MemoryEvent) -> None:
 
 
 def _broadcast(event_id: int) -> None:
-    from chat import fanout, protocol
-    from memory.selectors import notice_get
-
-    try:
-        notice = notice_get(event_id=event_id)
-        if notice is not None:
-            event = notice.event
-            fanout.send_to_conversation(event.conversation_id, protocol.memory_event(notice))
-            fanout.send_to_users_other_tabs(
-                event.user_id, event.conversation_id, protocol.memory_elsewhere(notice)
-            )
-    except Exception:  # the notice is stored: a reload shows it
-        logger.warning("could not tell the tabs of memory event %s", event_id, exc_info=True)
+    # The chat layer publishes it (chat.publisher): memory does not import chat's fan-out.
+    memory_event_changed.send(sender=MemoryEvent, event_id=event_id)

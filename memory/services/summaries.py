@@ -457,7 +457,9 @@ def _run(run: SummaryRun) -> tuple[Summary | None, RunOutcome]:
                     changes=changes,
                 )
         # What waits for the user ("ask first") is not stated by the summary either.
-        result = extraction.withhold(result, _suggested_texts(conversation.user))
+        suggested = _suggested_texts(conversation.user)
+        result = extraction.withhold(result, suggested)
+        open_items = extraction.withhold_items(open_items, suggested)
         summary = summary_create(
             conversation=conversation,
             extraction=result,

@@ -188,13 +188,26 @@
     },
     reply_start(frame) {
       place(frame.article, frame.id);
-      streams.set(frame.id, { stable: "", tail: "" });
+      streams.set(frame.id, { stable: "", tail: "", seq: 0 });
       setStreaming(frame.id);
       scrollDown(true);
     },
+    resume(frame) {
+      // A reply that was streaming when this tab opened: its text so far, then the chunks
+      // after frame.seq (or snapshots, from another server process).
+      if (!findArticle(frame.id)) place(frame.article, frame.id);
+      streams.set(frame.id, { stable: frame.html, tail: frame.tail, seq: frame.seq });
+      // seq 0: nothing sent yet (a Continue's article already shows its text).
+      if (frame.seq > 0) showStream(frame.id);
+      if (streamingId !== frame.id) setStreaming(frame.id);
+      else watchQuiet();
+      scrollDown(false);
+    },
     chunk(frame) {
       watchQuiet();
-      const stream = streams.get(frame.id) || { stable: "", tail: "" };
+      const stream = streams.get(frame.id) || { stable: "", tail: "", seq: 0 };
+      if (frame.seq <= stream.seq) return; // the resume had it
+      stream.seq = frame.seq;
       stream.stable += frame.html;
       stream.tail = frame.tail;
       streams.set(frame.id, stream);
@@ -202,8 +215,11 @@
       scrollDown(false);
     },
     snapshot(frame) {
-      // Another tab's reply: the whole of it so far, a few times a second.
-      streams.set(frame.id, { stable: frame.html, tail: "" });
+      // A reply streaming in another server process: the whole of it so far, a few times a
+      // second (older than what this tab shows: skipped).
+      const known = streams.get(frame.id);
+      if (known && frame.seq != null && frame.seq < known.seq) return;
+      streams.set(frame.id, { stable: frame.html, tail: "", seq: frame.seq ?? (known ? known.seq : 0) });
       showStream(frame.id);
       if (streamingId !== frame.id) setStreaming(frame.id);
       else watchQuiet();

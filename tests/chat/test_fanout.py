@@ -27,7 +27,7 @@ async def test_a_tab_not_yet_announced_still_gets_the_turn_but_no_snapshots():
     try:
         assert not fanout.others  # the watcher's announcement has not arrived
         fanout.forward({"type": "reply_start", "id": 7, "reply_to": 6})
-        fanout.forward(protocol.chunk(reply_id=7, text="partial", tail="<p>partial</p>"))
+        fanout.forward(protocol.chunk(reply_id=7, seq=1, text="partial", tail="<p>partial</p>"))
         fanout.forward({"type": "reply_end", "id": 7, "status": "complete", "html": "done"})
         frames = [await next_frame(layer, watcher) for _ in range(2)]
         assert [f["type"] for f in frames] == ["reply_start", "reply_end"]

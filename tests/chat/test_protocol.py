@@ -114,8 +114,16 @@ def server_frames() -> dict[str, dict]:
         "user_message": {"message": user},
         "title": {"title": "Trip"},
         "reply_start": {"reply": streaming},
-        "chunk": {"reply_id": 12, "text": "Hel", "html": "", "tail": "<p>Hel</p>"},
-        "snapshot": {"reply_id": 12, "text": "Hello", "html": "<p>Hello</p>"},
+        "chunk": {"reply_id": 12, "seq": 1, "text": "Hel", "html": "", "tail": "<p>Hel</p>"},
+        "resume": {
+            "reply": streaming,
+            "seq": 1,
+            "text": "Hel",
+            "html": "",
+            "tail": "<p>Hel</p>",
+            "article": "…",
+        },
+        "snapshot": {"reply_id": 12, "text": "Hello", "html": "<p>Hello</p>", "seq": 2},
         "reply_end": {"reply": failed},
         "error": {"exc": ChatError("Slow down.", code="rate_limited"), "client_id": "c-1"},
         "memory_event": {"notice": _notice()},
@@ -128,6 +136,7 @@ def group_events() -> dict[str, dict]:
     arguments = {
         "chat.frame": {"frame": protocol.title("Trip"), "sender": "a"},
         "chat.stop": {},
+        "chat.join": {"sender": "a"},
         "chat.signed_out": {},
         "chat.present": {"sender": "a"},
         "chat.left": {"sender": "a"},
@@ -151,8 +160,12 @@ def test_each_frame_the_server_sends_keeps_its_json():
         '"article": "\\u2026"}',
         "title": '{"type": "title", "title": "Trip"}',
         "reply_start": '{"type": "reply_start", "id": 12, "reply_to": 11, "article": "\\u2026"}',
-        "chunk": '{"type": "chunk", "id": 12, "text": "Hel", "html": "", "tail": "<p>Hel</p>"}',
-        "snapshot": '{"type": "snapshot", "id": 12, "text": "Hello", "html": "<p>Hello</p>"}',
+        "chunk": '{"type": "chunk", "id": 12, "seq": 1, "text": "Hel", "html": "", '
+        '"tail": "<p>Hel</p>"}',
+        "resume": '{"type": "resume", "id": 12, "reply_to": 11, "seq": 1, "text": "Hel", '
+        '"html": "", "tail": "<p>Hel</p>", "article": "\\u2026"}',
+        "snapshot": '{"type": "snapshot", "id": 12, "seq": 2, "text": "Hello", '
+        '"html": "<p>Hello</p>"}',
         "reply_end": '{"type": "reply_end", "id": 12, "reply_to": 11, "status": "failed", '
         '"error": "Boom", "retry": true, "continue": false, "saved": true, "html": "", '
         '"article": "\\u2026", '
@@ -233,6 +246,7 @@ def test_each_channel_layer_event_keeps_its_shape():
         "chat.frame": '{"type": "chat.frame", "frame": {"type": "title", "title": "Trip"}, '
         '"sender": "a"}',
         "chat.stop": '{"type": "chat.stop"}',
+        "chat.join": '{"type": "chat.join", "sender": "a"}',
         "chat.signed_out": '{"type": "chat.signed_out"}',
         "chat.present": '{"type": "chat.present", "sender": "a"}',
         "chat.left": '{"type": "chat.left", "sender": "a"}',
@@ -344,3 +358,17 @@ def test_a_notice_quotes_what_it_replaced_without_a_second_full_stop():
 @pytest.mark.parametrize("text", ["👍", "é", "e\u0301", "\u200bhi", "日本"])
 def test_a_message_with_one_visible_character_is_sent(text):
     assert protocol.parse({"type": "send", "text": text}).text == text
+
+
+def test_each_server_frame_has_exactly_the_keys_of_its_type():
+    """The outgoing frames are typed like the incoming ones: each builder's TypedDict names
+    the frame's keys, in the order they are sent, and its type's literal."""
+    import typing
+
+    frames = server_frames()
+    for name, build in protocol.SERVER_FRAMES.items():
+        frame_type = typing.get_type_hints(build)["return"]
+        hints = typing.get_type_hints(frame_type)
+        assert list(hints) == list(frames[name]), name
+        assert typing.get_args(hints["type"]) == (name,)
+        assert frame_type in typing.get_args(protocol.ServerFrame)

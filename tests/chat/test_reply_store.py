@@ -6,7 +6,7 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.db import DatabaseError, OperationalError
 
-from chat import services, turn
+from chat import services
 from chat.models import Message
 from chat.services import message_create
 from tests.chat.helpers import connected, frames_until
@@ -50,7 +50,6 @@ async def test_a_reply_ending_while_the_database_is_busy_lands_once_it_is_free(
         return real(**fields)
 
     monkeypatch.setattr(services, "reply_finish", busy)
-    monkeypatch.setattr(turn, "STORE_RETRY_SECONDS", 0.3, raising=False)
     socket = await connected(alice, aconversation.pk)
     await socket.send_json_to({"type": "send", "text": "Hello"})
     end = (await frames_until(socket, "reply_end", timeout=20))[-1]

@@ -46,7 +46,7 @@ def statements(queries) -> list[str]:
 
 def one_turn(conversation, text, client_id):
     prepared = turn.prepare_turn(conversation=conversation, text=text, client_id=client_id)
-    turn._finish(
+    turn.reply._finish(
         reply=prepared.start.reply,
         content=f"About {text}: noted.",
         status=Message.Status.COMPLETE,
@@ -56,7 +56,7 @@ def one_turn(conversation, text, client_id):
         context_report=prepared.built.report,
         system_prompt_version=prepared.built.report["system_prompt_version"],
     )
-    turn._after_turns([(conversation, prepared.start.user_message)])
+    turn.after.after_turns([(conversation, prepared.start.user_message)])
     return prepared
 
 
@@ -100,7 +100,9 @@ def test_a_resend_is_known_before_any_request(talked):
 def test_storing_the_reply(talked):
     prepared = turn.prepare_turn(conversation=talked, text="and the plums?", client_id="y")
     with CaptureQueriesContext(connection) as queries:
-        turn._finish(reply=prepared.start.reply, content="Ripe.", status=Message.Status.COMPLETE)
+        turn.reply._finish(
+            reply=prepared.start.reply, content="Ripe.", status=Message.Status.COMPLETE
+        )
     assert len(statements(queries)) == STORE_STATEMENTS, statements(queries)
 
 
@@ -112,7 +114,7 @@ def test_the_after_turn_batch(talked, alice):
     items = [(talked, first.start.user_message), (other, second.start.user_message)]
     stored = timezone.now()
     with CaptureQueriesContext(connection) as queries:
-        turn._after_turns(items)
+        turn.after.after_turns(items)
     assert len(statements(queries)) == AFTER_STATEMENTS, statements(queries)
     # The replies' conversations come first in the sidebar, as of the replies' end.
     touched = Conversation.objects.filter(pk__in=[talked.pk, other.pk], updated_at__gte=stored)

@@ -17,7 +17,8 @@ from tests.support.fake_llm import Behaviour, FakeLLM
 from tests.support.live_server import create_user, manage, project_env
 
 PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
-REDIS = "redis://127.0.0.1:6379/0"
+# SCALEOUT_REDIS_URL: another database number, for engineers sharing one Redis.
+REDIS = os.environ.get("SCALEOUT_REDIS_URL", "redis://127.0.0.1:6379/0")
 
 pytestmark = pytest.mark.scaleout
 

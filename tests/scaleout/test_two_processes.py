@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 import signal
 import subprocess
@@ -13,6 +14,7 @@ from playwright.sync_api import expect
 
 from tests.e2e.conftest import log_in
 from tests.support.live_server import ROOT, ServerProcess, manage
+from tests.support.ws_client import ChatSocket, login_cookie, new_conversation, run_async
 
 pytestmark = pytest.mark.scaleout
 
@@ -58,6 +60,45 @@ def test_a_reply_streamed_by_one_process_reaches_a_tab_on_the_other(
     context.close()
     rows = sql("SELECT role, status FROM chat_message ORDER BY id")
     assert rows == [("user", "complete"), ("assistant", "complete")] * 2
+
+
+def test_a_tab_on_the_other_process_resumes_a_reply_whose_tab_closed(
+    two_servers, fake_upstream, sql
+):
+    """The tab on server 1 sends and closes; a tab opened on server 2 mid-reply gets a resume
+    (asked of server 1 with chat.join) at once, then the reply to its end, stored once."""
+    first, second = two_servers
+    words = [f"far{i}" for i in range(80)]
+    fake_upstream.behaviour.reply = " ".join(words)
+    fake_upstream.behaviour.interval = 0.04
+    session = login_cookie(first.url, "alice", "alice-password-1")
+    conversation = new_conversation(first.url, session)
+
+    async def scenario():
+        async with ChatSocket(first.url, session, conversation) as sender:
+            await sender.send({"type": "send", "text": "A long one", "client_id": "far-1"})
+            await sender.until("chunk")
+        began = time.monotonic()
+        async with ChatSocket(second.url, session, conversation) as joiner:
+            assert joiner.ready["streaming"] is not None
+            resume = await joiner.receive(5)
+            waited = time.monotonic() - began
+            assert resume["type"] == "resume" and resume["id"] == joiner.ready["streaming"]
+            rest = await joiner.until("reply_end")
+        return resume, rest, waited
+
+    resume, rest, waited = run_async(scenario())
+    assert resume["text"] and " ".join(words).startswith(resume["text"])
+    assert waited < 2.0, waited
+    texts = [resume["text"]] + [f["text"] for f in rest if f["type"] == "snapshot"]
+    assert all(b.startswith(a) for a, b in itertools.pairwise(texts)), "never back"
+    assert rest[-1]["status"] == "complete" and "far79" in rest[-1]["html"]
+    rows = sql(
+        "SELECT role, status, content FROM chat_message WHERE conversation_id = %s ORDER BY id",
+        (conversation,),
+    )
+    assert [(r[0], r[1]) for r in rows] == [("user", "complete"), ("assistant", "complete")]
+    assert rows[1][2] == " ".join(words)
 
 
 SEED_RUNS = """

@@ -1,0 +1,56 @@
+"""The live turn, from a user's message to its reply, split by where each part runs:
+
+- ``drive``: the turn in order, with no websocket in it (``take_turn``, ``take_turn_again``;
+  ``run_turn`` with a sink for the frames): what the consumer and any other driver call;
+- ``setup``: the database steps before the model streams (checks, context, stores), in a
+  set-up process or a database thread;
+- ``reply``: the stream on the event loop (``ReplyTask``), run by the conversation's room
+  (``chat.live``), and the reply's store;
+- ``after``: the work after the reply (style, memory, activity), in a database thread;
+- ``gate``: which thread or process each runs in, and the after-turn batching.
+
+docs/architecture.md ("The hops of one turn") lists the steps with where each runs.
+"""
+
+from chat.turn.drive import (
+    Turn,
+    admit_model_call,
+    admitted_setup,
+    run_turn,
+    take_turn,
+    take_turn_again,
+)
+from chat.turn.gate import in_db_thread, run_setup
+from chat.turn.reply import ReplyTask, drop_request, open_stream
+from chat.turn.setup import (
+    PreparedTurn,
+    prepare_context,
+    prepare_continue,
+    prepare_edit,
+    prepare_regenerate,
+    prepare_retry,
+    prepare_turn,
+    store_turn,
+)
+
+__all__ = [
+    "PreparedTurn",
+    "ReplyTask",
+    "Turn",
+    "admit_model_call",
+    "admitted_setup",
+    "drop_request",
+    "in_db_thread",
+    "open_stream",
+    "prepare_context",
+    "prepare_continue",
+    "prepare_edit",
+    "prepare_regenerate",
+    "prepare_retry",
+    "prepare_turn",
+    "run_setup",
+    "run_turn",
+    "store_turn",
+    "take_turn",
+    "take_turn_again",
+]

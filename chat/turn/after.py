@@ -1,0 +1,60 @@
+"""The work after a reply, once it is stored: off the replies' path (the users have them)."""
+
+from __future__ import annotations
+
+import logging
+
+from django.db import DatabaseError
+
+from chat import services
+from memory import search
+from memory.recall import memory_enabled_many
+from memory.services import conversations_after_turn, memories_from_turn
+from profiles.selectors import profiles_get_many
+from profiles.services import profiles_observe_messages
+
+logger = logging.getLogger(__name__)
+
+
+def after_turns(items) -> None:
+    """Once replies are stored: mark their conversations active (the sidebar's order), learn
+    each user's style from their new message, remember its clear personal statements (the
+    light extractor), and start background memory work (summaries, extraction) where it is
+    due. Off the replies' path: the users already have them. ``items``: (conversation, user
+    message or None) pairs, the replies that ended together: their conversations are marked in
+    one statement, the memory switch is read once for all of them, the summary checks are made
+    in three queries for all of them."""
+    ids = [c.pk for c, _ in items]
+    try:
+        services.conversations_touch(conversation_ids=ids)
+    except Exception:
+        logger.exception("could not mark conversations %s active", ids)
+    try:
+        search.tidy()  # the turns' new rows added index segments: merge some
+    except DatabaseError:
+        logger.warning("could not merge the search index's segments", exc_info=True)
+    try:
+        # One read of the users' profiles: the memory switch and the style learned from.
+        profiles = profiles_get_many([c.user for c, _ in items])
+        enabled = memory_enabled_many([c for c, _ in items], profiles=profiles)
+        profiles_observe_messages(
+            observations=[
+                (c.user, m.content) for c, m in items if m is not None and not c.temporary
+            ],
+            profiles=profiles,
+        )
+    except Exception:
+        logger.exception("after-turn memory work failed for conversations %s", ids)
+        return
+    for conversation, user_message in items:
+        if user_message is None:
+            continue
+        try:
+            if enabled.get(conversation.pk):
+                memories_from_turn(conversation=conversation, message=user_message)
+        except Exception:
+            logger.exception("after-turn memory work failed for conversation %s", conversation.pk)
+    try:
+        conversations_after_turn(conversations=[c for c, _ in items], enabled=enabled)
+    except Exception:
+        logger.exception("after-turn memory work failed for conversations %s", ids)

@@ -1,0 +1,181 @@
+"""One turn, in order, with no websocket in it: what a tab's ``send`` does, and what any other
+driver (an HTTP endpoint) calls with a sink for the frames.
+
+admit (the per-minute count, ``admit_model_call``; the one resend and busy check before any
+request, ``chat.turn.setup.prepare_context``) → the context built once (read only) and the
+model's request sent → the message and the reply's placeholder stored (the store checks both
+again under its locks; a turn it refuses drops the request) → the reply streamed in the
+conversation's room (``chat.live``: every tab on the conversation, in every process, sees
+it) → stored once → the after-turn work (``chat.turn.reply.ReplyTask``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from functools import partial
+
+from django.conf import settings
+
+from chat import limits, live, protocol, services, setup_workers
+from chat.models import Message
+from chat.services import ChatError
+from chat.turn.gate import in_db_thread, run_setup
+from chat.turn.reply import ReplyTask, drop_request, open_stream
+from chat.turn.setup import (
+    PreparedTurn,
+    prepare_context,
+    prepare_continue,
+    prepare_edit,
+    prepare_regenerate,
+    prepare_retry,
+    store_turn,
+)
+
+
+@dataclass
+class Turn:
+    start: services.TurnStart
+    task: asyncio.Task | None = None  # the reply's (it returns the stored reply); None: a resend
+
+
+def admit_model_call(user) -> None:
+    """Count one model call against the user's per-minute limit, or refuse it. Every turn
+    that makes the model work comes through here: a retry stopped at once and retried again
+    is as many calls as messages."""
+    verdict = limits.hit(
+        f"messages:{user.pk}", limit=settings.MEMORYCHAT_MESSAGES_PER_MINUTE, window=60
+    )
+    if not verdict.allowed:
+        raise ChatError(
+            f"You are sending messages too fast (limit "
+            f"{settings.MEMORYCHAT_MESSAGES_PER_MINUTE} a minute). Your message is still "
+            f"here: try again in {verdict.retry_after} s.",
+            code="rate_limited",
+        )
+
+
+def _admitted(fn, user, **kwargs):
+    admit_model_call(user)
+    return fn(**kwargs)
+
+
+async def admitted_setup(fn, *, user, conversation, reads_only: bool = False, **kwargs):
+    """A set-up step that makes the model work, once the call is counted against the user's
+    per-minute limit (the counter may live in Redis: never a blocking call on the event
+    loop). In one thread trip with the step; or, with set-up processes, in a thread beside
+    the step when the step only reads (a refused call drops what it built), before it
+    otherwise."""
+    if not setup_workers.enabled():  # decided once: the count is never made in a process
+        return await run_setup(
+            partial(_admitted, fn, user), conversation=conversation, in_process=False, **kwargs
+        )
+    if not reads_only:
+        await in_db_thread(admit_model_call)(user)
+        return await run_setup(fn, conversation=conversation, **kwargs)
+    setup = asyncio.ensure_future(run_setup(fn, conversation=conversation, **kwargs))
+    admitting = None
+    try:
+        # The job goes out first: the count's thread would take the GIL from its making.
+        await asyncio.sleep(0)
+        admitting = asyncio.ensure_future(in_db_thread(admit_model_call)(user))
+        return await setup
+    finally:
+        setup.cancel()  # only if this task was cancelled before awaiting it
+        if admitting is not None:
+            await admitting
+
+
+async def take_turn(*, user, conversation, text: str, client_id: str, room: live.Room) -> Turn:
+    """A new message: admitted, its context built and the request sent, stored, and its
+    reply started in ``room`` (``Turn.task``); or, for a resend of a stored message, what
+    exists (no task). Raises ChatError for a turn refused (limits, a reply streaming)."""
+    untitled = not conversation.title
+    started = time.monotonic()  # when the message arrived: TTFT as the user sees it
+    draft = await admitted_setup(
+        prepare_context,
+        user=user,
+        conversation=conversation,
+        reads_only=True,
+        text=text,
+        client_id=client_id,
+    )
+    if draft.start is not None:  # a resend: no request
+        return Turn(draft.start)
+    # The request goes out before the message is stored: the store takes place during the
+    # model's own wait for its first token (the first chunk needs the reply's id).
+    request = open_stream(conversation, draft.built)
+    # Let the request's task write it out before the store's job is made and sent.
+    await asyncio.sleep(0)
+    try:
+        # The context is not sent back to a set-up process only to be returned.
+        prepared = await run_setup(
+            store_turn, conversation=conversation, text=text, client_id=client_id, built=None
+        )
+    except BaseException:
+        await asyncio.shield(drop_request(request))
+        raise
+    if prepared.start.replayed:
+        await drop_request(request)
+        return Turn(prepared.start)
+    prepared.built = draft.built
+    await room.publish(prepared.user_frame)
+    if untitled and conversation.title:  # the first message gave it its title
+        await room.publish(protocol.title(conversation.title))
+    return Turn(prepared.start, _start(room, conversation, prepared, started, request=request))
+
+
+AGAIN = {
+    "retry": prepare_retry,
+    "continue": prepare_continue,
+    "regenerate": prepare_regenerate,
+    "edit": prepare_edit,
+}
+
+
+async def take_turn_again(kind: str, *, user, conversation, room: live.Room, **arguments) -> Turn:
+    """Retry, Continue, regenerate or edit (``AGAIN``): stored first, in one set-up trip,
+    then streamed as a new turn's reply is. An edit shows the message's new text first."""
+    started = time.monotonic()
+    prepared = await admitted_setup(AGAIN[kind], user=user, conversation=conversation, **arguments)
+    if kind == "edit":
+        await room.publish(prepared.user_frame)
+    # Only an edit is a new message to learn the user's style from.
+    return Turn(prepared.start, _start(room, conversation, prepared, started, new=kind == "edit"))
+
+
+def _start(
+    room: live.Room, conversation, prepared: PreparedTurn, started: float, *, new=True, request=None
+) -> asyncio.Task:
+    reply = ReplyTask(
+        conversation=conversation,
+        prepared=prepared,
+        publish=room.publish,
+        new_message=new,
+        started=started,
+        request=request,
+    )
+    return room.start_reply(reply)
+
+
+async def run_turn(*, user, conversation, text: str, client_id: str = "", sink) -> Message | None:
+    """Drive one turn without a websocket: the conversation's frames go to ``sink`` (an async
+    callable taking a frame dict) as they would to a tab, and to any tab open on it; returns
+    the stored reply once it ended (for a resend, the reply that exists). The reply does not
+    depend on the caller: cancelled, it goes on in the room. The caller checks ``user`` owns
+    ``conversation``; ChatError says why a turn was refused."""
+    tab = live.Tab(sink)
+    room = await live.enter(conversation.pk, tab)
+    tab.open()
+    try:
+        turn = await take_turn(
+            user=user, conversation=conversation, text=text, client_id=client_id, room=room
+        )
+        if turn.task is None:
+            return turn.start.reply
+        reply = await asyncio.shield(turn.task)
+        await tab.sent()
+        return reply
+    finally:
+        await room.leave(tab)
