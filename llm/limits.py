@@ -54,13 +54,17 @@ def context_tokens(endpoint: Endpoint, model: str) -> int | None:
     """The server's context size for ``model`` in its own tokens, or None when not known."""
     if not endpoint.configured:
         return None
-    key = _key("context", endpoint, model)
-    cached = cache.get(key)
+    key, learned_key = _key("context", endpoint, model), _key("learned", endpoint, model)
+    try:
+        found = cache.get_many([key, learned_key])  # one round trip a turn
+    except Exception:  # the cache is away: the setting alone, the turn goes on
+        logger.warning("the cache is unavailable for the server's context size", exc_info=True)
+        found = {key: 0}
+    cached, learned = found.get(key), found.get(learned_key)
     if cached is None:
         cached, reached = _ask_server(endpoint, model)
         timeout = settings.MODEL_LIST_CACHE_SECONDS if reached else FAILURE_CACHE_SECONDS
         cache.set(key, cached, timeout)
-    learned = cache.get(_key("learned", endpoint, model))
     known = [n for n in (cached or settings.MODEL_CONTEXT_TOKENS, learned) if n]
     return min(known) if known else None
 

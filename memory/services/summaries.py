@@ -334,7 +334,7 @@ def _yield_to_replies(run: SummaryRun):
     user_id = run.conversation.user_id
 
     def pause() -> None:
-        if summary_endpoint() != chat_endpoint():
+        if summary_endpoint().base_url != chat_endpoint().base_url:
             return  # summaries have a server of their own
         deadline = time.monotonic() + settings.SUMMARY_YIELD_SECONDS
         noted = False
