@@ -2,16 +2,18 @@
 
 Each ``UpstreamError`` has a ``message`` for the page, a ``kind``, and a ``detail``: what the
 server itself said (its HTTP status and error body), logged and shown to staff on the failed
-reply or run. A 400 means the server refused this request as it is (a template that rejects the
-messages, a context overflow, an unsupported option): saying so, with the server's reason, is
-the fix; a Retry would fail the same way, so none is offered. 429 and 5xx are retried by the
-client before the first token, as before.
+reply or run. The page never shows the server's own words (they may name its internals, its
+paths, its keys' owners): a plain message, with what the user can do. A 400 means the server
+refused this request as it is (a template that rejects the messages, a context overflow, an
+unsupported option): a Retry would fail the same way, so none is offered. 429 and 5xx are
+retried by the client before the first token, as before.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 
 import httpx2
 import openai
@@ -80,6 +82,10 @@ def describe_error(exc: BaseException) -> UpstreamError:
     return error
 
 
+# A refusal whose reason speaks of this is a context overflow, whatever the server's wording.
+_TOO_LONG = re.compile(r"context|too long|too many tokens|maximum.{0,20}length|exceed", re.I)
+
+
 def _describe(exc: BaseException) -> UpstreamError:
     if isinstance(exc, openai.RateLimitError):
         return UpstreamError(
@@ -92,9 +98,12 @@ def _describe(exc: BaseException) -> UpstreamError:
     if isinstance(exc, openai.NotFoundError):
         return UpstreamError("The model server does not know this model.", kind="not_found")
     if isinstance(exc, openai.APIStatusError) and exc.status_code in (400, 413, 422):
+        if _TOO_LONG.search(upstream_reason(exc)):
+            hint = "the conversation is longer than the model takes: lower its context budget"
+        else:
+            hint = "asking again the same way will fail too; staff can see the server's reason"
         return UpstreamError(
-            f"The model server refused the request (HTTP {exc.status_code}): "
-            f"{upstream_reason(exc)}",
+            f"The model server refused the request (HTTP {exc.status_code}): {hint}.",
             kind="refused",
         )
     if isinstance(exc, openai.APIStatusError):

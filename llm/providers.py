@@ -134,10 +134,8 @@ class OpenAIProvider:
                     break
                 event = json.loads(data)
                 if event.get("error"):
-                    message = (event["error"] or {}).get("message") or "unknown error"
-                    raise UpstreamError(
-                        f"The model failed mid-reply: {message}"[:300], detail=data[:2000]
-                    )
+                    # Its words are for staff (the detail), not for the page.
+                    raise UpstreamError("The model failed mid-reply.", detail=data[:2000])
                 usage = event.get("usage")
                 if usage:
                     reply.usage.prompt_tokens = usage.get("prompt_tokens")

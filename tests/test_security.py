@@ -27,6 +27,7 @@ PUBLIC = {
     "password_reset_confirm",
     "password_reset_complete",
     "favicon",
+    "healthz",  # counts and ages only (tests/jobs/test_health.py)
     "userdata:goodbye",
     "healthz",
 }

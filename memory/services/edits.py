@@ -172,6 +172,9 @@ def memory_edit_text(*, memory, actor, text: str):
     if not text:
         raise ValidationError({TEXT_FIELD[type(memory)]: "The text cannot be empty."})
     with transaction.atomic():
+        current = type(memory).objects.select_for_update().get(pk=memory.pk)
+        if getattr(current, TEXT_FIELD[type(memory)]) == text:
+            return current  # saved unchanged: no edit, no history record
         obj = memory_update(
             memory=memory,
             actor=actor,
@@ -227,6 +230,9 @@ def memory_add(*, user, kind: str, text: str, category: str = Fact.Category.OTHE
 def action_item_set_done(*, item: ActionItem, actor, done: bool) -> ActionItem:
     """Mark an action item done, or reopen it (open again)."""
     status = ActionItem.Status.DONE if done else ActionItem.Status.OPEN
+    current = ActionItem.objects.get(pk=item.pk)
+    if current.status == status:
+        return current  # already so: no history record
     return memory_update(
         memory=item,
         actor=actor,

@@ -165,3 +165,19 @@ def test_a_killed_worker_is_replaced(alice):
     assert supervisor.returncode == 0
     with pytest.raises(ProcessLookupError):
         os.kill(second, 0)
+
+
+def test_a_job_that_met_a_locked_database_runs_again(alice):
+    """A job failing on a transient database error is queued again, not lost as failed."""
+    from tests.jobs import tasks
+
+    tasks.FLAKY_CALLS.clear()
+    tasks.flaky_rename.enqueue(alice.pk, "again")
+    worker, thread, errors = start_worker()
+    try:
+        wait_for(lambda: DBTaskResult.objects.get().status == "SUCCESSFUL", 20, "the job")
+    finally:
+        worker.running = False
+        thread.join(5)
+    alice.refresh_from_db()
+    assert alice.first_name == "again" and len(tasks.FLAKY_CALLS) == 2 and not errors

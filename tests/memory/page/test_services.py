@@ -126,3 +126,20 @@ def test_the_users_edits_are_history_records_naming_them(alice, conversation):
     records = list(ActionItem.history.filter(id=item.pk).order_by("history_id"))
     assert [r.history_user for r in records[1:]] == [alice, alice]
     assert "by the user" in records[-1].history_change_reason
+
+
+def test_saving_a_memory_unchanged_writes_no_history(alice, conversation):
+    """The user saves the same text, or marks done what is done: nothing changes, no history
+    record, the memory stays as extraction left it (issue 40, informational)."""
+    from memory.models import ActionItem
+    from memory.services import memory_edit_text
+
+    action_item_remember(user=alice, conversation=conversation, what="Book the flights")
+    item = ActionItem.objects.get()
+    before = item.history.count()
+    same = memory_edit_text(memory=item, actor=alice, text="  Book the flights ")
+    assert same.state == item.state and item.history.count() == before
+    done = action_item_set_done(item=item, actor=alice, done=True)
+    assert done.history.count() == before + 1
+    action_item_set_done(item=done, actor=alice, done=True)
+    assert item.history.count() == before + 1
