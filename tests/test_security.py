@@ -38,6 +38,7 @@ SIGNED_IN = {
     "profiles:preferences",
     "profiles:memory",
     "profiles:reset_style",
+    "profiles:domains",
     "memory:page",
     "userdata:export",
     "userdata:forget_everything",
