@@ -1,7 +1,7 @@
 from django.contrib import admin
 from simple_history.admin import SimpleHistoryAdmin
 
-from profiles.models import StyleSnapshot, UserProfile
+from profiles.models import DomainLevel, StyleSnapshot, UserProfile
 from profiles.style import METRICS
 
 
@@ -12,6 +12,20 @@ class StyleSnapshotInline(admin.TabularInline):
     fields = ["messages_observed", "taken_at", *METRICS]
     readonly_fields = fields
     ordering = ["-messages_observed"]
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+class DomainLevelInline(admin.TabularInline):
+    """The level per subject, read only here: it is learned, or set by the user on their
+    profile (profiles.expertise.domains_set)."""
+
+    model = DomainLevel
+    extra = 0
+    can_delete = False
+    fields = ["domain", "level", "score", "evidence", "explicit_level", "hidden", "updated_at"]
+    readonly_fields = fields
 
     def has_add_permission(self, request, obj=None):
         return False
@@ -39,4 +53,4 @@ class UserProfileAdmin(SimpleHistoryAdmin):
         "updated_at",
     ]
     raw_id_fields = ["user"]
-    inlines = [StyleSnapshotInline]
+    inlines = [DomainLevelInline, StyleSnapshotInline]

@@ -69,7 +69,7 @@ DOMAINS: tuple[Domain, ...] = (
         _terms(
             "programming, program, programs, code, coding, coder, python, javascript, java, "
             "html, css, software, app, website, bug, script, function, variable, loop, "
-            "computer, developer, github, laptop error, error message, command line, terminal"
+            "computer, developer, github, error message, command line, terminal"
         ),
         _terms(
             "api, endpoint, async, await, concurrency, mutex, deadlock, race condition, "
@@ -102,9 +102,9 @@ DOMAINS: tuple[Domain, ...] = (
         _terms(
             "roux, deglaze, deglazing, emulsify, emulsion, mise en place, maillard, brunoise, "
             "julienne, chiffonade, sous vide, blanch, blanching, braise, braising, confit, "
-            "reduction, fond, beurre blanc, mother sauce, bechamel, hollandaise, temper, "
+            "reduction, fond, beurre blanc, mother sauce, bechamel, hollandaise, "
             "tempering, proofing, autolyse, hydration, levain, sear, searing, caramelization, "
-            "brine, dry brine, render, rendering, chiffon, mirepoix, sofrito, bain marie, "
+            "brine, dry brine, chiffon, mirepoix, sofrito, bain marie, "
             "gelatinization, baker's percentage, crumb structure, fond de veau, nappe, "
             "pan sauce, carryover cooking, dutch oven, cast iron seasoning"
         ),
@@ -124,9 +124,9 @@ DOMAINS: tuple[Domain, ...] = (
             "etf, index fund, expense ratio, dividend yield, p/e ratio, price to earnings, "
             "diversification, asset allocation, rebalancing, dollar cost averaging, "
             "amortization, compound interest, capital gains, tax loss harvesting, bond yield, "
-            "duration, convexity, yield curve, basis points, liquidity, volatility, beta, "
-            "alpha, sharpe ratio, hedge, hedging, derivatives, options, call option, put "
-            "option, leverage, margin, short selling, ebitda, discounted cash flow, dcf, "
+            "convexity, yield curve, basis points, liquidity, volatility, "
+            "sharpe ratio, hedge, hedging, derivatives, call option, put "
+            "option, short selling, ebitda, discounted cash flow, dcf, "
             "net present value, npv, irr, roth ira, 401k, apr, market cap, arbitrage"
         ),
         _terms(
@@ -141,7 +141,7 @@ DOMAINS: tuple[Domain, ...] = (
         _terms(
             "doctor, medicine, medical, health, symptom, symptoms, pain, fever, disease, "
             "illness, hospital, medication, pill, pills, blood pressure, diagnosis, "
-            "prescription, headache, infection, vaccine, cough, allergy, treatment, patient"
+            "prescription, headache, infection, vaccine, cough, allergy, treatment"
         ),
         _terms(
             "differential diagnosis, pathophysiology, etiology, prognosis, contraindication, "
@@ -150,10 +150,10 @@ DOMAINS: tuple[Domain, ...] = (
             "ecg, ekg, troponin, creatinine, egfr, sepsis, anticoagulant, anticoagulation, "
             "ace inhibitor, beta blocker, ssri, nsaid, intubation, auscultation, biopsy, "
             "idiopathic, prophylaxis, iv fluids, mg/kg, dosage adjustment, renal clearance, "
-            "hba1c, metformin, insulin resistance, immunosuppression, metastasis, triage"
+            "hba1c, metformin, insulin resistance, immunosuppression, metastasis"
         ),
         _terms(
-            "doctor, physician, nurse, surgeon, pharmacist, paramedic, gp, resident, "
+            "doctor, physician, nurse, surgeon, pharmacist, paramedic, gp, "
             "cardiologist, oncologist, anesthesiologist, dentist, medical student, clinician"
         ),
         _terms("been to a doctor, studied medicine, taken medication"),
@@ -163,16 +163,16 @@ DOMAINS: tuple[Domain, ...] = (
         "Law",
         _terms(
             "law, legal, lawyer, contract, lease, landlord, tenant, court, judge, sue, "
-            "lawsuit, rights, police, illegal, copyright, will, divorce, custody, fine"
+            "lawsuit, police, illegal, copyright, divorce, custody"
         ),
         _terms(
             "tort, negligence, plaintiff, defendant, jurisdiction, statute of limitations, "
             "precedent, case law, indemnity, indemnification, liability clause, force majeure, "
-            "breach of contract, consideration, estoppel, injunction, subpoena, deposition, "
-            "discovery, summary judgment, habeas corpus, mens rea, due diligence, "
+            "breach of contract, estoppel, injunction, subpoena, deposition, "
+            "summary judgment, habeas corpus, mens rea, due diligence, "
             "fiduciary duty, arbitration clause, severability, affidavit, probate, "
             "intellectual property, gdpr, data controller, lawful basis, statutory, "
-            "pleading, appellate, voir dire, tortious, remedies"
+            "pleading, appellate, voir dire, tortious"
         ),
         _terms(
             "lawyer, attorney, solicitor, barrister, paralegal, judge, legal counsel, "
@@ -185,7 +185,7 @@ DOMAINS: tuple[Domain, ...] = (
         "Music",
         _terms(
             "music, song, songs, guitar, piano, violin, drums, sing, singing, band, "
-            "instrument, melody, notes, chords, chord, play music, practice, concert, "
+            "instrument, melody, chords, chord, play music, concert, "
             "musician, lyrics, album, rhythm"
         ),
         _terms(
@@ -198,7 +198,7 @@ DOMAINS: tuple[Domain, ...] = (
         ),
         _terms(
             "musician, pianist, guitarist, violinist, drummer, singer, composer, "
-            "music teacher, producer, conductor"
+            "music teacher, conductor"
         ),
         _terms("played an instrument, played guitar, played piano, sung, played music"),
     ),
@@ -216,7 +216,7 @@ DOMAINS: tuple[Domain, ...] = (
             "manifold, differential equation, taylor series, convergence, bayes theorem, "
             "posterior, likelihood, variance, standard deviation, hypothesis test, "
             "p-value, proof by induction, modular arithmetic, prime factorization, "
-            "limit, lemma, theorem, corollary, bijection, cardinality"
+            "lemma, theorem, corollary, bijection, cardinality"
         ),
         _terms("mathematician, statistician, math teacher, physicist"),
         _terms("studied math, done algebra, understood math"),
@@ -231,7 +231,7 @@ DOMAINS: tuple[Domain, ...] = (
         ),
         _terms(
             "progressive overload, hypertrophy, deload, rpe, one rep max, 1rm, periodization, "
-            "vo2 max, lactate threshold, zone 2, tempo run, intervals, macros, tdee, "
+            "vo2 max, lactate threshold, zone 2, tempo run, tdee, "
             "caloric deficit, compound lift, deadlift, romanian deadlift, hip hinge, "
             "eccentric, concentric, time under tension, mobility work, supersets"
         ),
@@ -259,8 +259,8 @@ DOMAINS: tuple[Domain, ...] = (
         "photography",
         "Photography",
         _terms(
-            "photo, photos, photography, camera, picture, pictures, lens, photograph, "
-            "phone camera, selfie, zoom, flash, portrait, edit photos"
+            "photo, photos, photography, camera, lens, photograph, "
+            "phone camera, selfie, portrait, edit photos"
         ),
         _terms(
             "aperture, shutter speed, iso, depth of field, bokeh, focal length, prime lens, "
@@ -396,7 +396,8 @@ _SELF_MIDDLE_RE = re.compile(
     r"(?P<y>[^.!?,;\n]{1,40})"
 )
 _SELF_EXPERT_RE = re.compile(
-    r"\b(?:i'?m|i am|i work as|i'?ve worked as|i have worked as|as) (?:a |an )?"
+    r"(?:\b(?:i'?m|i am|i work as|i'?ve worked as|i have worked as)|(?:^|[.!?\n]\s*)as) "
+    r"(?:a |an )?"
     r"(?:(?:senior|professional|practising|practicing|qualified|licensed|certified|"
     r"experienced|retired|lead|staff|principal|full-time|trained) )*"
     r"(?P<role>[a-z]+(?:[ -][a-z]+){0,3})"
@@ -507,7 +508,9 @@ def _self_descriptions(lower: str, prose: str) -> dict[str, tuple[str, str]]:
             slug = _role_domain(match.group("role"))
         elif match.group("field"):
             field = " ".join(WORD_RE.findall(match.group("field").lower())[:3])
-            slug = next((d for k, d in _FIELDS.items() if field.startswith(k)), "")
+            slug = next(
+                (d for k, d in _FIELDS.items() if field == k or field.startswith(k + " ")), ""
+            )
         else:
             span = match.group("x") or match.group("doing") or match.group("teach") or ""
             slug = _role_domain(span) or next(iter(domains_in(span)), "")

@@ -75,6 +75,11 @@ class ExpertiseBlock:
         return bool(self.text)
 
 
+# A profile's rows (at most one per subject), read on a turn's path and after it: compiled once
+# (web.compiled).
+_LEVELS_OF = CompiledRead(lambda profile_id: DomainLevel.objects.filter(profile_id=profile_id), int)
+
+
 def _readings(texts: Iterable[str]) -> list[DomainEvidence]:
     return [
         evidence
@@ -88,7 +93,7 @@ def _readings(texts: Iterable[str]) -> list[DomainEvidence]:
 
 
 def expertise_for_turn(profile: UserProfile, text: str) -> ExpertiseBlock:
-    """The block for a message: one query, none when the message names no domain."""
+    """The block for a message: one compiled read, none when the message names no domain."""
     evidence = analyse_domains(text)
     domains = main_domains(evidence)
     if not domains:
@@ -134,9 +139,6 @@ def expertise_for_turn(profile: UserProfile, text: str) -> ExpertiseBlock:
 
 
 # -- learning -----------------------------------------------------------------------------------
-
-
-_LEVELS_OF = CompiledRead(lambda profile_id: DomainLevel.objects.filter(profile_id=profile_id), int)
 
 
 class _Changed(Exception):

@@ -40,6 +40,7 @@ SIGNED_IN = {
     "profiles:preferences",
     "profiles:memory",
     "profiles:reset_style",
+    "profiles:domains",
     "memory:page",
     "memory:add",
     "profiles:domains",

@@ -108,3 +108,20 @@ def test_the_estimate_is_a_running_mean_from_the_prior():
     assert score == pytest.approx((0.5 + 5) / 6)
     with pytest.raises(TypeError):
         analyse_domains(None)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I will send it tomorrow, that is fine with me, thanks for the notes.",
+        "What are my options for the trip? Zoom in on the big picture.",
+        "I'm a resident of Paris and I work in Italy.",
+    ],
+)
+def test_everyday_words_name_no_subject(text):
+    assert analyse_domains(text) == {}
+
+
+def test_as_a_is_a_self_description_only_at_a_sentence_start():
+    assert analyse_domains("As a nurse, I see sepsis often.")["medicine"].weight == STRONG_WEIGHT
+    assert analyse_domains("Buy tools such as a chef knife and a pan.")["cooking"].weight == 1

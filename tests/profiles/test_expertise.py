@@ -179,3 +179,16 @@ def test_memory_switched_off_since_the_read_learns_nothing(alice):
     profile_set_memory(user=alice, enabled=False)
     assert domains_observe(user=alice, texts=[EXPERT_CODE[1]], profile=stale) == 0
     assert level(alice, "programming").evidence == 1
+
+
+@pytest.mark.django_db
+def test_after_a_turn_a_temporary_chat_teaches_nothing(alice):
+    from chat import turn
+    from chat.services import conversation_create, message_create
+
+    for temporary, expected in ((True, 0), (False, 1)):
+        conversation = conversation_create(user=alice, temporary=temporary)
+        message = message_create(conversation=conversation, role="user", content=EXPERT_CODE[0])
+        turn._after_turns([(conversation, message)])
+        found = DomainLevel.objects.filter(profile__user=alice, domain="programming").first()
+        assert (found.evidence if found else 0) == expected
