@@ -39,6 +39,7 @@ SIGNED_IN = {
     "profiles:memory",
     "profiles:reset_style",
     "memory:page",
+    "memory:add",
     "userdata:export",
     "userdata:forget_everything",
     "userdata:account_delete",
