@@ -43,7 +43,6 @@ SIGNED_IN = {
     "profiles:domains",
     "memory:page",
     "memory:add",
-    "profiles:domains",
     "userdata:export",
     "userdata:forget_everything",
     "userdata:account_delete",

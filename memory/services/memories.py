@@ -164,6 +164,8 @@ def fact_remember(
             return "updated"
         if _deleted_after(Fact, user, key, source_message):
             return "updated"  # the user deleted it after saying it: not learned again
+        if _taken_from(source_message, active, subject, text):
+            return "updated"  # this message's fact, already taken in other words
         older = list(active.filter(subject=subject)) if subject else []
         if any(old.protected for old in older):
             suggest = True  # contradicts what the user pinned or typed: they decide
@@ -219,6 +221,21 @@ def _waiting(obj) -> bool:
 
 def _visible(obj, fields: tuple[str, ...]) -> tuple:
     return tuple(repr(getattr(obj, name)) for name in fields)
+
+
+def _taken_from(source_message: Message | None, active, subject: str, text: str) -> bool:
+    """Whether an active fact of the user already came from ``source_message`` about the same
+    subject or in nearly the same words: the turn's extractor said "The user lives in Lyon.",
+    a summary model "Alice lives in Lyon." from the same message; one fact, not two (nor a
+    second suggestion in "ask first")."""
+    if source_message is None:
+        return False
+    for other_subject, other_text in active.filter(source_messages=source_message).values_list(
+        "subject", "text"
+    ):
+        if (subject and other_subject == subject) or extraction.same_item(text, other_text):
+            return True
+    return False
 
 
 def _deleted_after(model, user, key: str, source_message: Message | None) -> bool:

@@ -137,6 +137,11 @@ def test_every_page_passes_the_audit(browser, app_server, fake_upstream, auditor
         response = page.goto(f"{app_server.url}{path}")
         assert response.status == 200, (where, path)
         problems += audit(page, where) + overflow(page, where)
+    page.goto(f"{app_server.url}/memory/")  # the add form open, with an error
+    page.get_by_text("Add a memory", exact=True).click()
+    page.get_by_role("button", name="Add", exact=True).click()
+    expect(page.locator("#add-text-error")).to_be_visible()
+    problems += audit(page, "memory, add form") + overflow(page, "memory, add form")
     page.goto(f"{app_server.url}/staff/users/?q={auditor}")
     page.locator("#user-table").get_by_role("link", name=auditor, exact=True).click()
     expect(page.get_by_role("heading", level=1)).to_contain_text(auditor)

@@ -148,3 +148,56 @@ def test_the_light_extractor_keeps_every_fact_of_a_compound_sentence(alice):
         "daughters name": "The user's daughter's name is Ada.",
         "job": "The user works as a nurse.",
     }
+
+
+@sync_to_async
+def memory_page(user, query=""):
+    from django.test import Client
+
+    client = Client()
+    client.force_login(user)
+    return client.get("/memory/", {"q": query} if query else {}).content.decode()
+
+
+@sync_to_async
+def add_by_hand(user, kind, text):
+    from django.test import Client
+
+    client = Client()
+    client.force_login(user)
+    return client.post("/memory/add/", {"kind": kind, "text": text, "category": "personal"})
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_new_user_sees_every_fact_the_decision_and_the_task_and_a_memory_added_by_hand(
+    alice, offline
+):
+    """Tried as a new user: compound sentences in ordinary talk; the Memory page lists every
+    statement at once, and a memory typed there is in the next reply's context."""
+    first = await sync_to_async(conversation_create)(user=alice, title="Monday")
+    socket = await connected(alice, first.pk)
+    await turn(
+        socket,
+        "Hi! My name is Alice, I live in Lyon and my daughter's name is Ada. I work as a nurse.",
+    )
+    await turn(
+        socket, "We decided to go to Porto in August, and I need to fix the fence by Friday."
+    )
+    await socket.disconnect()
+    for _ in range(50):
+        page = await memory_page(alice)
+        if "Fix the fence" in page:
+            break
+        await asyncio.sleep(0.05)
+    for shown in ("Alice", "Lyon", "Ada", "nurse", "Go to Porto in August", "Fix the fence"):
+        assert shown in page, shown
+    response = await add_by_hand(alice, "fact", "I am allergic to peanuts.")
+    assert response.status_code == 302
+    assert "allergic to peanuts" in await memory_page(alice, "peanuts allergy")
+
+    second = await sync_to_async(conversation_create)(user=alice, title="Dinner")
+    socket = await connected(alice, second.pk)
+    await turn(socket, "Any ideas for a dinner with peanuts?")
+    await socket.disconnect()
+    report = await last_report(second.pk)
+    assert any("allergic to peanuts" in memory["text"] for memory in report["memories"])

@@ -9,6 +9,7 @@ from memory import services
 from memory.extraction import (
     ExtractedAction,
     ExtractedDecision,
+    ExtractedFact,
     Extraction,
     extract,
     extract_turn,
@@ -198,3 +199,27 @@ def test_what_the_user_deleted_after_the_turn_does_not_come_back_with_the_summar
     again = said(conversation, "We decided to go to Porto.")
     services.memories_from_turn(conversation=conversation, message=again)
     assert Decision.objects.filter(user=alice).count() == 1
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("mode", ["automatic", "ask"])
+def test_a_models_other_wording_of_the_turns_fact_is_the_same_fact(conversation, alice, mode):
+    """Same message, same subject or nearly the same words: one fact, not a second one, nor
+    a second suggestion."""
+    profile_set_memory_mode(user=alice, mode=mode)
+    message = said(conversation, "Hi! My name is Alice, I live in Lyon.")
+    services.memories_from_turn(conversation=conversation, message=message)
+    model_says = Extraction(
+        summary="- Alice lives in Lyon.",
+        facts=[
+            ExtractedFact("personal", "location", "Alice lives in Lyon.", 0.7, 0),
+            ExtractedFact("personal", "", "The user's name is Alice", 0.7, 0),
+        ],
+    )
+    services.memories_merge(conversation=conversation, extraction=model_says, messages=[message])
+    facts = Fact.objects.filter(user=alice)
+    assert sorted(facts.values_list("text", flat=True)) == [
+        "The user lives in Lyon.",
+        "The user's name is Alice.",
+    ]
+    assert {f.status for f in facts} == {"active"}
