@@ -51,7 +51,7 @@ from memory.search.terms import (
 
 BM25_K1, BM25_B = 1.2, 0.75
 ROLE_WEIGHT = {"assistant": 0.5, "system": 0.5}  # a long reply's weight; everything else 1
-PERSON_WORDS = 60  # a reply of up to this many words weighs 1 (role_weight)
+PERSON_WORDS = exchange.PERSON_WORDS  # a reply of up to this many words weighs 1 (role_weight)
 REPLY_SHARE = 0.2
 DATE_BOOST = 1.3
 RESTATED = 0.8  # within this share of the best row holding the same words: a restatement
@@ -204,6 +204,10 @@ def search(
     threshold = scored[min(k, EXCHANGE_TOP, len(scored)) - 1][0] if scored else 0.0
     score_of = {rows[i].object_id: s for s, i, _ in scored if rows[i].kind == "message"}
     text_of = {r.object_id: (r.role, r.text) for r in rows if r.kind == "message"}
+    wanted = exchange.partners_to_read([rows[i].object_id for i in best_messages], around, text_of)
+    roles = {n.id: n.role for a in around.values() for n in (*a.before, *a.after)}
+    for message_id, text in exchange.texts(wanted).items():
+        text_of[message_id] = (roles[message_id], text)
     held_of = {r.object_id: held[i] for i, r in enumerate(rows) if r.kind == "message"}
     shown: set[int] = set(exclude_message_ids)
     stem_weights = query_weights(terms, stats)
