@@ -5,8 +5,10 @@ that matched, or the question before it.
 ``neighbours`` reads, in one statement, the two messages before and after each of many
 messages in their conversation (by time; failed, empty and the app's own offline replies are
 skipped). ``attach`` gives a hit the neighbours that match the query too (scored at least as
-well as the k-th best candidate), walking outward from the matching turn, two on each side at
-most, within ``MAX_CHARS``; a message another hit already shows is not shown again.
+well as the k-th best candidate) and, between two people's short turns, the other half of
+its exchange whether it matches or not (``short_talk``), walking outward from the matching
+turn, two on each side at most, within ``MAX_CHARS``; a message another hit already shows is
+not shown again.
 """
 
 from __future__ import annotations
@@ -17,8 +19,10 @@ from dataclasses import dataclass, field
 from django.db import connection
 
 from llm import OFFLINE_MODEL
+from memory.prompts import quotes_memory
 
 SPAN = 2  # neighbours on each side, at most
+PERSON_WORDS = 60  # a turn of up to this many words is a person's, not a generated answer
 MAX_CHARS = 6000  # an exchange's text (about 1,500 tokens); the matching turn is always shown
 
 
@@ -122,9 +126,8 @@ def attach(
             if neighbour.id in shown:
                 break
             other_half = (mine == "user") == (side is around.after) and neighbour.role != mine
-            if score_of.get(neighbour.id, -1.0) < threshold and not (
-                partner and nearest == 0 and other_half
-            ):
+            joins = nearest == 0 and other_half and (partner or short_talk(hit, neighbour, text_of))
+            if score_of.get(neighbour.id, -1.0) < threshold and not joins:
                 break
             if neighbour.id not in text_of:
                 text_of[neighbour.id] = (neighbour.role, _text(neighbour.id))
@@ -141,6 +144,50 @@ def attach(
     # Each message apart too, in time order: the context leaves out those its window holds.
     hit.parts = [(m, *text_of[m]) for m in ordered]
     hit.text = exchange_text(hit.parts)
+
+
+def short_talk(hit, partner: Neighbour, text_of: dict) -> bool:
+    """Two people talking: the turn and the other half of its exchange are both a person's
+    length, so the answer is often in the reply that does not repeat the question's words (or
+    the question is in the turn before an answer). A long generated answer is not: its
+    neighbours join only when they match the query too. (``partners_to_read`` has read the
+    partner's text before: no statement here but for a hit it did not foresee.)"""
+    if _words(text_of[hit.id][1]) > PERSON_WORDS:
+        return False
+    if partner.id not in text_of:
+        text_of[partner.id] = (partner.role, _text(partner.id))
+    text = text_of[partner.id][1]
+    # A reply quoting the memory block back is the app's own words, never recalled (schema).
+    return _words(text) <= PERSON_WORDS and not quotes_memory(text)
+
+
+def _words(text: str) -> int:
+    return text.count(" ") + 1  # as the index counts them (index.word_count)
+
+
+def partners_to_read(pivots: list[int], around: dict, text_of: dict) -> list[int]:
+    """The other halves of short pivots' exchanges whose text is not at hand yet: read in one
+    statement (``texts``) before ``attach`` needs them, not one read a hit."""
+    wanted = []
+    for pivot in pivots:
+        role, text = text_of[pivot]
+        entry = around.get(pivot)
+        if entry is None or _words(text) > PERSON_WORDS:
+            continue
+        side = entry.after if role == "user" else entry.before
+        if side and side[0].role != role and side[0].id not in text_of:
+            wanted.append(side[0].id)
+    return wanted
+
+
+def texts(message_ids: list[int]) -> dict[int, str]:
+    """Messages' texts, one statement."""
+    if not message_ids:
+        return {}
+    marks = ", ".join(["%s"] * len(message_ids))
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT id, content FROM chat_message WHERE id IN ({marks})", message_ids)
+        return {pk: content or "" for pk, content in cursor.fetchall()}
 
 
 def exchange_text(parts: list[tuple[int, str, str]]) -> str:

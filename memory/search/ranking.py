@@ -12,8 +12,9 @@ on the user's own statistics, one ranking whatever the database:
                 when the query asks about "now", "latest", "still")
               + 0.02 · importance (kind prior; a fact's own importance; pinned = 1)
 
-The user's own words are the evidence of what they told: an assistant's message weighs half
-(``ROLE_WEIGHT``; as much as the user's when the query asks for a summary), and its reply lends
+The user's own words are the evidence of what they told: a long assistant's message weighs
+half (``role_weight``: a reply as short as a person's turn weighs as the user's; every reply as
+much as the user's when the query asks for a summary), and its reply lends
 a user's message a fifth of its relevance (the answer often holds the words a question uses).
 Recency and importance only break near ties, so an old matching turn is never pushed below a
 weaker new one, and of two statements of the same fact the newest comes first
@@ -49,7 +50,8 @@ from memory.search.terms import (
 )
 
 BM25_K1, BM25_B = 1.2, 0.75
-ROLE_WEIGHT = {"assistant": 0.5, "system": 0.5}  # everything else weighs 1
+ROLE_WEIGHT = {"assistant": 0.5, "system": 0.5}  # a long reply's weight; everything else 1
+PERSON_WORDS = exchange.PERSON_WORDS  # a reply of up to this many words weighs 1 (role_weight)
 REPLY_SHARE = 0.2
 DATE_BOOST = 1.3
 RESTATED = 0.8  # within this share of the best row holding the same words: a restatement
@@ -98,6 +100,17 @@ def bm25_scores(
         scores.append(sum(idf[w] * n * (BM25_K1 + 1) / (n + norm) for w, n in tf.items()))
         held.append(frozenset(tf))
     return scores, held
+
+
+def role_weight(row: index.Row) -> float:
+    """The other side's turn weighs by how much it says, not by its role: a reply as short as
+    a person's turn (up to PERSON_WORDS) is evidence like the user's own (two people talking,
+    LoCoMo); a long generated answer weighs down to ROLE_WEIGHT (BEAM's replies run to 560
+    words and restate the question's words; its evidence is mostly the user's)."""
+    floor = ROLE_WEIGHT.get(row.role)
+    if floor is None:
+        return 1.0
+    return max(floor, min(1.0, PERSON_WORDS / max(row.words, 1)))
 
 
 def restatements_tie(
@@ -155,7 +168,7 @@ def search(
     summary = asks_for_summary(query)  # whole exchanges: both sides weigh the same
     relevance = []
     for i, row in enumerate(rows):
-        value = lexical[i] * (1.0 if summary else ROLE_WEIGHT.get(row.role, 1.0))
+        value = lexical[i] * (1.0 if summary else role_weight(row))
         if row.kind == "message" and row.role == "user":
             after = around.get(row.object_id, exchange.Around()).after
             if after and after[0].id in by_message:
@@ -191,6 +204,10 @@ def search(
     threshold = scored[min(k, EXCHANGE_TOP, len(scored)) - 1][0] if scored else 0.0
     score_of = {rows[i].object_id: s for s, i, _ in scored if rows[i].kind == "message"}
     text_of = {r.object_id: (r.role, r.text) for r in rows if r.kind == "message"}
+    wanted = exchange.partners_to_read([rows[i].object_id for i in best_messages], around, text_of)
+    roles = {n.id: n.role for a in around.values() for n in (*a.before, *a.after)}
+    for message_id, text in exchange.texts(wanted).items():
+        text_of[message_id] = (roles[message_id], text)
     held_of = {r.object_id: held[i] for i, r in enumerate(rows) if r.kind == "message"}
     shown: set[int] = set(exclude_message_ids)
     stem_weights = query_weights(terms, stats)

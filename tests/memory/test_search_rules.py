@@ -257,3 +257,39 @@ def test_a_recalled_decision_says_its_context_and_reason_apart(alice, conversati
     )
     (hit,) = search(user=alice, query="when do we travel to Lisbon?")
     assert hit.text == "Travel to Lisbon in March (before the busy season) (why: Cheaper flights)"
+
+
+def test_a_short_reply_weighs_as_a_persons_turn_and_a_long_one_half(alice, say):
+    """Two people talking: the other speaker's short turn holding the question's words ranks
+    with the user's; a long generated answer holding them as often ranks below. (Each in a
+    conversation of its own: no hit shows another as its neighbour.)"""
+
+    def alone(text, role):
+        return say(text, role=role, conversation=conversation_create(user=alice))
+
+    short = alone("Melanie: I painted a lake sunrise last week", "assistant")
+    mine = alone("Caroline: I painted a lake sunrise too", "user")
+    long_reply = alone(
+        "Here is a long answer about a painted lake sunrise. " + "Colour theory matters. " * 40,
+        "assistant",
+    )
+    scores = {h.id: h.score for h in search(user=alice, query="painted lake sunrise", k=10)}
+    assert scores[short.pk] >= 0.9 * scores[mine.pk]
+    assert scores[long_reply.pk] < 0.7 * scores[mine.pk]
+
+
+def test_between_short_turns_the_reply_joins_even_without_the_querys_words(alice, say):
+    """Two people's short turns: the reply carrying the answer comes with the matching turn;
+    after a long turn, a reply that does not match stays out."""
+    other = conversation_create(user=alice, title="Friends")
+    asked = say("Caroline: which book did you read on the trip?", conversation=other)
+    reply = say("Melanie: The Alchemist, loved it", role="assistant", conversation=other)
+    hit = next(h for h in search(user=alice, query="book on the trip", k=5) if h.id == asked.pk)
+    assert hit.message_ids == [asked.pk, reply.pk]
+    assert "The Alchemist" in hit.text
+
+    essay = conversation_create(user=alice, title="Essay")
+    long_turn = say("A long musing about a pottery class. " + "clay " * 80, conversation=essay)
+    say("Sounds good", role="assistant", conversation=essay)
+    hit = next(h for h in search(user=alice, query="pottery class", k=5) if h.id == long_turn.pk)
+    assert hit.message_ids == [long_turn.pk]
