@@ -4,11 +4,12 @@
     .venv/bin/python bench/turn_setup.py --before DIR --rounds 4   # DIR's checkout beside it
 
 What a first token waits for in the app, beyond what a bare relay does: the work between the
-``send`` frame and the request. Since the fourth session that is ``chat.turn.prepare_context``
-(the resend and busy checks, the context build with retrieval; the message is stored while
-the model works, ``chat.turn.store_turn``); before it, ``chat.turn.prepare_turn`` (store, then
-build). The script runs whichever the checkout has, in a child process per checkout and
-round, on a scratch SQLite database: a user with earlier conversations (6 messages by default;
+``send`` frame and the request. From the fourth session to issue 36 that was
+``chat.turn.prepare_context`` (the resend and busy checks, the context build with retrieval;
+the message stored while the model works, ``chat.turn.store_turn``); before and since,
+``chat.turn.prepare_turn`` (store, then build). The script runs whichever the checkout
+has, in a child process per checkout and round, on a scratch SQLite database: a user with
+earlier conversations (6 messages by default;
 ``--earlier 3000`` gives the search a full pool of candidates; ``--beam N`` a real user, BEAM
 chat N's sessions, the last one's user turns as the new messages) and a
 conversation that grows turn by turn (each reply stored and the after-turn work done, as the
@@ -75,6 +76,9 @@ else:
     questions = [t for r, t in texts[earlier_count:] if r == "user"][:50]
 conversation = services.conversation_create(user=user)
 split = hasattr(turn, "prepare_context")
+# The package (issue 36) or the module before it.
+finish = turn.reply._finish if hasattr(turn, "reply") else turn._finish
+after_turns = turn.after.after_turns if hasattr(turn, "after") else turn._after_turns
 cpu, wall = [], []
 for i, text in enumerate(questions):
     t0, c0 = time.perf_counter(), time.thread_time()
@@ -91,13 +95,13 @@ for i, text in enumerate(questions):
         cpu.append(c1 - c0)
         wall.append(t1 - t0)
     report = prepared.built.report
-    turn.reply._finish(
+    finish(
         reply=prepared.start.reply, content=f"About {text[:40]}: noted.",
         status=Message.Status.COMPLETE, prompt_tokens=120, completion_tokens=6,
         model=conversation.effective_model, context_report=report,
         system_prompt_version=report["system_prompt_version"],
     )
-    turn.after.after_turns([(conversation, prepared.start.user_message)])
+    after_turns([(conversation, prepared.start.user_message)])
 print(json.dumps({
     "split": split,
     "cpu_ms": 1000 * statistics.median(cpu),

@@ -25,6 +25,7 @@ from channels.layers import get_channel_layer
 
 from chat import protocol
 from chat.fanout import TabFanout
+from chat.models import STOPPED_BY_USER
 
 logger = logging.getLogger(__name__)
 
@@ -206,8 +207,6 @@ class Room:
             for tab in self.tabs:
                 tab.deliver(event["frame"])
         elif kind == "chat.stop":
-            from chat.models import STOPPED_BY_USER
-
             self.stop_here(STOPPED_BY_USER)
         elif kind == "chat.join" and event.get("sender") != self.channel:
             resume = self.resume_frame()

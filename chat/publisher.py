@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 
 from chat import fanout, protocol
+from memory.selectors import notice_get
 
 logger = logging.getLogger(__name__)
 
@@ -14,8 +15,6 @@ logger = logging.getLogger(__name__)
 def publish_memory_event(sender, *, event_id: int, **kwargs) -> None:
     """A notice, as it now is, to every tab on its conversation and, as a note, to the
     user's tabs elsewhere. From a database thread or a job worker: never on the event loop."""
-    from memory.selectors import notice_get
-
     try:
         notice = notice_get(event_id=event_id)
         if notice is not None:

@@ -316,12 +316,6 @@ def _lock_and_check_idle(conversation: Conversation) -> None:
     _refuse_while_streaming(conversation, interrupt_stale=True)
 
 
-def turn_check_idle(conversation: Conversation) -> None:
-    """turn_begin's refusals (a reply streaming here, too many elsewhere), read before a model
-    request goes out so that a refused turn sends none; without locks: turn_begin checks again."""
-    _refuse_while_streaming(conversation, interrupt_stale=False)
-
-
 # The user's streaming replies, read on every turn: through the partial index of messages
 # not complete, whose condition the statement repeats word for word (without it SQLite
 # cannot tell the index applies, and it read every message of every conversation the user
@@ -401,12 +395,10 @@ def turn_begin(*, conversation: Conversation, text: str, client_id: str = "") ->
     """Store the user's message and the reply's placeholder, atomically; or, for a client_id
     already stored, return what exists without storing anything.
 
-    A new turn's caller looks for a resend before the model's request goes out
-    (``chat.turn.prepare_context``); here it is not looked for up front: the unique
-    (conversation, client_id) constraint refuses the insert of one stored meanwhile, and a
-    turn refused as busy (the resend of a message whose reply still streams) looks too,
-    before it says so. Either way the transaction is rolled back and what exists is
-    returned, as a lookup first would have.
+    A resend is not looked for up front: the unique (conversation, client_id) constraint
+    refuses the insert of one stored before, and a turn refused as busy (the resend of a
+    message whose reply still streams) looks too, before it says so. Either way the
+    transaction is rolled back and what exists is returned, as a lookup first would have.
     """
     title = conversation.title
     try:

@@ -2,8 +2,8 @@
 
 - ``drive``: the turn in order, with no websocket in it (``take_turn``, ``take_turn_again``;
   ``run_turn`` with a sink for the frames): what the consumer and any other driver call;
-- ``setup``: the database steps before the model streams (checks, context, stores), in a
-  set-up process or a database thread;
+- ``setup``: the database steps before the model streams (the store and its checks, then the
+  context), in one trip to a set-up process or a database thread;
 - ``reply``: the stream on the event loop (``ReplyTask``), run by the conversation's room
   (``chat.live``), and the reply's store;
 - ``after``: the work after the reply (style, memory, activity), in a database thread;
@@ -21,16 +21,14 @@ from chat.turn.drive import (
     take_turn_again,
 )
 from chat.turn.gate import in_db_thread, run_setup
-from chat.turn.reply import ReplyTask, drop_request, open_stream
+from chat.turn.reply import ReplyTask, open_stream
 from chat.turn.setup import (
     PreparedTurn,
-    prepare_context,
     prepare_continue,
     prepare_edit,
     prepare_regenerate,
     prepare_retry,
     prepare_turn,
-    store_turn,
 )
 
 __all__ = [
@@ -39,10 +37,8 @@ __all__ = [
     "Turn",
     "admit_model_call",
     "admitted_setup",
-    "drop_request",
     "in_db_thread",
     "open_stream",
-    "prepare_context",
     "prepare_continue",
     "prepare_edit",
     "prepare_regenerate",
@@ -50,7 +46,6 @@ __all__ = [
     "prepare_turn",
     "run_setup",
     "run_turn",
-    "store_turn",
     "take_turn",
     "take_turn_again",
 ]

@@ -1,12 +1,12 @@
 """One turn, in order, with no websocket in it: what a tab's ``send`` does, and what any other
 driver (an HTTP endpoint) calls with a sink for the frames.
 
-admit (the per-minute count, ``admit_model_call``; the one resend and busy check before any
-request, ``chat.turn.setup.prepare_context``) → the context built once (read only) and the
-model's request sent → the message and the reply's placeholder stored (the store checks both
-again under its locks; a turn it refuses drops the request) → the reply streamed in the
-conversation's room (``chat.live``: every tab on the conversation, in every process, sees
-it) → stored once → the after-turn work (``chat.turn.reply.ReplyTask``).
+admit (the per-minute count, ``admit_model_call``) → the message and the reply's placeholder
+stored (the one busy check, under the user's lock, and the one resend check) → the context
+built once (``chat.turn.setup.prepare_turn``, one trip with the store) → the model's request
+sent and the reply streamed in the conversation's room (``chat.live``: every tab on the
+conversation, in every process, sees it) → stored once → the after-turn work
+(``chat.turn.reply.ReplyTask``).
 """
 
 from __future__ import annotations
@@ -22,15 +22,14 @@ from chat import limits, live, protocol, services, setup_workers
 from chat.models import Message
 from chat.services import ChatError
 from chat.turn.gate import in_db_thread, run_setup
-from chat.turn.reply import ReplyTask, drop_request, open_stream
+from chat.turn.reply import ReplyTask
 from chat.turn.setup import (
     PreparedTurn,
-    prepare_context,
     prepare_continue,
     prepare_edit,
     prepare_regenerate,
     prepare_retry,
-    store_turn,
+    prepare_turn,
 )
 
 
@@ -61,69 +60,34 @@ def _admitted(fn, user, **kwargs):
     return fn(**kwargs)
 
 
-async def admitted_setup(fn, *, user, conversation, reads_only: bool = False, **kwargs):
+async def admitted_setup(fn, *, user, conversation, **kwargs):
     """A set-up step that makes the model work, once the call is counted against the user's
     per-minute limit (the counter may live in Redis: never a blocking call on the event
-    loop). In one thread trip with the step; or, with set-up processes, in a thread beside
-    the step when the step only reads (a refused call drops what it built), before it
-    otherwise."""
-    if not setup_workers.enabled():  # decided once: the count is never made in a process
+    loop): in one thread trip with the step, or, with set-up processes, in a thread before
+    it (the count is never made in a process)."""
+    if not setup_workers.enabled():
         return await run_setup(
             partial(_admitted, fn, user), conversation=conversation, in_process=False, **kwargs
         )
-    if not reads_only:
-        await in_db_thread(admit_model_call)(user)
-        return await run_setup(fn, conversation=conversation, **kwargs)
-    setup = asyncio.ensure_future(run_setup(fn, conversation=conversation, **kwargs))
-    admitting = None
-    try:
-        # The job goes out first: the count's thread would take the GIL from its making.
-        await asyncio.sleep(0)
-        admitting = asyncio.ensure_future(in_db_thread(admit_model_call)(user))
-        return await setup
-    finally:
-        setup.cancel()  # only if this task was cancelled before awaiting it
-        if admitting is not None:
-            await admitting
+    await in_db_thread(admit_model_call)(user)
+    return await run_setup(fn, conversation=conversation, **kwargs)
 
 
 async def take_turn(*, user, conversation, text: str, client_id: str, room: live.Room) -> Turn:
-    """A new message: admitted, its context built and the request sent, stored, and its
-    reply started in ``room`` (``Turn.task``); or, for a resend of a stored message, what
-    exists (no task). Raises ChatError for a turn refused (limits, a reply streaming)."""
+    """A new message: admitted, stored, its context built, and its reply started in ``room``
+    (``Turn.task``); or, for a resend of a stored message, what exists (no task). Raises
+    ChatError for a turn refused (limits, a reply streaming)."""
     untitled = not conversation.title
     started = time.monotonic()  # when the message arrived: TTFT as the user sees it
-    draft = await admitted_setup(
-        prepare_context,
-        user=user,
-        conversation=conversation,
-        reads_only=True,
-        text=text,
-        client_id=client_id,
+    prepared = await admitted_setup(
+        prepare_turn, user=user, conversation=conversation, text=text, client_id=client_id
     )
-    if draft.start is not None:  # a resend: no request
-        return Turn(draft.start)
-    # The request goes out before the message is stored: the store takes place during the
-    # model's own wait for its first token (the first chunk needs the reply's id).
-    request = open_stream(conversation, draft.built)
-    # Let the request's task write it out before the store's job is made and sent.
-    await asyncio.sleep(0)
-    try:
-        # The context is not sent back to a set-up process only to be returned.
-        prepared = await run_setup(
-            store_turn, conversation=conversation, text=text, client_id=client_id, built=None
-        )
-    except BaseException:
-        await asyncio.shield(drop_request(request))
-        raise
-    if prepared.start.replayed:
-        await drop_request(request)
+    if prepared.start.replayed:  # a resend: no request
         return Turn(prepared.start)
-    prepared.built = draft.built
     await room.publish(prepared.user_frame)
     if untitled and conversation.title:  # the first message gave it its title
         await room.publish(protocol.title(conversation.title))
-    return Turn(prepared.start, _start(room, conversation, prepared, started, request=request))
+    return Turn(prepared.start, _start(room, conversation, prepared, started))
 
 
 AGAIN = {
@@ -146,7 +110,7 @@ async def take_turn_again(kind: str, *, user, conversation, room: live.Room, **a
 
 
 def _start(
-    room: live.Room, conversation, prepared: PreparedTurn, started: float, *, new=True, request=None
+    room: live.Room, conversation, prepared: PreparedTurn, started: float, *, new=True
 ) -> asyncio.Task:
     reply = ReplyTask(
         conversation=conversation,
@@ -154,7 +118,6 @@ def _start(
         publish=room.publish,
         new_message=new,
         started=started,
-        request=request,
     )
     return room.start_reply(reply)
 

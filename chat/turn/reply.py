@@ -40,8 +40,7 @@ RENDER_COST_FACTOR = 10
 
 
 def open_stream(conversation, built: context.BuiltContext) -> asyncio.Task:
-    """Send the model's request for ``built`` now; the task gives the reply's stream. A task
-    nobody awaits (its turn was refused after it went out) is cancelled by its caller."""
+    """Send the model's request for ``built`` now; the task gives the reply's stream."""
     report = built.report
     max_tokens = report.get("reserve") or settings.MEMORYCHAT_REPLY_RESERVE
     request = asyncio.ensure_future(
@@ -57,15 +56,6 @@ def open_stream(conversation, built: context.BuiltContext) -> asyncio.Task:
     return request
 
 
-async def drop_request(request: asyncio.Task) -> None:
-    """Give up a request ``open_stream`` sent for a turn that was then refused: cancelled if
-    it is still on its way, its stream closed if the model already answered."""
-    if not request.done():
-        request.cancel()
-    elif not request.cancelled() and request.exception() is None:
-        await _quietly(request.result().aclose())
-
-
 class ReplyTask:
     """The streaming of one reply; ``cancel(reason)`` stops it and keeps what was written."""
 
@@ -77,10 +67,8 @@ class ReplyTask:
         publish: Publish,
         new_message: bool = True,
         started: float | None = None,
-        request: asyncio.Task | None = None,
     ):
         self.conversation = conversation
-        self.request = request  # the model's request, when it went out before the store
         self.built = prepared.built
         self.started = started if started is not None else time.monotonic()
         self.new_message = new_message  # False on a retry: the style already learned from it
@@ -153,8 +141,8 @@ class ReplyTask:
             report, prompt_version = built.report, built.report["system_prompt_version"]
             model = self.conversation.effective_model
             max_tokens = report.get("reserve") or settings.MEMORYCHAT_REPLY_RESERVE
-            # The request goes out (if it has not yet) while the tabs are told a reply comes.
-            request = self.request or open_stream(self.conversation, built)
+            # The request goes out while the tabs are told a reply comes.
+            request = open_stream(self.conversation, built)
             self.start_frame = self.start_frame or protocol.reply_start(reply)
             await self.publish(self.start_frame)
             stream = await request

@@ -1,8 +1,8 @@
 """A turn's database steps before the model streams, run in a set-up process or a database
-thread (``chat.turn.gate.run_setup``): the resend and busy checks and the context build
-(``prepare_context``), the store of the message and the reply's placeholder (``store_turn``),
-and the same in one trip for retry, regenerate, edit and Continue. Each returns a
-``PreparedTurn``; the first frames' articles are rendered here, off the event loop."""
+thread (``chat.turn.gate.run_setup``), one trip a turn: the message stored (its checks under
+the store's locks), then the context built once (``prepare_turn``); the same for retry,
+regenerate, edit and Continue. Each returns a ``PreparedTurn``; the first frames' articles
+are rendered here, off the event loop."""
 
 from __future__ import annotations
 
@@ -21,13 +21,13 @@ CONTINUE_PROMPT = (
 
 @dataclass
 class PreparedTurn:
-    start: services.TurnStart | None  # None while the message is not stored yet
+    start: services.TurnStart
     built: context.BuiltContext | None  # None when the message was a resend (replayed)
     prefix: str = ""  # the text a continued reply already has
     # The first frames, their articles rendered in the set-up thread rather than on the
     # event loop, where they would delay this reply's request and every other chat's chunks.
-    user_frame: dict | None = None
-    start_frame: dict | None = None
+    user_frame: protocol.UserMessageFrame | None = None
+    start_frame: protocol.ReplyStartFrame | None = None
 
 
 def _prepared(start: services.TurnStart, built, prefix: str = "") -> PreparedTurn:
@@ -40,41 +40,18 @@ def _prepared(start: services.TurnStart, built, prefix: str = "") -> PreparedTur
     )
 
 
-def prepare_context(*, conversation, text: str, client_id: str) -> PreparedTurn:
-    """The context for a new message, built before the message is stored (it only reads), so
-    that the model's request can go out while ``store_turn`` stores the message: the model's
-    own time to a first token hides the store. Its ``start`` is None until then; or, for the
-    resend of a stored message (a reconnected page sends again what it had no answer to),
-    what exists, and no context: no request goes out for it. Raises ChatError as turn_begin
-    would for a turn it refuses (a reply still streaming)."""
-    replayed = services.turn_replayed(conversation, client_id)
-    if replayed is not None:
-        return PreparedTurn(replayed, None)
-    services.turn_check_idle(conversation)  # a refused turn sends no request
-    text = services.clean_text(text)
-    if not conversation.temporary:  # the query's vector, computed beside the build
-        embeddings.query_vector_soon(user_id=conversation.user_id, query=text)
-    return PreparedTurn(
-        None, context.build(conversation=conversation, user_text=text, pending=True)
-    )
-
-
-def store_turn(*, conversation, text: str, client_id: str, built) -> PreparedTurn:
-    """Store the message and the reply's placeholder for a context ``prepare_context`` built.
-    A resend that came in meanwhile (``start.replayed``) stores nothing: its request is to be
-    cancelled."""
+def prepare_turn(*, conversation, text: str, client_id: str) -> PreparedTurn:
+    """A new message, in one trip: stored with the reply's placeholder (``turn_begin``: the
+    one busy check, under the user's lock, and the one resend check, the unique client_id),
+    then its context built once. For the resend of a stored message (a reconnected page
+    sends again what it had no answer to), what exists and no context: no request goes out.
+    Raises ChatError for a turn refused (a reply still streaming, too many elsewhere)."""
     start = services.turn_begin(conversation=conversation, text=text, client_id=client_id)
     if start.replayed:
         return PreparedTurn(start, None)
-    return _prepared(start, built)
-
-
-def prepare_turn(*, conversation, text: str, client_id: str) -> PreparedTurn:
-    """Both in one call, for a caller with no request to send in between."""
-    draft = prepare_context(conversation=conversation, text=text, client_id=client_id)
-    if draft.start is not None:
-        return draft
-    return store_turn(conversation=conversation, text=text, client_id=client_id, built=draft.built)
+    if not conversation.temporary:  # the query's vector, computed beside the build
+        embeddings.query_vector_soon(user_id=conversation.user_id, query=start.user_message.content)
+    return _prepared(start, _build(conversation, start.user_message))
 
 
 def prepare_retry(*, conversation, message_id: int) -> PreparedTurn:

@@ -333,31 +333,6 @@ async def test_a_second_message_while_streaming_is_refused(aconversation, alice,
     assert len(fake_llm.chat_requests()) == 1, "the refused turn asked the model nothing"
 
 
-async def test_a_turn_refused_after_its_request_went_out_cancels_it(
-    aconversation, alice, fake_llm, monkeypatch
-):
-    """The request goes out before the message is stored; when the store then refuses the
-    turn (another tab's reply began in between), the request is cancelled, nothing is stored
-    and the page is told why."""
-    from chat import turn
-
-    checks, dropped = [], []
-    monkeypatch.setattr(turn.setup.services, "turn_check_idle", lambda c: checks.append(c.pk))
-
-    async def drop(request):
-        dropped.append(request)
-        await turn.drop_request(request)
-
-    monkeypatch.setattr(turn.drive, "drop_request", drop)
-    frames = await second_message_while_streaming(aconversation, alice, fake_llm)
-    assert frames[-1]["code"] == "busy" and frames[-1]["client_id"] == "c2"
-    assert not [f for f in frames if f["type"] == "user_message"]
-    assert checks == [aconversation.pk, aconversation.pk]
-    (request,) = dropped  # the second turn's, and only it
-    assert request.done()
-    assert [r["content"] for r in await stored(aconversation) if r["role"] == "user"] == ["first"]
-
-
 async def test_stop_from_another_tab_stops_the_reply(aconversation, alice, fake_llm):
     """The Stop button works in a tab that did not send the message."""
     fake_llm.behaviour.reply = " ".join(["more"] * 200)
@@ -542,28 +517,3 @@ async def test_every_malformed_frame_gets_an_error_and_the_socket_stays_open(
     assert (await socket.receive_json_from())["code"] == "not_found"
     assert await stored(aconversation) == []
     await socket.disconnect()
-
-
-async def test_a_dropped_request_is_cancelled_or_its_stream_closed():
-    """drop_request: a request still on its way is cancelled; one the model already answered
-    has its stream closed, so its connection does not stay open."""
-    from chat.turn import drop_request
-
-    waiting = asyncio.ensure_future(asyncio.sleep(10))
-    await drop_request(waiting)
-    await asyncio.sleep(0)
-    assert waiting.cancelled()
-
-    class Stream:
-        closed = False
-
-        async def aclose(self):
-            self.closed = True
-
-    async def answered():
-        return Stream()
-
-    done = asyncio.ensure_future(answered())
-    await done
-    await drop_request(done)
-    assert done.result().closed

@@ -12,20 +12,19 @@ from chat.services import conversation_create
 
 pytestmark = pytest.mark.django_db
 
-# Before the model's request goes out (issue 17 took the set-up from 20 statements to 13,
-# then moved the store after the request): whether the message is a resend, whether a reply
-# still streams (the busy check, read again by the store under its locks), the current
-# summary, the newest history page, the recent replies' report totals (the token scale: read
-# apart, since reading a total parses the whole report), the profile (memory switch and
-# preferences); search: the user's index size, every term's row ids in one
-# statement, the candidate rows (leaving out what the user forgot: the forget feature's own
-# statement folded in), the hits' neighbours, the source titles; the pinned facts. The system
-# prompt comes from the cache.
-BEFORE_REQUEST_STATEMENTS = 12
-# While the request waits for its first token: the user's streaming replies (the busy check),
-# the message, the conversation's activity, the reply's placeholder. Where rows can be locked
-# (PostgreSQL), the user's and the conversation's rows are locked first: two more.
+# Before the model's request goes out, in one trip (issue 17 took the set-up from 20
+# statements to 13; issue 36 stores first, so the busy and resend checks are made once):
+# the store: the user's streaming replies (the busy check), the message (its unique
+# client_id is the resend check), the conversation's activity, the reply's placeholder;
+# where rows can be locked (PostgreSQL), the user's and the conversation's rows are locked
+# first: two more. Then the context: the current summary, the newest history page, the
+# recent replies' report totals (the token scale: read apart, since reading a total parses
+# the whole report), the profile (memory switch and preferences); search: the user's index
+# size, every term's row ids in one statement, the candidate rows (leaving out what the user
+# forgot: the forget feature's own statement folded in), the hits' neighbours, the source
+# titles; the pinned facts. The system prompt comes from the cache.
 STORE_TURN_STATEMENTS = 4
+CONTEXT_STATEMENTS = 10
 # Storing the reply: the row (the conversation's activity moved to the after-turn batch).
 STORE_STATEMENTS = 1
 # After the reply, per batch (issue 17: from 6): the conversations' activity (one statement
@@ -72,29 +71,29 @@ def talked(alice):
 
 
 def test_the_set_up_of_a_turn(talked):
-    """Building the context (memory on, with search hits), then storing the message."""
+    """Storing the message, then building the context (memory on, with search hits)."""
     text = "what about the apple harvest?"
     with CaptureQueriesContext(connection) as queries:
-        draft = turn.prepare_context(conversation=talked, text=text, client_id="x")
-    assert draft.start is None, "nothing stored before the request goes out"
-    assert draft.built.report["memories"], "the earlier conversation was recalled"
-    assert draft.built.report["token_scale"] is not None, "from the recent replies' reports"
-    assert len(statements(queries)) == BEFORE_REQUEST_STATEMENTS, statements(queries)
-
-    with CaptureQueriesContext(connection) as queries:
-        prepared = turn.store_turn(conversation=talked, text=text, client_id="x", built=draft.built)
-    assert prepared.start.user_message.content == text and prepared.built is draft.built
+        prepared = turn.prepare_turn(conversation=talked, text=text, client_id="x")
+    assert prepared.start.user_message.content == text and not prepared.start.replayed
+    assert prepared.built.report["memories"], "the earlier conversation was recalled"
+    assert prepared.built.report["token_scale"] is not None, "from the recent replies' reports"
     locks = 2 if connection.features.has_select_for_update else 0
-    assert len(statements(queries)) == STORE_TURN_STATEMENTS + locks, statements(queries)
+    expected = STORE_TURN_STATEMENTS + locks + CONTEXT_STATEMENTS
+    assert len(statements(queries)) == expected, statements(queries)
+    sent = prepared.built.messages
+    assert sent[-1] == {"role": "user", "content": text}, "the new message once, last"
+    assert sum(m["content"] == text for m in sent) == 1
 
 
-def test_a_resend_is_known_before_any_request(talked):
-    """A resend (same client_id) is known from the first statement: no context, no request."""
-    turn.prepare_turn(conversation=talked, text="the plums", client_id="again")
-    with CaptureQueriesContext(connection) as queries:
-        draft = turn.prepare_context(conversation=talked, text="the plums", client_id="again")
-    assert draft.start.replayed and draft.built is None
-    assert len(statements(queries)) == 3, statements(queries)  # the check, the message, its reply
+def test_a_resend_stores_nothing_and_builds_no_context(talked):
+    """A resend (same client_id): the store's unique client_id refuses it, and what exists
+    is returned: no context, no request."""
+    first = turn.prepare_turn(conversation=talked, text="the plums", client_id="again")
+    again = turn.prepare_turn(conversation=talked, text="the plums", client_id="again")
+    assert again.start.replayed and again.built is None
+    assert again.start.user_message.pk == first.start.user_message.pk
+    assert Message.objects.filter(conversation=talked, client_id="again").count() == 1
 
 
 def test_storing_the_reply(talked):
@@ -123,11 +122,12 @@ def test_the_after_turn_batch(talked, alice):
 
 @pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite's planner (PostgreSQL's costs)")
 def test_the_resend_check_reads_one_index_entry(talked):
-    """Asked before every turn: it must use the (conversation, client_id) index, not read the
+    """Asked for a resend: it must use the (conversation, client_id) index, not read the
     conversation's every message (the index is partial, which SQLite only uses when told)."""
+    turn.prepare_turn(conversation=talked, text="and the plums?", client_id="z")
     with CaptureQueriesContext(connection) as queries:
-        turn.prepare_context(conversation=talked, text="and the plums?", client_id="z")
-    check = statements(queries)[0]
+        turn.prepare_turn(conversation=talked, text="and the plums?", client_id="z")
+    check = next(q for q in statements(queries) if "client_id" in q and "SELECT 1" in q)
     assert "client_id" in check
     with connection.cursor() as cursor:
         cursor.execute("EXPLAIN QUERY PLAN " + check)
@@ -140,7 +140,7 @@ def test_the_busy_check_reads_only_unfinished_messages(talked):
     """Asked on every turn: it must read the index of messages not complete, not every
     message of every conversation the user has."""
     with CaptureQueriesContext(connection) as queries:
-        turn.prepare_context(conversation=talked, text="and the plums?", client_id="z")
+        turn.prepare_turn(conversation=talked, text="and the plums?", client_id="z")
     check = next(q for q in statements(queries) if "'streaming'" in q)
     with connection.cursor() as cursor:
         cursor.execute("EXPLAIN QUERY PLAN " + check)
