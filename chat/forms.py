@@ -7,6 +7,18 @@ from llm.catalogue import model_choices
 
 
 class SignupForm(UserCreationForm):
+    """A username and a password; an email address optional (confirmed by a link before it
+    is stored, so it is not a field of the user here)."""
+
+    email = forms.EmailField(
+        label="Email address (optional)",
+        required=False,
+        max_length=254,
+        help_text="Lets you reset a forgotten password. We send a link to confirm it.",
+    )
+
+    field_order = ("username", "email", "password1", "password2")
+
     class Meta(UserCreationForm.Meta):
         model = get_user_model()
         fields = ("username",)

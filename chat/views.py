@@ -19,6 +19,7 @@ from chat.forms import ConversationSettingsForm, NewConversationForm, RenameForm
 from chat.jsonsafe import MAX_ID
 from chat.templatetags.chat_tags import report_view
 from memory.services import conversation_forget, conversation_forget_plan
+from profiles.account import email_link_notice
 from web.access import login_required
 from web.fragments import render_fragments, render_page_or_fragment
 
@@ -62,6 +63,10 @@ def signup(request):
     if request.method == "POST" and form.is_valid():
         user = form.save()
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+        if address := form.cleaned_data["email"]:
+            # The chat page has no place for a notice: the profile, where the address shows.
+            email_link_notice(request, user=user, address=address)
+            return redirect("profiles:profile")
         return redirect("chat:home")
     return render(request, "registration/signup.html", {"form": form})
 

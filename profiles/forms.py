@@ -139,3 +139,13 @@ class ResetStyleForm(forms.Form):
         label="Yes, forget the style learned from my messages",
         error_messages={"required": "Tick the box to confirm."},
     )
+
+
+class EmailForm(forms.Form):
+    """The address a password reset is sent to; stored once confirmed by the link sent to it."""
+
+    email = forms.EmailField(
+        label="Email address",
+        max_length=254,
+        help_text="Only for resetting a forgotten password. We send a link to confirm it.",
+    )

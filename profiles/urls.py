@@ -8,4 +8,6 @@ urlpatterns = [
     path("preferences/", views.preferences_update, name="preferences"),
     path("memory/", views.memory_update, name="memory"),
     path("reset-style/", views.reset_style, name="reset_style"),
+    path("email/", views.email_update, name="email"),
+    path("email/confirm/<str:token>/", views.email_confirm, name="email_confirm"),
 ]

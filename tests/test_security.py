@@ -38,6 +38,8 @@ SIGNED_IN = {
     "profiles:preferences",
     "profiles:memory",
     "profiles:reset_style",
+    "profiles:email",
+    "profiles:email_confirm",
     "memory:page",
     "userdata:export",
     "userdata:forget_everything",
@@ -105,6 +107,8 @@ def world(alice, bob, staff):
 
 
 def owned_url(name, world):
+    if name == "profiles:email_confirm":
+        return reverse(name, args=["token"])
     if name == "memory:event_undo":
         return reverse(name, args=[world["event"].pk])
     if name.startswith("memory:"):
@@ -128,7 +132,11 @@ def test_another_user_gets_404_on_every_owned_url(client, bob, world, name):
 @pytest.mark.parametrize("name", sorted(OWNED | SIGNED_IN - {"password_change_done"}))
 def test_anonymous_visitors_are_sent_to_log_in(client, world, name):
     """Every page of a signed-in user redirects anonymous visitors to the login page."""
-    url = owned_url(name, world) if name in OWNED else reverse(name)
+    url = (
+        owned_url(name, world)
+        if name in OWNED or name == "profiles:email_confirm"
+        else reverse(name)
+    )
     for response in (client.get(url, {"before": 1}), client.post(url)):
         assert response.status_code in (302, 405), (url, response.status_code)
         if response.status_code == 302:
@@ -165,6 +173,7 @@ def post_urls(world, alice, staff):
             "profiles:preferences",
             "profiles:memory",
             "profiles:reset_style",
+            "profiles:email",
             "password_change",
             "userdata:forget_everything",
             "userdata:account_delete",
@@ -175,6 +184,8 @@ def post_urls(world, alice, staff):
         "staff:user_preferences": [alice.pk],
         "staff:user_style": [alice.pk],
         "staff:user_data_delete": [alice.pk],
+        "staff:user_password": [alice.pk],
+        "staff:user_reset_link": [alice.pk],
         "staff:import": [],
         "staff:resummarise": [conversation.pk],
         "staff:memory_bulk_delete": ["fact"],
