@@ -73,12 +73,25 @@ class ImportResult:
         return ", ".join(f"{n} {name.replace('_', ' ')}" for name, n in self.counts.items())
 
 
+IMPORTED = "imported from an export"
+
+
 class _Ids:
     """Document references to the new ids, and usernames to user ids."""
 
     def __init__(self):
         self.ids: dict[type, dict[str, int]] = defaultdict(dict)
         self._users: dict[str, int | None] = {}
+        # The account the export was made of (its username there) and the one it goes to.
+        self.exported_as: str | None = None
+        self.owner_id: int | None = None
+
+    def history_author(self, username) -> int | None:
+        """A history record the user made stays theirs; anyone else's (staff, the app) is
+        left unnamed, the import's reason says where it came from: never the importer."""
+        if username and username == self.exported_as:
+            return self.owner_id
+        return None
 
     def id(self, model: type, ref: str | None) -> int | None:
         return self.ids[model].get(ref) if ref else None
@@ -133,7 +146,8 @@ def _values(
 
 
 def _history_rows(model, records, object_id: int, owner: dict, ids: _Ids, *, where, actor):
-    """History records as they were, except their author: the importing staff member."""
+    """History records as they were, their author the user when it was them (see
+    ``_Ids.history_author``)."""
     history_model = model.history.model
     rows = []
     for n, record in enumerate(_list(records, where)):
@@ -148,13 +162,14 @@ def _history_rows(model, records, object_id: int, owner: dict, ids: _Ids, *, whe
             actor=actor,
         )
         values.update(owner)
+        author = ids.history_author(record.get("history_user"))
         rows.append(
             history_model(
                 id=object_id,
                 history_date=history_date,
                 history_type=history_type,
-                history_user_id=actor.pk,
-                history_change_reason=reason,
+                history_user_id=author,
+                history_change_reason=reason if reason or author else IMPORTED,
                 **values,
             )
         )
@@ -233,6 +248,7 @@ def user_data_import(*, document: dict, actor, username: str | None = None) -> I
                 )
             result = ImportResult(user=user, user_created=created)
             ids = _Ids()
+            ids.exported_as, ids.owner_id = document["user"].get("username"), user.pk
             _import_profile(document.get("profile"), user, ids, result, actor)
             for n, conversation in enumerate(_list(document.get("conversations"), "conversations")):
                 _import_conversation(
