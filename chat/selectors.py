@@ -34,6 +34,15 @@ def conversation_list(*, user, query: str = "", archived: bool = False) -> Query
     )
 
 
+def conversation_titles_matching(*, user, query: str, limit: int = 5) -> QuerySet:
+    """The user's conversations whose title holds ``query``, archived ones too (none for an
+    empty query)."""
+    if not query.strip():
+        return Conversation.objects.none()
+    rows = Conversation.objects.filter(user=user, title__icontains=query.strip())
+    return rows.order_by("archived", "-updated_at", "-id")[:limit]
+
+
 HIGHLIGHT_CONTEXT = 3  # messages shown before a highlighted one
 HIGHLIGHT_MAX = 1000  # messages from a highlighted one to the newest, at most
 

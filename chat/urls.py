@@ -6,6 +6,7 @@ app_name = "chat"
 urlpatterns = [
     path("", views.home, name="home"),
     path("c/new/", views.conversation_new, name="new"),
+    path("search/", views.search, name="search"),
     path("c/<int:conversation_id>/", views.conversation_detail, name="conversation"),
     path("c/<int:conversation_id>/history/", views.message_history, name="history"),
     path("c/<int:conversation_id>/rename/", views.conversation_rename, name="rename"),

@@ -17,6 +17,7 @@ from django_ratelimit.core import is_ratelimited
 from chat import limits, selectors, services
 from chat.forms import ConversationSettingsForm, NewConversationForm, RenameForm, SignupForm
 from chat.jsonsafe import MAX_ID
+from chat.search import message_search
 from chat.templatetags.chat_tags import report_view
 from memory.services import conversation_forget, conversation_forget_plan
 from profiles.account import email_link_notice
@@ -134,6 +135,7 @@ def _sidebar_context(request, current=None, *, archived: bool | None = None) -> 
         "conversations": selectors.conversation_list(
             user=request.user, query=query, archived=archived
         )[:200],
+        "message_hits": message_search(user=request.user, query=query) if query else [],
         "query": query,
         "show_archived": archived,
         "current": current,
@@ -153,6 +155,7 @@ def _page_context(request, conversation=None) -> dict:
         messages, has_more = selectors.message_page(conversation=conversation, highlight=highlight)
         context.update(
             highlight=highlight,
+            found=bool(request.GET.get("found")),
             conversation=conversation,
             messages=messages,
             has_more=has_more,
@@ -167,8 +170,9 @@ def _page_context(request, conversation=None) -> dict:
 
 
 def _highlight(request) -> int | None:
-    """The message to show highlighted (a memory's source: ``?highlight=<message id>``)."""
-    value = request.GET.get("highlight", "")
+    """The message to show highlighted (a memory's source: ``?highlight=<message id>``; a
+    search result: ``?found=<message id>``)."""
+    value = request.GET.get("highlight", "") or request.GET.get("found", "")
     return int(value) if value.isdigit() and 1 <= int(value) <= MAX_ID else None
 
 
@@ -334,3 +338,20 @@ def conversation_settings(request, conversation_id: int):
         context = {"conversation": conversation, "settings_form": form, "saved": form.is_valid()}
         return render_fragments(request, TEMPLATE, context, "conversation-settings")
     return redirect(conversation)
+
+
+@login_required
+@require_GET
+@vary_on_headers("HX-Request")
+def search(request):
+    """Titles and words in messages of all the user's conversations (chat.search): the page,
+    or its results for the Ctrl+K palette."""
+    query = services.clean_text(request.GET.get("q", "")).strip()[:200]
+    context = {
+        "query": query,
+        "titles": list(selectors.conversation_titles_matching(user=request.user, query=query)),
+        "message_hits": message_search(user=request.user, query=query),
+    }
+    if request.htmx:
+        return render(request, "chat/_search_results.html", context)
+    return render(request, "chat/search.html", context)

@@ -34,6 +34,7 @@ SIGNED_IN = {
     "password_change_done",
     "chat:home",
     "chat:new",
+    "chat:search",
     "profiles:profile",
     "profiles:preferences",
     "profiles:memory",
