@@ -1,3 +1,5 @@
+import secrets
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -161,3 +163,25 @@ class ReplyVersion(models.Model):
 
     def __str__(self) -> str:
         return f"version {self.number} of reply {self.reply_id}"
+
+
+def _share_token() -> str:
+    return secrets.token_urlsafe(24)  # 192 bits: not guessable, not enumerable
+
+
+class ConversationShare(models.Model):
+    """A read-only link to a conversation as it was when shared: its messages up to
+    ``through_message_id`` (chat.sharing). Revoking deletes it, and the link is a 404."""
+
+    conversation = models.OneToOneField(
+        Conversation, on_delete=models.CASCADE, related_name="share"
+    )
+    token = models.CharField(max_length=64, unique=True, default=_share_token)
+    through_message_id = models.BigIntegerField()
+    created_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"share of conversation {self.conversation_id}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("chat:shared", args=[self.token])

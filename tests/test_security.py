@@ -28,6 +28,7 @@ PUBLIC = {
     "password_reset_complete",
     "favicon",
     "userdata:goodbye",
+    "chat:shared",
 }
 SIGNED_IN = {
     "password_change",
@@ -55,6 +56,9 @@ OWNED = {
     "chat:settings",
     "chat:reply_version",
     "chat:context_report",
+    "chat:share",
+    "chat:share_revoke",
+    "chat:export",
     "memory:row",
     "memory:edit",
     "memory:pin",
@@ -114,6 +118,8 @@ def owned_url(name, world):
         return reverse(name, args=[world["event"].pk])
     if name.startswith("memory:"):
         return reverse(name, args=["fact", world["fact"].pk])
+    if name == "chat:export":
+        return reverse(name, args=[world["conversation"].pk, "markdown"])
     if name == "chat:reply_version":
         return reverse(name, args=[world["conversation"].pk, world["message"].pk, 1])
     if name == "chat:context_report":
@@ -164,6 +170,7 @@ def post_urls(world, alice, staff):
         "chat:conversation",
         "chat:reply_version",
         "chat:context_report",
+        "chat:export",
         "memory:row",
     }
     urls = [(alice, owned_url(n, world)) for n in OWNED - get_only]

@@ -107,3 +107,12 @@ def report_view(stored: dict | None) -> dict:
 def minutes(duration) -> int:
     """A timedelta in whole minutes, rounded up (the sign-in lockout page)."""
     return -(-int(duration.total_seconds()) // 60) if duration else 0
+
+
+@register.inclusion_tag("chat/_shared_links.html")
+def shared_links(user):
+    """The user's shared conversations, each with its link and Stop sharing (the profile's
+    "Your data")."""
+    from chat.sharing import shares_of
+
+    return {"shares": shares_of(user=user)}
