@@ -24,6 +24,14 @@ MAX_HITS = 30
 SNIPPET_BEFORE = 60  # characters of context before the first match
 SNIPPET_CHARS = 200  # at most, the whole snippet
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
+# Markdown's marks, left out of a snippet (it is read as text): a heading's, a quote's or a
+# list item's mark at the start of a line, a code fence, emphasis and code spans.
+_LINE_MARKS = re.compile(r"^[ \t]*(?:(?:#{1,6}|>|[-*+]|\d+[.)])[ \t]+|```\w*)", re.M)
+_INLINE_MARKS = re.compile(r"\*\*|__|~~|`")
+
+
+def plain(text: str) -> str:
+    return _INLINE_MARKS.sub("", _LINE_MARKS.sub("", text))
 
 
 class _MessageKind:
@@ -89,6 +97,7 @@ def _matches(word: str, terms: list[str], stems: set[str]) -> bool:
 def snippet(text: str, query: str) -> SafeString:
     """Up to SNIPPET_CHARS of ``text`` around the first word the query matched, every matched
     word in ``<mark>``; everything else escaped (the text is a user's or a model's)."""
+    text = plain(text)
     terms = search_terms(query)
     stems = {stem(term) for term in terms}
     spans = [m.span() for m in _WORD.finditer(text) if _matches(m.group(), terms, stems)]

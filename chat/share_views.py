@@ -45,7 +45,12 @@ def share(request, conversation_id: int):
     return render(
         request,
         "chat/share.html",
-        {"conversation": conversation, "share": current, "link": link},
+        {
+            "conversation": conversation,
+            "share": current,
+            "link": link,
+            "shared_count": len(sharing.shared_messages(current)) if current else 0,
+        },
     )
 
 

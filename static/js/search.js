@@ -30,6 +30,12 @@
     if (event.target === palette) palette.close();
   });
   palette.addEventListener("keydown", (event) => {
+    // Esc closes at once (in a search box it would first only clear the words).
+    if (event.key === "Escape") {
+      event.preventDefault();
+      palette.close();
+      return;
+    }
     if (event.key !== "ArrowDown" && event.key !== "ArrowUp") return;
     const links = [...palette.querySelectorAll("#palette-results a")];
     if (!links.length) return;

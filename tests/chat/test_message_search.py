@@ -86,3 +86,10 @@ def test_a_found_message_is_shown_without_the_memory_note(alice_client, chats):
     page = alice_client.get(hit.url.split("#")[0]).content.decode()
     assert f'id="m{hit.message_id}"' in page and "is-source" in page
     assert "What the assistant remembered came from this message" not in page
+
+
+def test_a_snippet_reads_as_text_not_markdown():
+    text = "## A week\n\nHere **is** a `plan`\n1. **Book** x\n- item\n> quote\n"
+    text += "```python\npi = 3.14\n```"
+    shown = str(snippet(text, "plan"))
+    assert shown == "A week Here is a <mark>plan</mark> Book x item quote pi = 3.14"
