@@ -23,6 +23,17 @@ class SignupForm(UserCreationForm):
         model = get_user_model()
         fields = ("username",)
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # A refused sign-up (a taken name, say) keeps what was typed, the passwords too.
+        for name in ("password1", "password2"):
+            self.fields[name].widget.render_value = True
+
+    def validate_password_for_user(self, user, password_field_name="password1"):  # noqa: S107
+        # The rules judge the password typed first: their error goes under that field, not
+        # under the confirmation (Django's default).
+        super().validate_password_for_user(user, password_field_name=password_field_name)
+
 
 class RenameForm(forms.Form):
     title = forms.CharField(max_length=200)

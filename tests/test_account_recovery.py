@@ -198,3 +198,23 @@ def test_deleting_the_account_deletes_its_log(client, staff, alice):
     )
     account_delete(user=alice)
     assert not LogEntry.objects.exists()
+
+
+def test_a_refused_sign_up_keeps_the_passwords_and_puts_errors_under_their_field(client, alice):
+    response = client.post(
+        "/accounts/signup/",
+        {
+            "username": "alice",
+            "password1": "a-long-pass-phrase-9",
+            "password2": "a-long-pass-phrase-9",
+        },
+    )
+    form = response.context["form"]
+    assert set(form.errors) == {"username"}
+    assert 'value="a-long-pass-phrase-9"' in response.content.decode()
+    response = client.post(
+        "/accounts/signup/", {"username": "newbie", "password1": "short", "password2": "shirt"}
+    )
+    errors = response.context["form"].errors
+    assert "too short" in " ".join(errors["password1"])
+    assert "match" in " ".join(errors["password2"]) and "short" not in str(errors["password2"])
