@@ -31,6 +31,8 @@ class Conversation(models.Model):
     context_budget = models.PositiveIntegerField(null=True, blank=True)
     # Blank means settings.OPENAI_MODEL.
     model = models.CharField(max_length=100, blank=True)
+    # Pinned conversations lead the list, the most recently pinned first.
+    pinned_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-updated_at", "-id"]

@@ -15,6 +15,7 @@ urlpatterns = [
     path("c/<int:conversation_id>/history/", views.message_history, name="history"),
     path("c/<int:conversation_id>/rename/", views.conversation_rename, name="rename"),
     path("c/<int:conversation_id>/archive/", views.conversation_archive, name="archive"),
+    path("c/<int:conversation_id>/pin/", views.conversation_pin, name="pin"),
     path("c/<int:conversation_id>/delete/", views.conversation_delete, name="delete"),
     path("c/<int:conversation_id>/settings/", views.conversation_settings, name="settings"),
     path(

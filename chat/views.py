@@ -306,6 +306,21 @@ def conversation_archive(request, conversation_id: int):
 
 
 @login_required
+@require_POST
+def conversation_pin(request, conversation_id: int):
+    conversation = selectors.conversation_get_for_user(
+        user=request.user, conversation_id=conversation_id
+    )
+    services.conversation_set_pinned(
+        conversation=conversation, pinned=request.POST.get("pinned", "1") == "1"
+    )
+    if request.htmx:
+        context = _sidebar_context(request, _current_page(request))
+        return render_fragments(request, TEMPLATE, context, "sidebar-list")
+    return redirect(_current_page(request) or "chat:home")
+
+
+@login_required
 def conversation_delete(request, conversation_id: int):
     """GET: confirm. POST: delete (and, if asked, forget what was learned in it first)."""
     conversation = selectors.conversation_get_for_user(

@@ -52,6 +52,7 @@ OWNED = {
     "chat:history",
     "chat:rename",
     "chat:archive",
+    "chat:pin",
     "chat:delete",
     "chat:settings",
     "chat:reply_version",

@@ -116,3 +116,23 @@ def shared_links(user):
     from chat.sharing import shares_of
 
     return {"shares": shares_of(user=user)}
+
+
+@register.filter
+def list_group(conversation) -> str:
+    """The heading a conversation is listed under: Pinned, Today, Yesterday, Previous 7 days,
+    then its month ("November 2026"), by its last activity in the current time zone."""
+    from django.utils import timezone
+
+    if conversation.pinned_at:
+        return "Pinned"
+    today = timezone.localdate()
+    day = timezone.localdate(conversation.updated_at)
+    age = (today - day).days
+    if age <= 0:
+        return "Today"
+    if age == 1:
+        return "Yesterday"
+    if age <= 7:
+        return "Previous 7 days"
+    return day.strftime("%B %Y")
