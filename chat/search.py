@@ -27,7 +27,7 @@ _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 # Markdown's marks, left out of a snippet (it is read as text): a heading's, a quote's or a
 # list item's mark at the start of a line, a code fence, emphasis and code spans.
 _LINE_MARKS = re.compile(r"^[ \t]*(?:(?:#{1,6}|>|[-*+]|\d+[.)])[ \t]+|```\w*)", re.M)
-_INLINE_MARKS = re.compile(r"\*\*|__|~~|`")
+_INLINE_MARKS = re.compile(r"\*\*|__|~~|`|(?<![\w*])\*(?=\w)|(?<=\w)\*(?![\w*])")
 
 
 def plain(text: str) -> str:

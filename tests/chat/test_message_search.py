@@ -89,7 +89,7 @@ def test_a_found_message_is_shown_without_the_memory_note(alice_client, chats):
 
 
 def test_a_snippet_reads_as_text_not_markdown():
-    text = "## A week\n\nHere **is** a `plan`\n1. **Book** x\n- item\n> quote\n"
-    text += "```python\npi = 3.14\n```"
+    text = "## A week\n\nHere **is** a `plan`\n1. **Book** x *first*\n- item\n> quote\n"
+    text += "```python\npi = 3.14 * 2\n```"
     shown = str(snippet(text, "plan"))
-    assert shown == "A week Here is a <mark>plan</mark> Book x item quote pi = 3.14"
+    assert shown == "A week Here is a <mark>plan</mark> Book x first item quote pi = 3.14 * 2"
