@@ -29,6 +29,7 @@ SALT = "profiles.account.email"
 CONFIRM_DAYS = 3
 # The group the public reset form counts an address typed in (chat.views).
 RESET_GROUP = "password-reset-account"
+CLIENT_GROUP = "password-reset-address"  # and per client address
 
 
 class EmailLinkInvalid(Exception):
@@ -39,16 +40,22 @@ def normalise_email(address: str) -> str:
     return " ".join(address.split()).casefold()
 
 
-def mail_limited(request, address: str) -> bool:
-    """True when ``address`` had PASSWORD_RESETS_PER_HOUR mails this hour (counts this one)."""
-    limit = settings.MEMORYCHAT_PASSWORD_RESETS_PER_HOUR
-    if not limit:
-        return False
-    key = normalise_email(address)
-    return is_ratelimited(
-        request, group=RESET_GROUP, key=lambda group, request: key,
-        rate=f"{limit}/h", increment=True,
-    )  # fmt: skip
+def mail_limited(request, address: str, *, per_client: bool = False) -> bool:
+    """True when ``address`` had PASSWORD_RESETS_PER_HOUR mails this hour, or (``per_client``)
+    the client's network PASSWORD_RESETS_PER_ADDRESS; counts this one."""
+    limited = False
+    if limit := settings.MEMORYCHAT_PASSWORD_RESETS_PER_HOUR:
+        key = normalise_email(address)
+        limited = is_ratelimited(
+            request, group=RESET_GROUP, key=lambda group, request: key,
+            rate=f"{limit}/h", increment=True,
+        )  # fmt: skip
+    if per_client and (limit := settings.MEMORYCHAT_PASSWORD_RESETS_PER_HOUR_PER_ADDRESS):
+        limited = (
+            is_ratelimited(request, group=CLIENT_GROUP, key="ip", rate=f"{limit}/h", increment=True)
+            or limited
+        )
+    return limited
 
 
 def email_token(*, user, address: str) -> str:
@@ -57,7 +64,7 @@ def email_token(*, user, address: str) -> str:
 
 def email_confirmation_send(request, *, user, address: str) -> bool:
     """Send the confirmation link for ``address``; False when the hourly limit refused it."""
-    if mail_limited(request, address):
+    if mail_limited(request, address, per_client=True):
         return False
     token = email_token(user=user, address=address)
     link = request.build_absolute_uri(reverse("profiles:email_confirm", args=[token]))

@@ -218,3 +218,10 @@ def test_a_refused_sign_up_keeps_the_passwords_and_puts_errors_under_their_field
     errors = response.context["form"].errors
     assert "too short" in " ".join(errors["password1"])
     assert "match" in " ".join(errors["password2"]) and "short" not in str(errors["password2"])
+
+
+def test_many_addresses_from_one_network_are_limited_too(alice_client, settings):
+    settings.MEMORYCHAT_PASSWORD_RESETS_PER_HOUR_PER_ADDRESS = 2
+    for n in range(4):
+        alice_client.post("/profile/email/", {"email": f"inbox{n}@example.com"})
+    assert len(mail.outbox) == 2
