@@ -7,9 +7,32 @@ from llm.catalogue import model_choices
 
 
 class SignupForm(UserCreationForm):
+    """A username and a password; an email address optional (confirmed by a link before it
+    is stored, so it is not a field of the user here)."""
+
+    email = forms.EmailField(
+        label="Email address (optional)",
+        required=False,
+        max_length=254,
+        help_text="Lets you reset a forgotten password. We send a link to confirm it.",
+    )
+
+    field_order = ("username", "email", "password1", "password2")
+
     class Meta(UserCreationForm.Meta):
         model = get_user_model()
         fields = ("username",)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # A refused sign-up (a taken name, say) keeps what was typed, the passwords too.
+        for name in ("password1", "password2"):
+            self.fields[name].widget.render_value = True
+
+    def validate_password_for_user(self, user, password_field_name="password1"):  # noqa: S107
+        # The rules judge the password typed first: their error goes under that field, not
+        # under the confirmation (Django's default).
+        super().validate_password_for_user(user, password_field_name=password_field_name)
 
 
 class RenameForm(forms.Form):

@@ -1,3 +1,5 @@
+import secrets
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -29,6 +31,8 @@ class Conversation(models.Model):
     context_budget = models.PositiveIntegerField(null=True, blank=True)
     # Blank means settings.OPENAI_MODEL.
     model = models.CharField(max_length=100, blank=True)
+    # Pinned conversations lead the list, the most recently pinned first.
+    pinned_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-updated_at", "-id"]
@@ -174,3 +178,25 @@ class WorkerHeartbeat(models.Model):
 
     def __str__(self):
         return f"worker {self.worker_id} (pid {self.pid}), seen {self.seen_at:%Y-%m-%d %H:%M:%S}"
+
+
+def _share_token() -> str:
+    return secrets.token_urlsafe(24)  # 192 bits: not guessable, not enumerable
+
+
+class ConversationShare(models.Model):
+    """A read-only link to a conversation as it was when shared: its messages up to
+    ``through_message_id`` (chat.sharing). Revoking deletes it, and the link is a 404."""
+
+    conversation = models.OneToOneField(
+        Conversation, on_delete=models.CASCADE, related_name="share"
+    )
+    token = models.CharField(max_length=64, unique=True, default=_share_token)
+    through_message_id = models.BigIntegerField()
+    created_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"share of conversation {self.conversation_id}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("chat:shared", args=[self.token])

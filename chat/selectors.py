@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Count, QuerySet
+from django.db.models import Count, F, QuerySet
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 
@@ -29,9 +29,19 @@ def conversation_list(*, user, query: str = "", archived: bool = False) -> Query
     qs = Conversation.objects.filter(user=user, archived=archived)
     if query:
         qs = qs.filter(title__icontains=query.strip())
-    return qs.order_by("-updated_at", "-id").only(
-        "id", "title", "updated_at", "archived", "temporary"
+    # Pinned first (the most recently pinned on top), then by activity.
+    return qs.order_by(F("pinned_at").desc(nulls_last=True), "-updated_at", "-id").only(
+        "id", "title", "updated_at", "archived", "temporary", "pinned_at"
     )
+
+
+def conversation_titles_matching(*, user, query: str, limit: int = 5) -> QuerySet:
+    """The user's conversations whose title holds ``query``, archived ones too (none for an
+    empty query)."""
+    if not query.strip():
+        return Conversation.objects.none()
+    rows = Conversation.objects.filter(user=user, title__icontains=query.strip())
+    return rows.order_by("archived", "-updated_at", "-id")[:limit]
 
 
 HIGHLIGHT_CONTEXT = 3  # messages shown before a highlighted one

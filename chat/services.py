@@ -83,6 +83,12 @@ def conversation_set_archived(*, conversation: Conversation, archived: bool) -> 
     return conversation
 
 
+def conversation_set_pinned(*, conversation: Conversation, pinned: bool) -> Conversation:
+    conversation.pinned_at = timezone.now() if pinned else None
+    conversation.save(update_fields=["pinned_at"])
+    return conversation
+
+
 def conversation_delete(*, conversation: Conversation) -> None:
     conversation.delete()
 

@@ -17,8 +17,10 @@ from django_ratelimit.core import is_ratelimited
 from chat import limits, selectors, services
 from chat.forms import ConversationSettingsForm, NewConversationForm, RenameForm, SignupForm
 from chat.jsonsafe import MAX_ID
+from chat.search import message_search
 from chat.templatetags.chat_tags import report_view
 from memory.services import conversation_forget, conversation_forget_plan
+from profiles.account import email_link_notice
 from web.access import login_required
 from web.fragments import render_fragments, render_page_or_fragment
 
@@ -62,6 +64,10 @@ def signup(request):
     if request.method == "POST" and form.is_valid():
         user = form.save()
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+        if address := form.cleaned_data["email"]:
+            # The chat page has no place for a notice: the profile, where the address shows.
+            email_link_notice(request, user=user, address=address)
+            return redirect("profiles:profile")
         return redirect("chat:home")
     return render(request, "registration/signup.html", {"form": form})
 
@@ -129,6 +135,7 @@ def _sidebar_context(request, current=None, *, archived: bool | None = None) -> 
         "conversations": selectors.conversation_list(
             user=request.user, query=query, archived=archived
         )[:200],
+        "message_hits": message_search(user=request.user, query=query) if query else [],
         "query": query,
         "show_archived": archived,
         "current": current,
@@ -148,6 +155,7 @@ def _page_context(request, conversation=None) -> dict:
         messages, has_more = selectors.message_page(conversation=conversation, highlight=highlight)
         context.update(
             highlight=highlight,
+            found=bool(request.GET.get("found")),
             conversation=conversation,
             messages=messages,
             has_more=has_more,
@@ -162,8 +170,9 @@ def _page_context(request, conversation=None) -> dict:
 
 
 def _highlight(request) -> int | None:
-    """The message to show highlighted (a memory's source: ``?highlight=<message id>``)."""
-    value = request.GET.get("highlight", "")
+    """The message to show highlighted (a memory's source: ``?highlight=<message id>``; a
+    search result: ``?found=<message id>``)."""
+    value = request.GET.get("highlight", "") or request.GET.get("found", "")
     return int(value) if value.isdigit() and 1 <= int(value) <= MAX_ID else None
 
 
@@ -297,6 +306,21 @@ def conversation_archive(request, conversation_id: int):
 
 
 @login_required
+@require_POST
+def conversation_pin(request, conversation_id: int):
+    conversation = selectors.conversation_get_for_user(
+        user=request.user, conversation_id=conversation_id
+    )
+    services.conversation_set_pinned(
+        conversation=conversation, pinned=request.POST.get("pinned", "1") == "1"
+    )
+    if request.htmx:
+        context = _sidebar_context(request, _current_page(request))
+        return render_fragments(request, TEMPLATE, context, "sidebar-list")
+    return redirect(_current_page(request) or "chat:home")
+
+
+@login_required
 def conversation_delete(request, conversation_id: int):
     """GET: confirm. POST: delete (and, if asked, forget what was learned in it first)."""
     conversation = selectors.conversation_get_for_user(
@@ -329,3 +353,20 @@ def conversation_settings(request, conversation_id: int):
         context = {"conversation": conversation, "settings_form": form, "saved": form.is_valid()}
         return render_fragments(request, TEMPLATE, context, "conversation-settings")
     return redirect(conversation)
+
+
+@login_required
+@require_GET
+@vary_on_headers("HX-Request")
+def search(request):
+    """Titles and words in messages of all the user's conversations (chat.search): the page,
+    or its results for the Ctrl+K palette."""
+    query = services.clean_text(request.GET.get("q", "")).strip()[:200]
+    context = {
+        "query": query,
+        "titles": list(selectors.conversation_titles_matching(user=request.user, query=query)),
+        "message_hits": message_search(user=request.user, query=query),
+    }
+    if request.htmx:
+        return render(request, "chat/_search_results.html", context)
+    return render(request, "chat/search.html", context)

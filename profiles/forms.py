@@ -160,3 +160,13 @@ DOMAIN_SETTING_CHOICES = [
     *DomainLevel.Level.choices,
     (HIDDEN, "Don't learn or use"),
 ]
+
+
+class EmailForm(forms.Form):
+    """The address a password reset is sent to; stored once confirmed by the link sent to it."""
+
+    email = forms.EmailField(
+        label="Email address",
+        max_length=254,
+        help_text="Only for resetting a forgotten password. We send a link to confirm it.",
+    )

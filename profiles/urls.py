@@ -9,4 +9,6 @@ urlpatterns = [
     path("memory/", views.memory_update, name="memory"),
     path("domains/", views.domains_update, name="domains"),
     path("reset-style/", views.reset_style, name="reset_style"),
+    path("email/", views.email_update, name="email"),
+    path("email/confirm/<str:token>/", views.email_confirm, name="email_confirm"),
 ]

@@ -9,12 +9,15 @@ from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_http_methods, require_POST
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
+from profiles.account import EmailLinkInvalid, email_link_notice
+from profiles.account import email_confirm as email_confirm_token
 from profiles.domains import MIN_EVIDENCE, STRONG_WEIGHT
 from profiles.expertise import domains_set
-from profiles.forms import DomainsForm, MemoryForm, PreferencesForm, ResetStyleForm
+from profiles.forms import DomainsForm, EmailForm, MemoryForm, PreferencesForm, ResetStyleForm
 from profiles.instructions import MIN_MESSAGES, build_instructions
 from profiles.overview import DOMAIN_GUIDES, domain_overview, style_overview
 from profiles.selectors import profile_get
@@ -49,6 +52,7 @@ def _context(request: HttpRequest, **extra) -> dict:
         "instructions": block,  # not "block": Django templates reserve that name
         "min_messages": MIN_MESSAGES,
         "memory_form": MemoryForm(initial={"memory_mode": profile.memory_mode}),
+        "email_form": EmailForm(),
         **extra,
     }
 
@@ -131,3 +135,27 @@ def domains_update(request: HttpRequest) -> HttpResponse:
         return render_fragments(request, TEMPLATE, _context(request, domains_saved=True), "domains")
     messages.success(request, "Levels saved.")
     return redirect("profiles:profile")
+
+
+@login_required(default_next=PAGE)
+@require_POST
+def email_update(request: HttpRequest) -> HttpResponse:
+    """Send a confirmation link to the address typed; it is stored once the link is opened."""
+    form = EmailForm(request.POST)
+    if not form.is_valid():
+        return render(request, TEMPLATE, _context(request, email_form=form), status=400)
+    email_link_notice(request, user=request.user, address=form.cleaned_data["email"])
+    return redirect(f"{reverse('profiles:profile')}#account")
+
+
+@login_required
+@require_GET
+def email_confirm(request: HttpRequest, token: str) -> HttpResponse:
+    """The link from the confirmation mail: for the account signed in only."""
+    try:
+        address = email_confirm_token(user=request.user, token=token)
+    except EmailLinkInvalid:
+        context = _context(request, email_link_invalid=True)
+        return render(request, TEMPLATE, context, status=400)
+    messages.success(request, f"Your email address is now {address}.")
+    return redirect(f"{reverse('profiles:profile')}#account")

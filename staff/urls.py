@@ -1,6 +1,6 @@
 from django.urls import path
 
-from staff.views import conversations, data, home, memories, reports, users
+from staff.views import account, conversations, data, home, memories, reports, users
 
 app_name = "staff"
 urlpatterns = [
@@ -10,6 +10,8 @@ urlpatterns = [
     path("users/<int:user_id>/", users.user_detail, name="user"),
     path("users/<int:user_id>/preferences/", users.user_preferences, name="user_preferences"),
     path("users/<int:user_id>/style/", users.user_style, name="user_style"),
+    path("users/<int:user_id>/password/", account.user_password, name="user_password"),
+    path("users/<int:user_id>/reset-link/", account.user_reset_link, name="user_reset_link"),
     path("users/<int:user_id>/export/", data.user_export, name="user_export"),
     path("users/<int:user_id>/delete-data/", data.user_data_delete_view, name="user_data_delete"),
     path("users/<int:user_id>/reports/<slug:report>/", reports.user_report, name="user_report"),

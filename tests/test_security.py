@@ -29,18 +29,21 @@ PUBLIC = {
     "favicon",
     "healthz",  # counts and ages only (tests/jobs/test_health.py)
     "userdata:goodbye",
-    "healthz",
+    "chat:shared",
 }
 SIGNED_IN = {
     "password_change",
     "password_change_done",
     "chat:home",
     "chat:new",
+    "chat:search",
     "profiles:profile",
     "profiles:preferences",
     "profiles:memory",
     "profiles:reset_style",
     "profiles:domains",
+    "profiles:email",
+    "profiles:email_confirm",
     "memory:page",
     "memory:add",
     "userdata:export",
@@ -52,10 +55,14 @@ OWNED = {
     "chat:history",
     "chat:rename",
     "chat:archive",
+    "chat:pin",
     "chat:delete",
     "chat:settings",
     "chat:reply_version",
     "chat:context_report",
+    "chat:share",
+    "chat:share_revoke",
+    "chat:export",
     "memory:row",
     "memory:edit",
     "memory:pin",
@@ -109,10 +116,14 @@ def world(alice, bob, staff):
 
 
 def owned_url(name, world):
+    if name == "profiles:email_confirm":
+        return reverse(name, args=["token"])
     if name == "memory:event_undo":
         return reverse(name, args=[world["event"].pk])
     if name.startswith("memory:"):
         return reverse(name, args=["fact", world["fact"].pk])
+    if name == "chat:export":
+        return reverse(name, args=[world["conversation"].pk, "markdown"])
     if name == "chat:reply_version":
         return reverse(name, args=[world["conversation"].pk, world["message"].pk, 1])
     if name == "chat:context_report":
@@ -132,7 +143,11 @@ def test_another_user_gets_404_on_every_owned_url(client, bob, world, name):
 @pytest.mark.parametrize("name", sorted(OWNED | SIGNED_IN - {"password_change_done"}))
 def test_anonymous_visitors_are_sent_to_log_in(client, world, name):
     """Every page of a signed-in user redirects anonymous visitors to the login page."""
-    url = owned_url(name, world) if name in OWNED else reverse(name)
+    url = (
+        owned_url(name, world)
+        if name in OWNED or name == "profiles:email_confirm"
+        else reverse(name)
+    )
     for response in (client.get(url, {"before": 1}), client.post(url)):
         assert response.status_code in (302, 405), (url, response.status_code)
         if response.status_code == 302:
@@ -159,6 +174,7 @@ def post_urls(world, alice, staff):
         "chat:conversation",
         "chat:reply_version",
         "chat:context_report",
+        "chat:export",
         "memory:row",
     }
     urls = [(alice, owned_url(n, world)) for n in OWNED - get_only]
@@ -171,6 +187,7 @@ def post_urls(world, alice, staff):
             "profiles:reset_style",
             "profiles:domains",
             "memory:add",
+            "profiles:email",
             "password_change",
             "userdata:forget_everything",
             "userdata:account_delete",
@@ -181,6 +198,8 @@ def post_urls(world, alice, staff):
         "staff:user_preferences": [alice.pk],
         "staff:user_style": [alice.pk],
         "staff:user_data_delete": [alice.pk],
+        "staff:user_password": [alice.pk],
+        "staff:user_reset_link": [alice.pk],
         "staff:import": [],
         "staff:resummarise": [conversation.pk],
         "staff:memory_bulk_delete": ["fact"],

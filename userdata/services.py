@@ -8,7 +8,9 @@ from dataclasses import dataclass
 
 from axes.models import AccessAttempt, AccessFailureLog, AccessLog
 from django.apps import apps
+from django.contrib.admin.models import LogEntry
 from django.contrib.auth import get_user_model
+from django.contrib.contenttypes.models import ContentType
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import models, transaction
 from django.utils import timezone
@@ -98,4 +100,8 @@ def account_delete(*, user) -> None:
         user_index_erase(user_id=user_id)
         for model in (AccessAttempt, AccessLog, AccessFailureLog):
             model.objects.filter(username=username).delete()
+        # What staff did to the account (profiles.account): it names the user.
+        LogEntry.objects.filter(
+            content_type=ContentType.objects.get_for_model(user), object_id=str(user_id)
+        ).delete()
     logger.info("account #%s deleted by its owner", user_id)

@@ -112,3 +112,32 @@ def report_view(stored: dict | None) -> dict:
 def minutes(duration) -> int:
     """A timedelta in whole minutes, rounded up (the sign-in lockout page)."""
     return -(-int(duration.total_seconds()) // 60) if duration else 0
+
+
+@register.inclusion_tag("chat/_shared_links.html")
+def shared_links(user):
+    """The user's shared conversations, each with its link and Stop sharing (the profile's
+    "Your data")."""
+    from chat.sharing import shares_of
+
+    return {"shares": shares_of(user=user)}
+
+
+@register.filter
+def list_group(conversation) -> str:
+    """The heading a conversation is listed under: Pinned, Today, Yesterday, Previous 7 days,
+    then its month ("November 2026"), by its last activity in the current time zone."""
+    from django.utils import timezone
+
+    if conversation.pinned_at:
+        return "Pinned"
+    today = timezone.localdate()
+    day = timezone.localdate(conversation.updated_at)
+    age = (today - day).days
+    if age <= 0:
+        return "Today"
+    if age == 1:
+        return "Yesterday"
+    if age <= 7:
+        return "Previous 7 days"
+    return day.strftime("%B %Y")

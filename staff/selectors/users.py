@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from django.contrib.auth import get_user_model
-from django.db.models import Count, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models import Count, F, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.shortcuts import get_object_or_404
 
 from chat.models import Conversation, Message
-from memory.models import ActionItem, Decision, Fact, Summary
+from memory.models import ActionItem, Decision, Fact, MemoryState, Summary
 
 USER_SORTS = {
     "-last_active": "Recently active",
@@ -30,6 +30,13 @@ def _count(queryset: QuerySet, owner: str) -> Coalesce:
     return Coalesce(Subquery(counted, output_field=IntegerField()), Value(0))
 
 
+def _memories(model, *, suggested: bool) -> Coalesce:
+    rows = model.objects.filter(state=MemoryState.SUGGESTED)
+    if not suggested:
+        rows = model.objects.exclude(state=MemoryState.SUGGESTED)
+    return _count(rows, "user")
+
+
 def user_list(*, query: str = "", sort: str = "-last_active") -> QuerySet:
     """Users with their counts of conversations, messages and memories and when they were last
     active (their newest conversation activity), one query for a page of any length."""
@@ -42,9 +49,14 @@ def user_list(*, query: str = "", sort: str = "-last_active") -> QuerySet:
     qs = User.objects.annotate(
         conversation_count=_count(Conversation.objects.all(), "user"),
         message_count=_count(Message.objects.all(), "conversation__user"),
-        memory_count=_count(Fact.objects.all(), "user")
-        + _count(Decision.objects.all(), "user")
-        + _count(ActionItem.objects.all(), "user"),
+        # Suggestions (ask first) apart: no reply uses them until the user keeps them.
+        memory_count=_memories(Fact, suggested=False)
+        + _memories(Decision, suggested=False)
+        + _memories(ActionItem, suggested=False),
+        suggestion_count=_memories(Fact, suggested=True)
+        + _memories(Decision, suggested=True)
+        + _memories(ActionItem, suggested=True),
+        memory_mode=F("profile__memory_mode"),
         last_active=Subquery(last_active[:1]),
     )
     query = query.strip()
@@ -66,13 +78,24 @@ def user_get(*, user_id: int):
     return get_object_or_404(get_user_model(), pk=user_id)
 
 
-def user_memory_counts(*, user) -> dict[str, int]:
-    """How many memories of each kind (and status) the user has."""
+def user_memory_counts(*, user) -> dict[str, dict]:
+    """How many memories of each kind the user has: those in use by status, and apart the
+    suggestions waiting for the user (ask first), which no reply uses."""
     counts = {}
     for slug, model in (("fact", Fact), ("decision", Decision), ("action_item", ActionItem)):
-        rows = model.objects.filter(user=user).values("status").annotate(n=Count("pk"))
-        by_status = {row["status"]: row["n"] for row in rows}
-        counts[slug] = {"total": sum(by_status.values()), "by_status": by_status}
+        rows = model.objects.filter(user=user).values("status", "state").annotate(n=Count("pk"))
+        by_status: dict[str, int] = {}
+        suggested = 0
+        for row in rows:
+            if row["state"] == MemoryState.SUGGESTED:
+                suggested += row["n"]
+            else:
+                by_status[row["status"]] = by_status.get(row["status"], 0) + row["n"]
+        counts[slug] = {
+            "total": sum(by_status.values()),
+            "by_status": by_status,
+            "suggested": suggested,
+        }
     return counts
 
 

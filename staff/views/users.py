@@ -4,12 +4,14 @@ memories, reports and data rights."""
 from __future__ import annotations
 
 from django.contrib import messages
+from django.contrib.auth.forms import SetPasswordForm
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
+from profiles.account import account_log
 from profiles.choices import language_name
 from profiles.forms import PreferencesForm
 from profiles.instructions import build_instructions
@@ -71,6 +73,8 @@ def _context(request, target, **extra) -> dict:
             else []
         ),
         "reports": REPORTS.values(),
+        "password_form": SetPasswordForm(target),
+        "account_log": account_log(target=target),
         **extra,
     }
 

@@ -86,6 +86,12 @@
       if (pre) copy(pre.textContent, code);
       return;
     }
+    const field = target.closest("button[data-copy-from]");
+    if (field) {  // a link to share: the text of the field it names
+      const source = document.querySelector(field.dataset.copyFrom);
+      if (source) copy(source.value, field);
+      return;
+    }
     const reply = target.closest("button[data-copy-reply]");
     if (reply) {
       const content = reply.closest("article").querySelector(".content");

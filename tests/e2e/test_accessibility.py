@@ -132,6 +132,10 @@ def test_every_page_passes_the_audit(browser, app_server, fake_upstream, auditor
         "staff users": "/staff/users/",
         "staff memories": "/staff/memories/",
         "staff conversation": f"/staff/conversations/{conversation_id}/",
+        "search": "/search/?q=trip+Lisbon",
+        "share a conversation": f"/c/{conversation_id}/share/",
+        "reset a password": "/accounts/password_reset/",
+        "reset link sent": "/accounts/password_reset/done/",
     }  # the 404 page: not here, the live server runs with DEBUG on (Django's own page)
     for where, path in pages.items():
         response = page.goto(f"{app_server.url}{path}")
@@ -142,6 +146,16 @@ def test_every_page_passes_the_audit(browser, app_server, fake_upstream, auditor
     page.get_by_role("button", name="Add", exact=True).click()
     expect(page.locator("#add-text-error")).to_be_visible()
     problems += audit(page, "memory, add form") + overflow(page, "memory, add form")
+    page.goto(f"{app_server.url}/c/{conversation_id}/share/")
+    page.get_by_role("button", name=re.compile("Create a link|Update")).first.click()
+    problems += audit(page, "shared, its link")
+    page.goto(page.locator("#share-link").input_value())
+    problems += audit(page, "the shared copy") + overflow(page, "the shared copy")
+    page.keyboard.press("Control+k")
+    page.locator("#palette-q").fill("Lisbon")
+    expect(page.locator("#palette-results mark").first).to_be_visible()
+    problems += audit(page, "the search palette")
+    page.keyboard.press("Escape")
     page.goto(f"{app_server.url}/staff/users/?q={auditor}")
     page.locator("#user-table").get_by_role("link", name=auditor, exact=True).click()
     expect(page.get_by_role("heading", level=1)).to_contain_text(auditor)

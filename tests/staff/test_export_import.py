@@ -11,6 +11,7 @@ from django.contrib.auth import get_user_model
 from django.core.serializers.json import DjangoJSONEncoder
 from django.urls import reverse
 
+from audit import acting_as
 from chat.models import Conversation, Message
 from chat.services import conversation_create, message_create, reply_finish
 from memory.models import ActionItem, Fact, Summary
@@ -73,14 +74,19 @@ def _json(document) -> dict:
     return document
 
 
-def _authored_by(document, username: str) -> dict:
-    """``document`` with every history record's author set to ``username`` (an import records
-    the staff member who imported it as the author, whatever the file says)."""
+def _as_imported(document, owner: str) -> dict:
+    """``document`` as an import records its history: a record the user made stays theirs;
+    anyone else's is left unnamed, its reason saying it was imported if it had none (never
+    the staff member who imported it, whatever the file says)."""
 
     def walk(value):
         if isinstance(value, dict):
-            if "history_type" in value and "history_user" in value:
-                value["history_user"] = username
+            record = "history_type" in value and "history_user" in value
+            if record and value["history_user"] != owner:
+                value["history_user"] = None
+                value["history_change_reason"] = (
+                    value["history_change_reason"] or "imported from an export"
+                )
             for child in value.values():
                 walk(child)
         elif isinstance(value, list):
@@ -95,6 +101,8 @@ def _authored_by(document, username: str) -> dict:
 def test_export_then_delete_then_import_gives_the_same_export(rich, alice, staff):
     """The round trip loses nothing: profile, conversations, messages, summaries, memories and
     their history all come back, and a second export equals the first."""
+    with acting_as(alice):  # a change the user made: theirs after the import too
+        profile_update_preferences(user=alice, preferences={"tone": "casual"})
     before = _json(user_data_export(user=alice))
     assert len(before["conversations"]) == 2 and before["profile"]["history"]
     assert any(f["history"] for f in before["facts"])
@@ -106,7 +114,11 @@ def test_export_then_delete_then_import_gives_the_same_export(rich, alice, staff
     entry = LogEntry.objects.filter(object_id=str(alice.pk)).latest("action_time")
     assert entry.user == staff and entry.change_message.startswith("Imported the user's data")
     after = _json(user_data_export(user=alice))
-    assert after == _authored_by(before, staff.username)
+    assert after == _as_imported(before, alice.username)
+    # Staff edits in the file were made (here) by the importer: still not named as theirs.
+    assert any(r["history_user"] == staff.username for f in before["facts"] for r in f["history"])
+    assert not any(r["history_user"] for f in after["facts"] for r in f["history"] if r)
+    assert [r["history_user"] for r in after["profile"]["history"]].count("alice") == 1
 
 
 def test_the_import_restores_links_between_rows(rich, alice, staff):
@@ -120,7 +132,7 @@ def test_the_import_restores_links_between_rows(rich, alice, staff):
     assert reply.context_report["total_tokens"] == 50 and reply.error == "stopped by the user"
     old = Fact.objects.get(user=alice, text="Alice leads it.")
     assert old.superseded_by.text == "Alice leads the May launch."
-    assert old.history.latest("history_date").history_user == staff
+    assert old.history.latest("history_date").history_user is None
     action = ActionItem.objects.get(user=alice, what="Write the migration plan")
     assert [b.what for b in action.depends_on.all()] == ["Get the budget"]
     assert [m.content for m in action.source_messages.all()] == [
@@ -163,7 +175,7 @@ def test_the_import_can_create_the_user_under_another_name(rich, alice, staff):
     assert result.user_created and not result.user.has_usable_password()
     copy = _json(user_data_export(user=result.user))
     assert copy["user"]["username"] == "alice2"
-    expected = _authored_by(document, staff.username)
+    expected = _as_imported(document, "alice")
     assert {k: v for k, v in copy.items() if k != "user"} == {
         k: v for k, v in expected.items() if k != "user"
     }
@@ -232,7 +244,7 @@ def test_an_import_in_chunks_of_one_restores_every_link(rich, alice, staff, monk
     before = _json(user_data_export(user=alice))
     user_data_delete(user=alice, actor=staff)
     user_data_import(document=before, actor=staff)
-    assert _json(user_data_export(user=alice)) == _authored_by(before, staff.username)
+    assert _json(user_data_export(user=alice)) == _as_imported(before, alice.username)
 
 
 def test_an_import_stopped_half_way_resumes_and_stores_nothing_twice(
@@ -265,7 +277,7 @@ def test_an_import_stopped_half_way_resumes_and_stores_nothing_twice(
     result = user_data_import(document=before, actor=staff)
     assert calls == ["conversations[0]", "conversations[1]", "conversations[1]"]
     assert result.counts["conversations"] == 2
-    assert _json(user_data_export(user=alice)) == _authored_by(before, staff.username)
+    assert _json(user_data_export(user=alice)) == _as_imported(before, alice.username)
     assert ImportProgress.objects.get(user=alice).finished_at is not None
     with pytest.raises(BadExport, match="already has data"):  # finished: no second copy
         user_data_import(document=before, actor=staff)

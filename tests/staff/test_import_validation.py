@@ -153,13 +153,20 @@ def test_preferences_are_checked_like_the_form(document, alice, staff, field, va
     _nothing_imported(alice)
 
 
-def test_history_authors_are_the_importing_staff_member(document, alice, bob, staff):
-    """A file cannot name another account as the author of a change."""
-    for record in document["profile"]["history"]:
+def test_history_authors_are_the_user_or_nobody(document, alice, bob, staff):
+    """A file cannot name another account as the author of a change, nor is the staff member
+    who imports it named: a record by the user stays theirs, any other is the import's."""
+    records = document["profile"]["history"]
+    assert len(records) >= 2
+    for record in records:
         record["history_user"] = "bob"
+        record["history_change_reason"] = None
+    records[0]["history_user"] = document["user"]["username"]
     user_data_import(document=document, actor=staff)
     profile = UserProfile.objects.get(user=alice)
-    assert {record.history_user for record in profile.history.all()} == {staff}
+    history = list(profile.history.order_by("history_date", "history_id"))
+    assert [r.history_user for r in history] == [alice] + [None] * (len(history) - 1)
+    assert {r.history_change_reason for r in history[1:]} == {"imported from an export"}
 
 
 @pytest.mark.parametrize(

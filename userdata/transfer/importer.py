@@ -87,6 +87,9 @@ class ImportResult:
         return ", ".join(f"{n} {name.replace('_', ' ')}" for name, n in self.counts.items())
 
 
+IMPORTED = "imported from an export"
+
+
 class _Ids:
     """Document references to the new ids, and usernames to user ids."""
 
@@ -95,6 +98,16 @@ class _Ids:
         for label, refs in (stored or {}).items():
             self.ids[apps.get_model(label)].update(refs)
         self._users: dict[str, int | None] = {}
+        # The account the export was made of (its username there) and the one it goes to.
+        self.exported_as: str | None = None
+        self.owner_id: int | None = None
+
+    def history_author(self, username) -> int | None:
+        """A history record the user made stays theirs; anyone else's (staff, the app) is
+        left unnamed, the import's reason says where it came from: never the importer."""
+        if username and username == self.exported_as:
+            return self.owner_id
+        return None
 
     def stored(self) -> dict:
         return {model._meta.label: refs for model, refs in self.ids.items()}
@@ -152,7 +165,8 @@ def _values(
 
 
 def _history_rows(model, records, object_id: int, owner: dict, ids: _Ids, *, where, actor):
-    """History records as they were, except their author: the importing staff member."""
+    """History records as they were, their author the user when it was them (see
+    ``_Ids.history_author``)."""
     history_model = model.history.model
     rows = []
     for n, record in enumerate(_list(records, where)):
@@ -167,13 +181,14 @@ def _history_rows(model, records, object_id: int, owner: dict, ids: _Ids, *, whe
             actor=actor,
         )
         values.update(owner)
+        author = ids.history_author(record.get("history_user"))
         rows.append(
             history_model(
                 id=object_id,
                 history_date=history_date,
                 history_type=history_type,
-                history_user_id=actor.pk,
-                history_change_reason=reason,
+                history_user_id=author,
+                history_change_reason=reason if reason or author else IMPORTED,
                 **values,
             )
         )
@@ -259,6 +274,7 @@ def user_data_import(*, document: dict, actor, username: str | None = None) -> I
         result = ImportResult(user=user, user_created=created)
         result.counts.update(progress.counts)
         ids = _Ids(progress.ids)
+        ids.exported_as, ids.owner_id = document["user"].get("username"), user.pk
         steps = _steps(document, user, ids, result, actor)
         for number, step in enumerate(steps):
             if number < progress.steps_done:
