@@ -183,12 +183,12 @@ def test_memory_switched_off_since_the_read_learns_nothing(alice):
 
 @pytest.mark.django_db
 def test_after_a_turn_a_temporary_chat_teaches_nothing(alice):
-    from chat import turn
     from chat.services import conversation_create, message_create
+    from chat.turn.after import after_turns
 
     for temporary, expected in ((True, 0), (False, 1)):
         conversation = conversation_create(user=alice, temporary=temporary)
         message = message_create(conversation=conversation, role="user", content=EXPERT_CODE[0])
-        turn._after_turns([(conversation, message)])
+        after_turns([(conversation, message)])
         found = DomainLevel.objects.filter(profile__user=alice, domain="programming").first()
         assert (found.evidence if found else 0) == expected

@@ -28,7 +28,7 @@ def test_a_reply_is_rendered_as_in_the_chat(staff_client, world, alice):
     html = staff_client.get(reverse("staff:conversation", args=[conversation.pk])).content.decode()
     chat = alice_view(alice, conversation)
     # The same HTML for the reply in both pages: Markdown, highlighting, kept indentation.
-    reply = render_stored(CODE)
+    reply = render_stored(CODE, conversation.pk)
     assert f'<div class="content markdown">{reply}</div>' in chat
     assert f'<div class="content markdown">{reply}</div>' in html
     assert "<strong>done</strong>" in html and "<script>alert" not in html
