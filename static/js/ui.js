@@ -1,4 +1,4 @@
-// Every page: the theme toggle, the phone menu and conversation drawer, Escape and outside
+// Every page: the theme choice, the phone menu and conversation drawer, Escape and outside
 // clicks closing menus, and the Copy buttons of code blocks and replies.
 (function () {
   "use strict";
@@ -6,11 +6,13 @@
   const root = document.documentElement;
   const dark = window.matchMedia("(prefers-color-scheme: dark)");
 
-  // -- theme: follows the system until toggled; the choice is remembered -------------------
-  function theme() { return root.dataset.theme || (dark.matches ? "dark" : "light"); }
+  // -- theme: follows the system until chosen; the choice is remembered --------------------
+  // The choice: System, Light or Dark; System says which one the system gives now.
   function showTheme() {
-    document.querySelectorAll("[data-theme-toggle]").forEach((button) => {
-      button.setAttribute("aria-pressed", theme() === "dark" ? "true" : "false");
+    const system = dark.matches ? "dark" : "light";
+    document.querySelectorAll("[data-theme-choice]").forEach((select) => {
+      select.value = root.dataset.theme || "";
+      select.options[0].textContent = `System (${system})`;
     });
   }
   function remember(value) { // the server sets data-theme from it on the next page
@@ -18,15 +20,16 @@
     const age = value ? 365 * 24 * 3600 : 0;
     document.cookie = `theme=${value}; path=/; max-age=${age}; SameSite=Lax${secure}`;
   }
-  function toggleTheme() {
-    const next = theme() === "dark" ? "light" : "dark";
-    const system = dark.matches ? "dark" : "light";
-    remember(next === system ? "" : next); // back to following the system, or the choice
-    if (next === system) delete root.dataset.theme;
-    else root.dataset.theme = next;
+  function chooseTheme(value) {
+    remember(value); // "" follows the system again
+    if (value) root.dataset.theme = value;
+    else delete root.dataset.theme;
     showTheme();
   }
   dark.addEventListener("change", showTheme);
+  document.addEventListener("change", (event) => {
+    if (event.target.matches("[data-theme-choice]")) chooseTheme(event.target.value);
+  });
 
   // -- the phone's menu and conversation drawer ---------------------------------------------
   function setOpen(button, open) {
@@ -74,7 +77,6 @@
 
   document.addEventListener("click", (event) => {
     const target = event.target;
-    if (target.closest("[data-theme-toggle]")) { toggleTheme(); return; }
     const nav = target.closest("[data-nav-toggle]");
     if (nav) { setOpen(nav, nav.getAttribute("aria-expanded") !== "true"); return; }
     if (target.closest("[data-drawer-toggle]")) { drawer(!document.body.classList.contains("drawer-open")); return; }

@@ -34,20 +34,22 @@ def background(page) -> str:
     return page.evaluate("getComputedStyle(document.body).backgroundColor")
 
 
-def test_dark_mode_follows_the_system_and_the_toggle_is_remembered(browser, app_server):
+def test_dark_mode_follows_the_system_and_the_choice_is_remembered(browser, app_server):
     context = browser.new_context(color_scheme="dark")
     page = context.new_page()
     log_in(page, app_server)
     dark = background(page)
     assert dark != "rgb(245, 246, 248)"  # not the light background
-    toggle = page.get_by_role("button", name="Dark mode")
-    expect(toggle).to_have_attribute("aria-pressed", "true")
-    toggle.click()
-    expect(toggle).to_have_attribute("aria-pressed", "false")
+    choice = page.get_by_label("Theme")
+    # System / Light / Dark, saying which one the system gives.
+    expect(choice).to_have_value("")
+    expect(choice.locator("option").first).to_have_text("System (dark)")
+    choice.select_option("light")
     assert background(page) == "rgb(245, 246, 248)"
     page.goto(f"{app_server.url}/profile/")  # remembered, on every page
     assert background(page) == "rgb(245, 246, 248)"
-    page.get_by_role("button", name="Dark mode").click()  # back to the system's (dark)
+    expect(page.get_by_label("Theme")).to_have_value("light")
+    page.get_by_label("Theme").select_option("")  # back to the system's (dark)
     assert background(page) == dark
     assert "theme=" not in page.evaluate("document.cookie")  # following the system again
     context.close()
