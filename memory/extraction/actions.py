@@ -15,6 +15,9 @@ waiting for X"; a dependency that matches another action of the same call uses t
 in it become "the user's/the user". Told twice in one call, an action is returned once (by
 ``normalise_key(what)``), with a due date a later mention adds.
 
+A hedge before the statement ("I wonder if I need to X", "maybe I need to X", "I think we
+should X") makes it no action item.
+
 Completion: ``done: X``, ``[x] X``, "I('ve) finished|completed|done with|wrapped up X", "X is
 done/finished/completed/sent/fixed/shipped". If the finished thing's content words (cut to
 six letters, so "migration" meets "migrate") are all in an open action of the same call, or
@@ -108,6 +111,9 @@ _ACTION_PATTERNS = [
         ),
     ),
 ]
+_HEDGED = re.compile(
+    r"\b(?:if|whether|wonder|wondering|maybe|perhaps|might|not\s+sure|unsure|think|guess)\b", I
+)
 _NEED_DENY = re.compile(
     r"^(?:say|admit|agree|ask\s+you|wonder|confess|be\s+honest|know|understand|think|"
     r"figure\s+out\s+what|tell\s+you|mention|be\s+careful|remember|decide)\b",
@@ -203,6 +209,9 @@ def _action_from_clause(clause: str, s: Sent, today: datetime.date) -> Extracted
             continue
         raw, owner, status = m["what"], default_owner, "open"
         lead_in = clause[m.start() : m.start("what")]
+        if kind not in ("label", "box") and _HEDGED.search(clause[: m.start()]):
+            return None  # "I wonder if I need to ...", "maybe I need to ...": not decided
+
         if kind in ("label", "box"):
             owner, raw = _owner_in_label(raw, default_owner)
             if kind == "box" and m["box"].lower() == "x":

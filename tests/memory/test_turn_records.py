@@ -39,6 +39,20 @@ def test_the_turn_extractor_leaves_proposals_and_completions_to_the_summary_run(
     assert found.decisions == [] and found.action_items == []
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I wonder if I need to fix the fence.",
+        "Maybe I need to call the bank.",
+        "Do you think I need to renew my passport?",
+        "If we decided to go to Porto, would August be too hot?",
+    ],
+)
+def test_a_hedge_or_a_question_is_no_record(text):
+    found = turn(text)
+    assert found.decisions == [] and found.action_items == []
+
+
 def test_a_decision_ends_with_its_clause():
     """The task told in the same sentence is no part of the decision; two decisions in one
     sentence are two."""
