@@ -164,7 +164,9 @@ def search(
         ]
     around = exchange.neighbours([rows[i].object_id for i in best_messages])
 
-    ranges = query_dates(query, today=timezone.localdate())
+    dates = [r.created_at for r in rows if r.created_at]
+    latest = timezone.localdate(max(dates)) if dates else None
+    ranges = query_dates(query, today=timezone.localdate(), latest=latest)
     summary = asks_for_summary(query)  # whole exchanges: both sides weigh the same
     relevance = []
     for i, row in enumerate(rows):

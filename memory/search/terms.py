@@ -254,14 +254,17 @@ class DateRange:
         return when is not None and self.start <= when.date() < self.end
 
 
-def query_dates(query: str, *, today: date) -> list[DateRange]:
+def query_dates(query: str, *, today: date, latest: date | None = None) -> list[DateRange]:
     """The date ranges a query names: "in March (2024)", "last week", "yesterday". A month
-    without a year is the latest such month up to ``today``."""
+    without a year is the latest such month up to ``latest`` (the newest of what the user's
+    memory holds for the query, when older than ``today``: "in June", asked of talk that
+    ended in 2023, is June 2023)."""
     ranges = []
+    anchor = min(today, latest) if latest is not None else today
     for match in _MONTH.finditer(query):
         month = MONTHS[match.group(1).lower()]
-        year = int(match.group(2)) if match.group(2) else today.year
-        if not match.group(2) and (year, month) > (today.year, today.month):
+        year = int(match.group(2)) if match.group(2) else anchor.year
+        if not match.group(2) and (year, month) > (anchor.year, anchor.month):
             year -= 1
         start = date(year, month, 1)
         end = date(year + (month == 12), month % 12 + 1, 1)

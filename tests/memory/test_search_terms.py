@@ -87,3 +87,23 @@ def test_stems_come_from_the_c_stemmer_and_match_the_pure_python_one():
     terms._stemmers.__dict__.clear()
     assert [stem.__wrapped__(w) for w in words] == [EnglishStemmer().stemWord(w) for w in words]
     assert isinstance(terms._stemmers.english, Stemmer.Stemmer)
+
+
+def test_a_month_without_a_year_is_the_latest_one_the_memory_reaches():
+    """ "In June" asked of talk that ended in October 2023 is June 2023; asked of today's
+    memory, the latest June up to today."""
+    from datetime import date
+
+    from memory.search.terms import DateRange, query_dates
+
+    today = date(2026, 12, 6)
+    june_2023 = DateRange(date(2023, 6, 1), date(2023, 7, 1))
+    asked = "When did Melanie go camping in June?"
+    assert query_dates(asked, today=today, latest=date(2023, 10, 2)) == [june_2023]
+    assert query_dates(asked, today=today, latest=date(2023, 5, 2)) == [
+        DateRange(date(2022, 6, 1), date(2022, 7, 1))
+    ]
+    assert query_dates(asked, today=today) == [DateRange(date(2026, 6, 1), date(2026, 7, 1))]
+    assert query_dates(asked, today=today, latest=date(2027, 1, 1)) == [
+        DateRange(date(2026, 6, 1), date(2026, 7, 1))
+    ]
