@@ -4,40 +4,99 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('memory', '0013_turn_read_indexes'),
+        ("memory", "0013_turn_read_indexes"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='actionitem',
-            name='state',
-            field=models.CharField(choices=[('learned', 'Learned'), ('suggested', 'Suggested'), ('kept', 'Kept by the user'), ('edited', 'Edited by the user'), ('added', 'Added by the user')], default='learned', max_length=10),
+            model_name="actionitem",
+            name="state",
+            field=models.CharField(
+                choices=[
+                    ("learned", "Learned"),
+                    ("suggested", "Suggested"),
+                    ("kept", "Kept by the user"),
+                    ("edited", "Edited by the user"),
+                    ("added", "Added by the user"),
+                ],
+                default="learned",
+                max_length=10,
+            ),
         ),
         migrations.AlterField(
-            model_name='decision',
-            name='state',
-            field=models.CharField(choices=[('learned', 'Learned'), ('suggested', 'Suggested'), ('kept', 'Kept by the user'), ('edited', 'Edited by the user'), ('added', 'Added by the user')], default='learned', max_length=10),
+            model_name="decision",
+            name="state",
+            field=models.CharField(
+                choices=[
+                    ("learned", "Learned"),
+                    ("suggested", "Suggested"),
+                    ("kept", "Kept by the user"),
+                    ("edited", "Edited by the user"),
+                    ("added", "Added by the user"),
+                ],
+                default="learned",
+                max_length=10,
+            ),
         ),
         migrations.AlterField(
-            model_name='fact',
-            name='state',
-            field=models.CharField(choices=[('learned', 'Learned'), ('suggested', 'Suggested'), ('kept', 'Kept by the user'), ('edited', 'Edited by the user'), ('added', 'Added by the user')], default='learned', max_length=10),
+            model_name="fact",
+            name="state",
+            field=models.CharField(
+                choices=[
+                    ("learned", "Learned"),
+                    ("suggested", "Suggested"),
+                    ("kept", "Kept by the user"),
+                    ("edited", "Edited by the user"),
+                    ("added", "Added by the user"),
+                ],
+                default="learned",
+                max_length=10,
+            ),
         ),
         migrations.AlterField(
-            model_name='historicalactionitem',
-            name='state',
-            field=models.CharField(choices=[('learned', 'Learned'), ('suggested', 'Suggested'), ('kept', 'Kept by the user'), ('edited', 'Edited by the user'), ('added', 'Added by the user')], default='learned', max_length=10),
+            model_name="historicalactionitem",
+            name="state",
+            field=models.CharField(
+                choices=[
+                    ("learned", "Learned"),
+                    ("suggested", "Suggested"),
+                    ("kept", "Kept by the user"),
+                    ("edited", "Edited by the user"),
+                    ("added", "Added by the user"),
+                ],
+                default="learned",
+                max_length=10,
+            ),
         ),
         migrations.AlterField(
-            model_name='historicaldecision',
-            name='state',
-            field=models.CharField(choices=[('learned', 'Learned'), ('suggested', 'Suggested'), ('kept', 'Kept by the user'), ('edited', 'Edited by the user'), ('added', 'Added by the user')], default='learned', max_length=10),
+            model_name="historicaldecision",
+            name="state",
+            field=models.CharField(
+                choices=[
+                    ("learned", "Learned"),
+                    ("suggested", "Suggested"),
+                    ("kept", "Kept by the user"),
+                    ("edited", "Edited by the user"),
+                    ("added", "Added by the user"),
+                ],
+                default="learned",
+                max_length=10,
+            ),
         ),
         migrations.AlterField(
-            model_name='historicalfact',
-            name='state',
-            field=models.CharField(choices=[('learned', 'Learned'), ('suggested', 'Suggested'), ('kept', 'Kept by the user'), ('edited', 'Edited by the user'), ('added', 'Added by the user')], default='learned', max_length=10),
+            model_name="historicalfact",
+            name="state",
+            field=models.CharField(
+                choices=[
+                    ("learned", "Learned"),
+                    ("suggested", "Suggested"),
+                    ("kept", "Kept by the user"),
+                    ("edited", "Edited by the user"),
+                    ("added", "Added by the user"),
+                ],
+                default="learned",
+                max_length=10,
+            ),
         ),
     ]
