@@ -32,6 +32,13 @@ def forget_copies(*, user_id: int, forgotten: dict[str, set[int]], everything: b
     _reports(ReplyVersion.objects.filter(reply__conversation__user_id=user_id), gone)
 
 
+def forget_notices(*, user_id: int, kind: str, ids) -> None:
+    """A deleted memory leaves the "Remembered" notices too (their Undo would bring back what
+    the user just removed); the reports keep it until the user forgets, which scans them."""
+    ids = set(ids)
+    _notices(user_id, lambda k, object_id: k == kind and object_id in ids)
+
+
 def _notices(user_id: int, gone) -> None:
     for event in MemoryEvent.objects.filter(user_id=user_id).only("items").iterator():
         kept = [item for item in event.items if not gone(item.get("kind"), item.get("id"))]

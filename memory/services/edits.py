@@ -23,6 +23,7 @@ from audit import attribute
 from chat.models import Conversation
 from memory import extraction
 from memory.models import ActionItem, Decision, Embedding, Fact, MemoryState
+from memory.services.copies import forget_notices
 
 BULK_MAX = 1000
 TEXT_FIELD = {Fact: "text", Decision: "what", ActionItem: "what"}
@@ -112,6 +113,7 @@ def memory_delete(*, memory, actor, reason: str = "deleted") -> None:
         pk = memory.pk
         memory.delete()
         _forget_vectors(type(memory), [pk])
+        forget_notices(user_id=memory.user_id, kind=KIND_OF[type(memory)], ids=[pk])
 
 
 def memories_delete(*, model: type[models.Model], ids: Iterable[int], actor, by: str = "") -> int:
@@ -119,14 +121,17 @@ def memories_delete(*, model: type[models.Model], ids: Iterable[int], actor, by:
     ids = sorted({int(i) for i in ids})
     if len(ids) > BULK_MAX:
         raise ValidationError(f"At most {BULK_MAX} memories at once.")
-    deleted = 0
+    deleted, user_ids = 0, set()
     reason = f"deleted {by} (bulk, {len(ids)} selected)".replace("  ", " ")
     with transaction.atomic():
         for obj in model.objects.filter(pk__in=ids).order_by("pk"):
             attribute(obj, actor=actor, reason=reason)
+            user_ids.add(obj.user_id)
             obj.delete()
             deleted += 1
         _forget_vectors(model, ids)
+        for user_id in user_ids:
+            forget_notices(user_id=user_id, kind=KIND_OF[model], ids=ids)
     return deleted
 
 

@@ -87,3 +87,31 @@ def test_forgetting_everything_leaves_no_copy_either(alice, data, copies):
     fact_text, summary_text = copies
     forget_everything(user=alice, reset_style=False, clear_preferences=False)
     assert tables_holding(fact_text) == [] and tables_holding(summary_text) == []
+
+
+def test_deleting_a_memory_removes_it_from_the_notices(alice, data):
+    """The memory page's delete (one or several): no "Remembered" notice keeps offering it."""
+    from memory.models import Fact
+    from memory.services import memories_delete, memory_delete
+
+    daughter, told = data["daughter"], data["trip"].messages.filter(role="user").first()
+    city = Fact.objects.filter(user=alice).exclude(pk=daughter.pk).first()
+    changes = []
+    for fact in (daughter, city):
+        note(changes, fact, "added")
+    memory_event_record(conversation=data["trip"], message=told, items=changes)
+    ours = MemoryEvent.objects.filter(user=alice).latest("pk").pk
+
+    def offered():
+        return [
+            (item["kind"], item["id"])
+            for event in MemoryEvent.objects.filter(user=alice)
+            for item in event.items
+        ]
+
+    memory_delete(memory=daughter, actor=alice)
+    assert ("fact", daughter.pk) not in offered() and ("fact", city.pk) in offered()
+    assert [i["id"] for i in MemoryEvent.objects.get(pk=ours).items] == [city.pk]
+    memories_delete(model=Fact, ids=[city.pk], actor=alice)
+    assert ("fact", city.pk) not in offered()
+    assert not MemoryEvent.objects.filter(pk=ours).exists()  # left empty: gone
