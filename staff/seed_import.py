@@ -60,6 +60,7 @@ from memory.models import Fact, Summary
 from memory.services import fact_remember, summary_create
 from profiles.models import UserProfile
 from profiles.services import profile_update_preferences
+from web.visible import has_visible_text
 
 REASON = "imported from the seed's JSON stores"
 SEED_MAX_DEPTH = 16  # the seed's files nest four levels
@@ -182,6 +183,8 @@ def _messages(items: Any, where: str) -> list[Entry]:
             and isinstance(item.get("content"), str)
         ):
             raise BadFile(f"{where}: entry {index} is not a {{role, content}} message")
+        if item["role"] == "user" and not has_visible_text(item["content"]):
+            raise BadFile(f"{where}: entry {index} is a user message with no visible character")
         entries.append(Entry(item["role"], item["content"]))
     return entries
 

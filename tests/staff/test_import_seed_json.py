@@ -166,3 +166,15 @@ def test_a_missing_directory_is_an_error():
     """The command fails clearly when DIR is not a directory."""
     with pytest.raises(CommandError, match="is not a directory"):
         run(FIXTURES / "nope")
+
+
+def test_a_user_message_of_invisible_characters_is_refused(tmp_path):
+    """A user message with no visible character is empty here too, as in the chat and the
+    staff import (issue 40, low 7): the file is skipped, saying which entry."""
+    (tmp_path / "user_memory").mkdir()
+    (tmp_path / "user_memory" / "zed.json").write_text(
+        '[{"role": "user", "content": "hello"}, {"role": "user", "content": "\\u200b\\u2063"}]'
+    )
+    out, _err = run(tmp_path)
+    assert "entry 1 is a user message with no visible character" in out
+    assert Message.objects.count() == 0
