@@ -107,13 +107,15 @@ def _forget_vectors(model, ids) -> None:
     Embedding.objects.filter(kind=KIND_OF[model], object_id__in=list(ids)).delete()
 
 
-def memory_delete(*, memory, actor, reason: str = "deleted") -> None:
+def memory_delete(*, memory, actor, reason: str = "deleted", keep_notices: bool = False) -> None:
+    """``keep_notices``: an Undo deletes through here and marks its own notice undone."""
     with transaction.atomic():
         attribute(memory, actor=actor, reason=reason)
         pk = memory.pk
         memory.delete()
         _forget_vectors(type(memory), [pk])
-        forget_notices(user_id=memory.user_id, kind=KIND_OF[type(memory)], ids=[pk])
+        if not keep_notices:
+            forget_notices(user_id=memory.user_id, kind=KIND_OF[type(memory)], ids=[pk])
 
 
 def memories_delete(*, model: type[models.Model], ids: Iterable[int], actor, by: str = "") -> int:

@@ -119,7 +119,12 @@ def memory_event_undo(*, event: MemoryEvent, actor) -> MemoryEvent:
             if obj is None or _changed_by_a_person_since(obj, item["after"]):
                 continue
             if item["action"] in ADDED:
-                memory_delete(memory=obj, actor=actor, reason="undone: remembered by mistake")
+                memory_delete(
+                    memory=obj,
+                    actor=actor,
+                    reason="undone: remembered by mistake",
+                    keep_notices=True,
+                )
                 continue
             record = obj.history.filter(history_id=item["before"]).first()
             if record is not None:
