@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import timedelta
 
-from django.db.models import Count, F, QuerySet
+from django.db.models import Count, F, OuterRef, QuerySet, Subquery
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 
@@ -207,3 +208,33 @@ def starter_suggestions(*, user, temporary: bool = False, limit: int = 3) -> lis
 def _short(text: str, limit: int = 48) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def gaps_after_replies(messages: list[Message]) -> dict[int, float | None]:
+    """Per user message id: the seconds between the end of the assistant's previous reply in
+    its conversation (its start plus its duration; its start when it has none) and the
+    message, None when no reply came before it. One statement for them all: the learned pace
+    (``profiles.style``)."""
+    if not messages:
+        return {}
+    before = Message.objects.filter(
+        conversation_id=OuterRef("conversation_id"),
+        role=Message.Role.ASSISTANT,
+        created_at__lt=OuterRef("created_at"),
+    ).order_by("-created_at", "-id")
+    rows = (
+        Message.objects.filter(pk__in=[m.pk for m in messages])
+        .annotate(
+            reply_at=Subquery(before.values("created_at")[:1]),
+            reply_took=Subquery(before.values("duration")[:1]),
+        )
+        .values_list("pk", "created_at", "reply_at", "reply_took")
+    )
+    gaps: dict[int, float | None] = {}
+    for pk, created_at, reply_at, reply_took in rows:
+        if reply_at is None:
+            gaps[pk] = None
+            continue
+        ended = reply_at + timedelta(seconds=reply_took or 0.0)
+        gaps[pk] = max(0.0, (created_at - ended).total_seconds())
+    return gaps
