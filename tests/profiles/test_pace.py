@@ -156,3 +156,13 @@ def test_the_export_carries_the_pace_and_the_import_checks_it(alice):
     user_data_import(document=exported, actor=staff)
     restored = UserProfile.objects.get(user__username="alice")
     assert restored.pace == 1.0 and restored.pace_count == learned.pace_count
+
+
+@pytest.mark.django_db
+def test_the_profile_page_shows_the_pace(alice_client, alice):
+    for _ in range(6):
+        profile_observe_message(user=alice, text="ok", gap_seconds=3)
+    content = alice_client.get("/profile/").content.decode()
+    row = content[content.index('id="metric-pace"') :].split("</tr>")[0]
+    assert "Pace" in row and "Used: Pace: the user writes in quick short exchanges" in row
+    assert "from quick short exchanges (0%) to long considered messages (100%)" in content
