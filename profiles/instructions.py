@@ -4,7 +4,7 @@ Rules, in order:
 
 1. An explicit preference always wins. Each learned metric has one preference that overrides
    it (``OVERRIDES``): tone -> formality and humour, technical depth -> technical level, detail
-   level -> verbosity, emoji -> emoji use. The kinds of references have none.
+   level -> verbosity and pace, emoji -> emoji use. The kinds of references have none.
 2. A learned metric is used only with at least ``MIN_MESSAGES`` messages behind it, only while
    the user's memory switch is on, and only outside its neutral band (``BANDS``; humour and a
    kind of reference only when frequent, never for their absence): a metric near
@@ -98,6 +98,13 @@ BANDS: dict[str, tuple[float, str, float, str]] = {
         "References: the user often refers to films, series, games and music; examples from "
         "popular culture are welcome.",
     ),
+    # Pace: the rhythm of the exchange (profiles.style), not the length of one message.
+    "pace": (
+        0.3,
+        "Pace: the user writes in quick short exchanges; answer briefly and directly.",
+        0.65,
+        "Pace: the user writes long considered messages; a thorough answer is welcome.",
+    ),
 }
 OVERRIDES = {
     "formality": "tone",
@@ -105,6 +112,7 @@ OVERRIDES = {
     "verbosity": "detail_level",
     "emoji_use": "emoji",
     "humour": "tone",  # a chosen tone decides the register, jokes included
+    "pace": "detail_level",  # a chosen length decides how much to answer
 }
 METRIC_LABELS = {
     "formality": "Formality",
@@ -115,6 +123,7 @@ METRIC_LABELS = {
     "references_professional": "Professional references",
     "references_academic": "Academic references",
     "references_pop": "Pop-culture references",
+    "pace": "Pace",
 }
 
 PREFERENCE_LINES: dict[str, dict[str, str]] = {

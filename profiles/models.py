@@ -74,6 +74,9 @@ class UserProfile(models.Model):
     references_academic_count = models.PositiveIntegerField(default=0)
     references_pop = models.FloatField(default=PRIORS["references_pop"], validators=_UNIT)
     references_pop_count = models.PositiveIntegerField(default=0)
+    # The rhythm of the exchange: quick back-and-forth (0) or long considered messages (1).
+    pace = models.FloatField(default=PRIORS["pace"], validators=_UNIT)
+    pace_count = models.PositiveIntegerField(default=0)
     messages_observed = models.PositiveIntegerField(default=0)
     style_updated_at = models.DateTimeField(null=True, blank=True)
 
@@ -157,6 +160,7 @@ class StyleSnapshot(models.Model):
     references_professional = models.FloatField(null=True, blank=True)
     references_academic = models.FloatField(null=True, blank=True)
     references_pop = models.FloatField(null=True, blank=True)
+    pace = models.FloatField(null=True, blank=True)
 
     class Meta:
         ordering = ["messages_observed", "id"]

@@ -36,7 +36,7 @@ class MetricRow:
 def style_overview(
     *, profile: UserProfile, block: InstructionsBlock | None = None
 ) -> list[MetricRow]:
-    """The four learned metrics, whether the instructions use them, and their history.
+    """The learned metrics, whether the instructions use them, and their history.
 
     The history starts at the prior (0 messages) unless older snapshots were dropped, goes
     through every kept snapshot and ends at the current value.

@@ -78,8 +78,12 @@ def profile_get_or_create(*, user: AbstractBaseUser) -> UserProfile:
     return profile
 
 
-def profile_observe_message(*, user: AbstractBaseUser, text: str) -> StyleReading:
+def profile_observe_message(
+    *, user: AbstractBaseUser, text: str, gap_seconds: float | None = None
+) -> StyleReading:
     """Learn the user's style from one of their messages; return how the message was read.
+    ``gap_seconds``: the time since the end of the assistant's previous reply in the same
+    conversation, None for none (the pace's evidence: ``profiles.style``).
 
     Call once per stored user message (not for assistant replies, not twice for a resend).
     Each metric the message has evidence for moves by ``profiles.style.blend``; the counts
@@ -88,7 +92,7 @@ def profile_observe_message(*, user: AbstractBaseUser, text: str) -> StyleReadin
     The update is a queryset ``update()`` under the row lock: no history row per message.
     In async code wrap it: ``await database_sync_to_async(profile_observe_message)(...)``.
     """
-    reading = analyse(text)  # pure and fast: outside the transaction
+    reading = analyse(text, gap_seconds=gap_seconds)  # pure and fast: outside the transaction
     if reading.has_evidence:
         _observe_locked(user, [reading])
     domains_observe(user=user, texts=[text])  # the level per domain (profiles.expertise)
@@ -96,19 +100,22 @@ def profile_observe_message(*, user: AbstractBaseUser, text: str) -> StyleReadin
 
 
 def profiles_observe_messages(
-    *, observations: list[tuple[AbstractBaseUser, str]], profiles: Mapping[int, UserProfile]
+    *,
+    observations: list[tuple[AbstractBaseUser, str] | tuple[AbstractBaseUser, str, float | None]],
+    profiles: Mapping[int, UserProfile],
 ) -> None:
     """``profile_observe_message`` for the user messages of several replies that ended
     together, the same result as one call per message in order: one update per user.
+    ``observations``: (user, text) or (user, text, gap_seconds) each.
     ``profiles``: the users' profiles as read just before (user id -> profile); the update
     applies only if the row still holds what was read (and memory is still on), else the
     user's messages are learned under the row lock as ``profile_observe_message`` does."""
     readings: dict[int, list[StyleReading]] = {}
     users: dict[int, AbstractBaseUser] = {}
     texts: dict[int, list[str]] = {}
-    for user, text in observations:
+    for user, text, *gap in observations:
         texts.setdefault(user.pk, []).append(text)
-        reading = analyse(text)
+        reading = analyse(text, gap_seconds=gap[0] if gap else None)
         if reading.has_evidence:
             readings.setdefault(user.pk, []).append(reading)
             users[user.pk] = user
@@ -116,7 +123,7 @@ def profiles_observe_messages(
         profile = profiles.get(user_id)
         if profile is None or profile.pk is None or not _observe_unlocked(profile, found):
             _observe_locked(users[user_id], found)
-    for user, _text in observations:
+    for user, *_ in observations:
         if user.pk in texts:  # the level per domain (profiles.expertise), once per user
             domains_observe(user=user, texts=texts.pop(user.pk), profile=profiles.get(user.pk))
 

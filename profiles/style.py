@@ -1,7 +1,7 @@
 """Communication style: read one message, learn a user's style from many.
 
 Pure Python (no Django), deterministic, and cheap (see ``bench/style.py``). ``analyse(text)``
-scores one message on four metrics, each in 0..1, or ``None`` when the message carries no
+scores one message on each metric, each in 0..1, or ``None`` when the message carries no
 evidence for that metric; ``blend`` folds a reading into a running average.
 
 The signals, metric by metric (word lists are English; in another language a message still
@@ -55,8 +55,17 @@ references_professional, references_academic, references_pop (0 never .. 1 every
     "Star Wars", "Harry Potter", "Marvel", "The Office", "Minecraft", "Taylor Swift", "may the
     force"). 1 when present, else 0. No evidence: fewer than 6 words and no reference.
 
-Pace (quick exchanges or long discussions) is verbosity: the text of a message says no more
-about it than its length and structure.
+pace (0 quick short exchanges .. 1 long considered messages)
+    The rhythm of the exchange, which the text alone cannot tell: the gap between the end of
+    the assistant's previous reply in the same conversation and this message, on a log scale
+    (10 s -> 0, 5 min -> 1), weighted 0.7, plus the message's verbosity weighted 0.3 (a long
+    message takes long to write; a one-line answer after a pause is still a pause). Quick
+    back-and-forth scores near 0, long messages after a considered pause near 1. Unlike
+    verbosity, a long message sent seconds after the reply (a paste) is not slow, and a short
+    one after minutes of reading is not quick.
+    No evidence: no gap known (the first message of a conversation, or a caller with no
+    times), a gap over 30 minutes (the user left and came back: that says nothing about how
+    they talk), or no prose words.
 
 Learning: ``blend`` is a running mean that starts from a prior worth ``PRIOR_WEIGHT`` messages,
 so one message moves a metric by at most ``1 / (PRIOR_WEIGHT + 1)`` of the way to its reading and
@@ -81,6 +90,7 @@ METRICS = (
     "references_professional",
     "references_academic",
     "references_pop",
+    "pace",
 )
 REFERENCE_KINDS = ("professional", "academic", "pop")
 
@@ -94,6 +104,7 @@ PRIORS = {
     "references_professional": 0.0,
     "references_academic": 0.0,
     "references_pop": 0.0,
+    "pace": 0.5,
 }
 PRIOR_WEIGHT = 5
 HORIZON = 200
@@ -111,6 +122,7 @@ class StyleReading:
     references_professional: float | None = None
     references_academic: float | None = None
     references_pop: float | None = None
+    pace: float | None = None
 
     @property
     def has_evidence(self) -> bool:
@@ -546,6 +558,12 @@ VERBOSITY_MAX_WORDS = 250
 TECH_HALF_POINTS = 2.0
 TECH_MIN_WORDS = 8
 _LOG_SPAN = math.log(VERBOSITY_MAX_WORDS / VERBOSITY_MIN_WORDS)
+# Pace: the gap from the previous reply's end, in seconds (see the module docstring).
+PACE_QUICK_SECONDS = 10.0
+PACE_SLOW_SECONDS = 300.0
+PACE_AWAY_SECONDS = 1800.0
+PACE_GAP_WEIGHT = 0.7
+_PACE_SPAN = math.log(PACE_SLOW_SECONDS / PACE_QUICK_SECONDS)
 
 
 def count_emoji(text: str) -> int:
@@ -556,8 +574,10 @@ def count_emoji(text: str) -> int:
     return len(EMOJI_RE.findall(_ASCII_RUN_RE.sub(" ", text)))
 
 
-def analyse(text: str) -> StyleReading:
-    """Score one message on the four metrics (see the module docstring for the signals)."""
+def analyse(text: str, *, gap_seconds: float | None = None) -> StyleReading:
+    """Score one message on the metrics (see the module docstring for the signals).
+    ``gap_seconds``: the time since the end of the assistant's previous reply in the same
+    conversation (None when there is none or it is unknown): the pace's evidence."""
     if not isinstance(text, str):
         raise TypeError(f"text must be str, not {type(text).__name__}")
     text = text.strip()
@@ -578,14 +598,16 @@ def analyse(text: str) -> StyleReading:
     distinct = set(lower)
     pairs = set(pairwise(lower))
     markers = _markers(prose, distinct)
+    verbosity = _verbosity(prose, len(lower))
 
     return StyleReading(
         formality=_formality(prose, lower, distinct, pairs, emoji),
         technical_level=_technical_level(prose, len(lower), distinct, pairs, code_blocks),
-        verbosity=_verbosity(prose, len(lower)),
+        verbosity=verbosity,
         emoji_use=_emoji_use(emoji),
         humour=_humour(prose, len(lower), markers.get("humour", 0)),
         **_references(len(lower), markers),
+        pace=pace_score(gap_seconds, verbosity),
     )
 
 
@@ -688,6 +710,14 @@ def _verbosity(prose: str, n_words: int) -> float | None:
         paragraphs = sum(1 for block in prose.split("\n\n") if block.strip())
         structure = 0.05 * (max(paragraphs - 1, 0) + len(LIST_ITEM_RE.findall(prose)))
     return min(1.0, min(length, 1.0) + min(structure, 0.2))
+
+
+def pace_score(gap_seconds: float | None, verbosity: float | None) -> float | None:
+    """The pace of one message from its gap and its verbosity (module docstring)."""
+    if gap_seconds is None or verbosity is None or gap_seconds > PACE_AWAY_SECONDS:
+        return None
+    gap = math.log(max(gap_seconds, PACE_QUICK_SECONDS) / PACE_QUICK_SECONDS) / _PACE_SPAN
+    return PACE_GAP_WEIGHT * min(gap, 1.0) + (1 - PACE_GAP_WEIGHT) * verbosity
 
 
 def _emoji_use(emoji: int) -> float:

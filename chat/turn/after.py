@@ -7,6 +7,7 @@ import logging
 from django.db import DatabaseError
 
 from chat import services
+from chat.selectors import gaps_after_replies
 from memory import search
 from memory.recall import memory_enabled_many
 from memory.services import conversations_after_turn, memories_from_turn
@@ -37,10 +38,10 @@ def after_turns(items) -> None:
         # One read of the users' profiles: the memory switch and the style learned from.
         profiles = profiles_get_many([c.user for c, _ in items])
         enabled = memory_enabled_many([c for c, _ in items], profiles=profiles)
+        learned = [(c, m) for c, m in items if m is not None and not c.temporary]
+        gaps = gaps_after_replies([m for _, m in learned])  # the pace: the exchange's rhythm
         profiles_observe_messages(
-            observations=[
-                (c.user, m.content) for c, m in items if m is not None and not c.temporary
-            ],
+            observations=[(c.user, m.content, gaps.get(m.pk)) for c, m in learned],
             profiles=profiles,
         )
     except Exception:

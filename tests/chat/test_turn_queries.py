@@ -29,9 +29,10 @@ CONTEXT_STATEMENTS = 10
 STORE_STATEMENTS = 1
 # After the reply, per batch (issue 17: from 6): the conversations' activity (one statement
 # for the batch, where each reply's store made one), the users' profiles (the memory switch
-# and the style learned from), one style update per user, the active summary runs, the tails;
-# on SQLite, the search index's merge (memory.search.tidy).
-AFTER_STATEMENTS = 5 + (connection.vendor == "sqlite")
+# and the style learned from), the gaps since the previous replies (the pace, issue 41), one
+# style update per user, the active summary runs, the tails; on SQLite, the search index's
+# merge (memory.search.tidy).
+AFTER_STATEMENTS = 6 + (connection.vendor == "sqlite")
 
 
 def statements(queries) -> list[str]:

@@ -24,12 +24,13 @@ def alice_client(client, alice):
 
 @pytest.fixture
 def observe():
-    """Feed the same message to a user's profile ``times`` times."""
+    """Feed the same message to a user's profile ``times`` times, each half a minute after
+    the assistant's previous reply (a conversation going on: the pace has evidence)."""
 
-    def observe(user, text, times=1):
+    def observe(user, text, times=1, gap_seconds=30.0):
         reading = None
         for _ in range(times):
-            reading = profile_observe_message(user=user, text=text)
+            reading = profile_observe_message(user=user, text=text, gap_seconds=gap_seconds)
         return reading
 
     return observe

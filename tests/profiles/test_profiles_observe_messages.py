@@ -46,6 +46,19 @@ def test_it_learns_what_one_call_per_message_learns(alice, bob):
     assert style_of(bob) == style_of(dave)
 
 
+def test_the_gaps_are_learned_as_one_call_per_message_would(alice, bob):
+    """(user, text, gap) observations: the pace, with a message with no reply before it."""
+    for user in (alice, bob):
+        profile_observe_message(user=user, text=CASUAL)
+    gaps = [4.0, None, 250.0, 30.0, 3600.0, 12.0]
+    for text, gap in zip(TEXTS, gaps, strict=True):
+        profile_observe_message(user=bob, text=text, gap_seconds=gap)
+    batch = [(alice, text, gap) for text, gap in zip(TEXTS, gaps, strict=True)]
+    profiles_observe_messages(observations=batch, profiles=profiles_get_many([alice]))
+    assert style_of(alice) == style_of(bob)
+    assert style_of(alice)["pace_count"] == 4  # no reply before one, the user away for another
+
+
 def test_one_update_per_user_and_no_read(alice, bob):
     """With the profiles read for the batch, each user's style costs one UPDATE and nothing
     else (the level per domain, profiles.expertise, has its own statements)."""
