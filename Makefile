@@ -6,7 +6,9 @@ VENV := .venv
 PY := $(VENV)/bin/python
 RUN_STAMP := $(VENV)/.runtime-stamp
 DEV_STAMP := $(VENV)/.dev-stamp
-PIP := $(PY) -m pip install --disable-pip-version-check --progress-bar on
+# --no-compile: Python compiles what it imports on first use, not every installed module up
+# front (bench/README.md "Set-up"; docs/deploy.md compiles them for a read-only venv).
+PIP := $(PY) -m pip install --disable-pip-version-check --progress-bar on --no-compile
 HOST ?= 127.0.0.1
 PORT ?= 8000
 # The scale-out stack the second test pass runs on (see README "Tests").
