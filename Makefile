@@ -98,9 +98,14 @@ test-llama: install-dev
 	  MEMORYCHAT_REAL_SERVERS="$$cache" env -u DATABASE_URL -u REDIS_URL \
 	  $(PY) -m pytest tests/realservers -v -s
 
-lint: install-dev
+lint: install-dev typecheck
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+
+# mypy on the files [tool.mypy] in pyproject.toml lists (the turn, its frames, llm/, ...).
+.PHONY: typecheck
+typecheck: install-dev
+	$(VENV)/bin/mypy
 
 bench: install-dev
 	$(PY) bench/window.py

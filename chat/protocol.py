@@ -385,7 +385,7 @@ def snapshot(*, reply_id: int, text: str, html: str, seq: int | None = None) -> 
 
 
 def reply_end(reply: Message) -> ReplyEndFrame:
-    figures = report_read(reply.context_report) or {}
+    report = report_read(reply.context_report)  # None: no report, or not of its shape
     return {
         "type": "reply_end",
         "id": reply.pk,
@@ -402,10 +402,10 @@ def reply_end(reply: Message) -> ReplyEndFrame:
         "html": render_stored(reply.content, reply.conversation_id),
         "article": article(reply),
         "context": {
-            "used": figures.get("total_tokens"),
-            "limit": figures.get("limit"),
-            "budget": figures.get("budget"),
-            "estimated": bool(figures.get("tokens_estimated")),
+            "used": report.get("total_tokens") if report else None,
+            "limit": report.get("limit") if report else None,
+            "budget": report.get("budget") if report else None,
+            "estimated": bool(report and report.get("tokens_estimated")),
         },
     }
 

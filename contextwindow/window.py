@@ -179,7 +179,7 @@ class ConversationMemory:
             and self._tokens > self.max_tokens
             and len(self._recent) > KEEP_RECENT
         ):
-            self._fold_into_summary()
+            self._fold_into_summary(self.summarise_fn)
         self._drop_oldest_until_within_budget()
 
     def _drop_oldest_until_within_budget(self) -> None:
@@ -189,13 +189,13 @@ class ConversationMemory:
         if self._tokens > self.max_tokens and self._summary_message is not None:
             self._set_summary(None)
 
-    def _fold_into_summary(self) -> None:
+    def _fold_into_summary(self, summarise_fn: SummariseFn) -> None:
         folded = [self._recent.popleft() for _ in range(len(self._recent) - KEEP_RECENT)]
         payload = [{"role": m.role, "content": m.content} for m in folded]
         if self._summary_message is not None:
             payload.insert(0, {"role": "system", "content": self._summary_message.content})
         try:
-            text = self.summarise_fn(payload)
+            text = summarise_fn(payload)
             if not isinstance(text, str):
                 raise TypeError(f"summarise_fn returned {type(text).__name__}, not str")
         except Exception:

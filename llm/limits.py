@@ -172,7 +172,9 @@ def _ollama(client: httpx2.Client, root: str, model: str) -> int:
     match = re.search(r"^\s*num_ctx\s+(\d+)", str(data.get("parameters") or ""), re.MULTILINE)
     if match:
         return int(match.group(1))
-    info = data.get("model_info") if isinstance(data.get("model_info"), dict) else {}
+    info = data.get("model_info")
+    if not isinstance(info, dict):
+        info = {}
     lengths = [_int(v) for k, v in info.items() if k.endswith(".context_length")]
     full = next((n for n in lengths if n), 0)
     default = settings.MODEL_CONTEXT_TOKENS or OLLAMA_DEFAULT_CONTEXT

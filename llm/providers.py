@@ -20,7 +20,7 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 from django.conf import settings
@@ -61,10 +61,10 @@ class ReplyStream:
 
     model: str
     offline: bool = False
-    chunks: AsyncIterator[str] | None = None
+    chunks: AsyncGenerator[str, None] | None = None
     usage: Usage = field(default_factory=Usage)
     finish_reason: str | None = None  # "stop", "length", ... once the stream ends
-    _closer: object = None
+    _closer: Callable[[], Awaitable[object]] | None = None
 
     @property
     def cut_by_length(self) -> bool:
@@ -76,9 +76,10 @@ class ReplyStream:
 
     async def aclose(self) -> None:
         """Cancel the upstream request (Stop, a closed tab)."""
-        await self.chunks.aclose()  # type: ignore[attr-defined]
+        if self.chunks is not None:
+            await self.chunks.aclose()
         if self._closer is not None:
-            await self._closer()  # type: ignore[operator]
+            await self._closer()
 
 
 class OpenAIProvider:
@@ -121,7 +122,7 @@ class OpenAIProvider:
         reply.chunks = self._deltas(response, reply, report)
         return reply
 
-    async def _deltas(self, response, reply: ReplyStream, report=None) -> AsyncIterator[str]:
+    async def _deltas(self, response, reply: ReplyStream, report=None) -> AsyncGenerator[str, None]:
         finished = done = False
         lines = response.iter_lines()
         try:
@@ -188,7 +189,7 @@ class OfflineProvider:
         reply.chunks = self._pieces(text)
         return reply
 
-    async def _pieces(self, text: str) -> AsyncIterator[str]:
+    async def _pieces(self, text: str) -> AsyncGenerator[str, None]:
         for piece in split_for_streaming(text):
             await asyncio.sleep(OFFLINE_WORD_DELAY)
             yield piece

@@ -19,7 +19,7 @@ Bump ``SCHEMA_VERSION`` when a key is renamed, removed or changes meaning, and m
 # NotRequired keys from required ones (Python 3.11).
 import logging
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict, cast
 
 from web.shapes import ShapeError, check
 
@@ -255,7 +255,7 @@ def report_read(data: dict | None) -> ContextReport | None:
     except ShapeError as error:
         logging.getLogger(__name__).warning("A context report of the wrong shape: %s", error)
         return None
-    return report  # type: ignore[return-value]
+    return cast(ContextReport, report)  # its shape was checked just above
 
 
 def report_check(report: Any, where: str = "context_report") -> None:
@@ -267,10 +267,10 @@ def report_check(report: Any, where: str = "context_report") -> None:
 
 def memories_sent(report: ContextReport | None) -> list[MemoryItem]:
     """The long-term memories the model saw this turn, best first."""
-    return (report or {}).get("memories") or []
+    return (report.get("memories") if report else None) or []
 
 
 def summary_text(report: ContextReport | None) -> str | None:
     """The rolling summary's text if it was sent this turn, else None."""
-    summary = (report or {}).get("summary") or {}
-    return summary.get("text")
+    summary = report.get("summary") if report else None
+    return summary.get("text") if summary else None

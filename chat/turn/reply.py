@@ -69,11 +69,14 @@ class ReplyTask:
         started: float | None = None,
     ):
         self.conversation = conversation
-        self.built = prepared.built
+        built, reply = prepared.built, prepared.start.reply
+        # Only a resend lacks them, and a resend streams nothing (``chat.turn.drive``).
+        assert built is not None and reply is not None, "a resend has no reply to stream"
+        self.built = built
         self.started = started if started is not None else time.monotonic()
         self.new_message = new_message  # False on a retry: the style already learned from it
         self.user_message = prepared.start.user_message
-        self.reply = prepared.start.reply
+        self.reply = reply
         self.previous_content = prepared.start.previous_content
         self.prefix = prepared.prefix
         self.start_frame = prepared.start_frame
@@ -174,6 +177,7 @@ class ReplyTask:
                 )
         except asyncio.CancelledError:
             task = asyncio.current_task()
+            assert task is not None  # a coroutine cancelled runs in a task
             if task.cancelling():
                 task.uncancel()
             status = Message.Status.INTERRUPTED
@@ -226,7 +230,7 @@ class ReplyTask:
         return reply
 
 
-def _finish(**fields) -> tuple[Message, dict]:
+def _finish(**fields) -> tuple[Message, protocol.ReplyEndFrame]:
     """Store the reply and build its reply_end frame (Markdown, the context report's HTML) in
     the same thread trip: that rendering is CPU the event loop need not do. The conversation's
     activity is updated after the turn, in one statement for the replies that ended together."""
@@ -234,7 +238,7 @@ def _finish(**fields) -> tuple[Message, dict]:
     return reply, protocol.reply_end(reply)
 
 
-async def _store_with_retries(**fields) -> tuple[Message, dict | None]:
+async def _store_with_retries(**fields) -> tuple[Message, protocol.ReplyEndFrame | None]:
     """Store the finished reply; while the database is locked or unreachable, keep trying
     until it lands (the text is in memory: a long staff import or a restart must not lose it).
     Any other database error is said in the page at once. Returns the reply and its reply_end

@@ -36,7 +36,7 @@ def _prepared(start: services.TurnStart, built, prefix: str = "") -> PreparedTur
         built,
         prefix=prefix,
         user_frame=protocol.user_message(start.user_message),
-        start_frame=protocol.reply_start(start.reply),
+        start_frame=protocol.reply_start(_reply(start)),
     )
 
 
@@ -74,13 +74,19 @@ def prepare_continue(*, conversation, reply_id: int) -> PreparedTurn:
     request for the rest (a user turn: every server and template accepts that, unlike an
     assistant turn left open)."""
     start = services.turn_continue(conversation=conversation, reply_id=reply_id)
-    prefix = start.reply.content
+    prefix = _reply(start).content
     tail = [
         {"role": "assistant", "content": prefix},
         {"role": "user", "content": CONTINUE_PROMPT},
     ]
     built = _build(conversation, start.user_message, tail=tail)
     return _prepared(start, built, prefix=prefix)
+
+
+def _reply(start: services.TurnStart) -> Message:
+    """The reply placeholder, which the services store with every turn but a resend."""
+    assert start.reply is not None, "only a resend can lack its reply"
+    return start.reply
 
 
 def _build(conversation, user_message: Message, tail=()) -> context.BuiltContext:
