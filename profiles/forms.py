@@ -160,3 +160,11 @@ DOMAIN_SETTING_CHOICES = [
     *DomainLevel.Level.choices,
     (HIDDEN, "Don't learn or use"),
 ]
+
+
+class ApiKeyForm(forms.Form):
+    name = forms.CharField(
+        label="Key name",
+        max_length=100,
+        help_text="Where you will use it, e.g. “Open WebUI at home”.",
+    )

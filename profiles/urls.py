@@ -1,6 +1,6 @@
 from django.urls import path
 
-from profiles import views
+from profiles import key_views, views
 
 app_name = "profiles"
 urlpatterns = [
@@ -9,4 +9,6 @@ urlpatterns = [
     path("memory/", views.memory_update, name="memory"),
     path("domains/", views.domains_update, name="domains"),
     path("reset-style/", views.reset_style, name="reset_style"),
+    path("keys/", key_views.key_new, name="keys"),
+    path("keys/<int:key_id>/revoke/", key_views.key_revoke_view, name="key_revoke"),
 ]

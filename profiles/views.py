@@ -14,8 +14,9 @@ from django.views.decorators.vary import vary_on_headers
 
 from profiles.domains import MIN_EVIDENCE, STRONG_WEIGHT
 from profiles.expertise import domains_set
-from profiles.forms import DomainsForm, MemoryForm, PreferencesForm, ResetStyleForm
+from profiles.forms import ApiKeyForm, DomainsForm, MemoryForm, PreferencesForm, ResetStyleForm
 from profiles.instructions import MIN_MESSAGES, build_instructions
+from profiles.keys import key_list
 from profiles.overview import DOMAIN_GUIDES, domain_overview, style_overview
 from profiles.selectors import profile_get
 from profiles.services import (
@@ -49,6 +50,8 @@ def _context(request: HttpRequest, **extra) -> dict:
         "instructions": block,  # not "block": Django templates reserve that name
         "min_messages": MIN_MESSAGES,
         "memory_form": MemoryForm(initial={"memory_mode": profile.memory_mode}),
+        "api_keys": key_list(user=request.user),
+        "key_form": ApiKeyForm(),
         **extra,
     }
 

@@ -10,6 +10,11 @@ urlpatterns = [
     path("users/<int:user_id>/", users.user_detail, name="user"),
     path("users/<int:user_id>/preferences/", users.user_preferences, name="user_preferences"),
     path("users/<int:user_id>/style/", users.user_style, name="user_style"),
+    path(
+        "users/<int:user_id>/keys/<int:key_id>/revoke/",
+        users.user_key_revoke,
+        name="user_key_revoke",
+    ),
     path("users/<int:user_id>/export/", data.user_export, name="user_export"),
     path("users/<int:user_id>/delete-data/", data.user_data_delete_view, name="user_data_delete"),
     path("users/<int:user_id>/reports/<slug:report>/", reports.user_report, name="user_report"),

@@ -12,6 +12,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from chat.services import conversation_create, message_create, reply_finish
 from memory.models import ActionItem, Decision, Fact, MemoryEvent
 from memory.services import summary_run_start
+from profiles.keys import key_create
 from profiles.services import profile_update_preferences
 
 pytestmark = pytest.mark.django_db
@@ -39,6 +40,7 @@ SIGNED_IN = {
     "profiles:preferences",
     "profiles:memory",
     "profiles:reset_style",
+    "profiles:keys",
     "memory:page",
     "memory:add",
     "profiles:domains",
@@ -64,6 +66,7 @@ OWNED = {
     "memory:discard",
     "memory:event_undo",
     "userdata:forget_conversation",
+    "profiles:key_revoke",
 }
 
 
@@ -104,10 +107,19 @@ def world(alice, bob, staff):
     event = MemoryEvent.objects.create(
         user=alice, conversation=conversation, message=message, items=[]
     )
-    return {"conversation": conversation, "message": message, "fact": fact, "event": event}
+    key = key_create(user=alice, name="laptop").key
+    return {
+        "conversation": conversation,
+        "message": message,
+        "fact": fact,
+        "event": event,
+        "key": key,
+    }
 
 
 def owned_url(name, world):
+    if name == "profiles:key_revoke":
+        return reverse(name, args=[world["key"].pk])
     if name == "memory:event_undo":
         return reverse(name, args=[world["event"].pk])
     if name.startswith("memory:"):
@@ -169,6 +181,7 @@ def post_urls(world, alice, staff):
             "profiles:memory",
             "profiles:reset_style",
             "profiles:domains",
+            "profiles:keys",
             "memory:add",
             "password_change",
             "userdata:forget_everything",
@@ -179,6 +192,7 @@ def post_urls(world, alice, staff):
     staff_args = {
         "staff:user_preferences": [alice.pk],
         "staff:user_style": [alice.pk],
+        "staff:user_key_revoke": [alice.pk, world["key"].pk],
         "staff:user_data_delete": [alice.pk],
         "staff:import": [],
         "staff:resummarise": [conversation.pk],
