@@ -70,6 +70,10 @@ OWNED = {
 }
 
 
+# Opened by a personal API key only (api.views): never by a session, so no CSRF surface.
+KEY_ONLY = {"api:models", "api:chat_completions"}
+
+
 def url_names() -> set[str]:
     names: set[str] = set()
 
@@ -95,7 +99,18 @@ def staff_names() -> set[str]:
 
 def test_every_url_is_classified():
     """No URL escapes the access tests: each is public, signed-in, owned or staff."""
-    assert url_names() - PUBLIC - SIGNED_IN - OWNED - staff_names() == set()
+    assert url_names() - PUBLIC - SIGNED_IN - OWNED - KEY_ONLY - staff_names() == set()
+
+
+@pytest.mark.parametrize("name", sorted(KEY_ONLY))
+def test_key_only_urls_refuse_anonymous_and_signed_in_sessions(client, alice, staff, name):
+    """A session (even staff's) opens no key-only URL: 401 in OpenAI's shape, nothing done."""
+    for user in (None, alice, staff):
+        if user is not None:
+            client.force_login(user)
+        for response in (client.get(reverse(name)), client.post(reverse(name))):
+            assert response.status_code == 401, (name, user)
+            assert response.json()["error"]["code"] == "invalid_api_key"
 
 
 @pytest.fixture
