@@ -16,17 +16,22 @@ CANDIDATES = 10  # conversations whose last message matches, compared in full
 
 
 def _thread(conversation_id: int) -> list[Turn]:
-    """A conversation's messages as a client would have them: a failed reply with no text
-    is no turn of its own."""
-    rows = (
+    """A conversation's messages as a client would have them: a reply that failed with no
+    text left out, and the message it answered (the client got an error, not a turn)."""
+    rows = list(
         Message.objects.filter(
             conversation_id=conversation_id,
             role__in=[Message.Role.USER, Message.Role.ASSISTANT],
         )
         .order_by("id")
-        .values_list("role", "content")
+        .values_list("id", "role", "content", "reply_to_id")
     )
-    return [Turn(role, content) for role, content in rows if content or role == "user"]
+    unanswered = {to for _, role, content, to in rows if role == "assistant" and not content}
+    return [
+        Turn(role, content)
+        for pk, role, content, _ in rows
+        if (content or role == "user") and pk not in unanswered
+    ]
 
 
 def _same(a: list[Turn], b: list[Turn]) -> bool:

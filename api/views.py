@@ -37,6 +37,10 @@ def _error(error: ApiError) -> JsonResponse:
         response["WWW-Authenticate"] = "Bearer"
     if error.retry_after is not None:
         response["Retry-After"] = str(error.retry_after)
+    if error.status == 502:
+        # The failed turn is stored (Retry is the web page's); the openai client would
+        # otherwise send it again by itself, as a new turn each time.
+        response["X-Should-Retry"] = "false"
     return response
 
 

@@ -180,3 +180,73 @@ async def test_offline_the_offline_provider_answers(alice, alice_key):
     )
     [reply] = await rows(Message, conversation__user=alice, role="assistant")
     assert answer.choices[0].message.content == reply.content and reply.model == "offline"
+
+
+async def test_after_a_failed_turn_the_client_continues_the_same_conversation(
+    alice, alice_key, fake_llm, settings
+):
+    """The 502 is not retried by the client on its own; the next request, without the failed
+    exchange, continues the conversation that holds it."""
+    settings.OPENAI_MAX_RETRIES = 0
+    api = client(alice_key)
+    model = settings.OPENAI_MODEL
+    history = [{"role": "user", "content": "Hello"}]
+    first = await api.chat.completions.create(model=model, messages=history)
+    history.append({"role": "assistant", "content": first.choices[0].message.content})
+    fake_llm.behaviour.fail_status, fake_llm.behaviour.fail_times = 500, 1
+    retrying = openai.AsyncOpenAI(api_key=alice_key, base_url=api.base_url, http_client=http())
+    with pytest.raises(openai.APIStatusError) as failed:
+        await retrying.chat.completions.create(
+            model=model, messages=[*history, {"role": "user", "content": "This one fails"}]
+        )
+    assert failed.value.status_code == 502
+    await api.chat.completions.create(
+        model=model, messages=[*history, {"role": "user", "content": "Again, please"}]
+    )
+    [conversation] = await rows(Conversation, user=alice)
+    users = await rows(Message, conversation=conversation, role="user")
+    assert [m.content for m in users] == ["Hello", "This one fails", "Again, please"]
+
+
+async def test_after_the_turn_the_memory_learns_and_a_new_conversation_recalls_it(
+    alice, alice_key, fake_llm
+):
+    from chat import live
+    from memory.models import Decision
+
+    api = client(alice_key)
+    model = settings.OPENAI_MODEL
+    await api.chat.completions.create(
+        model=model,
+        messages=[{"role": "user", "content": "We decided to go to Porto in August."}],
+        extra_body={"temporary": True},
+    )
+    await live.settle()
+    assert await rows(Decision, user=alice) == []  # temporary: nothing learned
+    await api.chat.completions.create(
+        model=model, messages=[{"role": "user", "content": "We decided to go to Porto in August."}]
+    )
+    await live.settle()
+    [decision] = await rows(Decision, user=alice)
+    assert "Porto" in decision.what
+    await api.chat.completions.create(
+        model=model, messages=[{"role": "user", "content": "Where are we going this summer?"}]
+    )
+    prompt = fake_llm.chat_requests()[-1]["body"]["messages"]
+    assert "Porto in August" in " ".join(str(m["content"]) for m in prompt[:-1])
+    assert len(await rows(Conversation, user=alice)) == 3
+
+
+async def test_limits_are_shared_with_the_web_chat(alice, alice_key, fake_llm, settings):
+    from tests.chat.helpers import connected, frames_until
+
+    settings.MEMORYCHAT_MESSAGES_PER_MINUTE = 1
+    await client(alice_key).chat.completions.create(
+        model=settings.OPENAI_MODEL, messages=[{"role": "user", "content": "one"}]
+    )
+    [conversation] = await rows(Conversation, user=alice)
+    tab = await connected(alice, conversation.pk)
+    await tab.send_json_to({"type": "send", "text": "two", "client_id": "w-1"})
+    [error] = await frames_until(tab, "error")
+    assert error["code"] == "rate_limited"
+    await tab.disconnect()
