@@ -65,19 +65,24 @@ def conversation_matching(*, user, history: list[Turn], temporary: bool) -> Conv
 
 def conversation_for_request(
     *, user, history: list[Turn], model: str, temporary: bool
-) -> Conversation:
-    """The conversation the request continues, or a new one holding its history."""
+) -> tuple[Conversation, bool]:
+    """The conversation the request continues, or a new one holding its history (True)."""
     model = "" if model == settings.OPENAI_MODEL else model
     conversation = conversation_matching(user=user, history=history, temporary=temporary)
     if conversation is not None:
         if conversation.model != model:
             conversation.model = model
             conversation.save(update_fields=["model"])
-        return conversation
+        return conversation, False
     conversation = conversation_create(user=user, temporary=temporary, model=model)
     if history:
         message_create_many(
             conversation=conversation,
             messages=[NewMessage(role=t.role, content=t.text) for t in history],
         )
-    return conversation
+    return conversation, True
+
+
+def conversation_discard(*, conversation: Conversation) -> None:
+    """A conversation made for a turn that was then refused (a limit): not left behind."""
+    conversation.delete()

@@ -16,7 +16,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpRe
 from django.views.decorators.csrf import csrf_exempt
 
 from api import wire
-from api.conversations import conversation_for_request
+from api.conversations import conversation_discard, conversation_for_request
 from api.wire import ApiError
 from chat.models import Message
 from chat.services import ChatError
@@ -131,15 +131,20 @@ async def chat_completions(request: HttpRequest) -> HttpResponse:
                 param="model",
                 code="model_not_found",
             )
-        conversation = await in_db_thread(conversation_for_request)(
+        conversation, created = await in_db_thread(conversation_for_request)(
             user=user, history=chat.history, model=chat.model, temporary=chat.temporary
         )
     except ApiError as error:
         return _error(error)
-    if chat.stream:
-        response = await _streamed(user, conversation, chat)
-    else:
-        response = await _answered(user, conversation, chat)
+    try:
+        if chat.stream:
+            response = await _streamed(user, conversation, chat)
+        else:
+            response = await _answered(user, conversation, chat)
+    except ChatError as refused:
+        if created:
+            await in_db_thread(conversation_discard)(conversation=conversation)
+        return _error(_refusal(refused))
     response[CONVERSATION_HEADER] = str(conversation.pk)
     return response
 
@@ -148,10 +153,7 @@ async def _answered(user, conversation, chat: wire.ChatRequest) -> HttpResponse:
     async def ignore(frame):
         pass
 
-    try:
-        reply = await run_turn(user=user, conversation=conversation, text=chat.text, sink=ignore)
-    except ChatError as error:
-        return _error(_refusal(error))
+    reply = await run_turn(user=user, conversation=conversation, text=chat.text, sink=ignore)
     if _failed(reply):
         return _error(_upstream(reply))
     body = wire.completion(
@@ -205,13 +207,11 @@ async def _streamed(user, conversation, chat: wire.ChatRequest) -> HttpResponse:
             break
         if frame["type"] == "reply_start":
             reply_id = frame["id"]
-    if reply_id is None:
+    if reply_id is None:  # refused (ChatError), or failed before its reply started
         error = frames.task.exception()
-        if isinstance(error, ChatError):
-            return _error(_refusal(error))
         if error is not None:
-            return _error(ApiError(500, "The turn failed.", type="server_error"))
-        return _error(_upstream(frames.task.result()))
+            raise error
+        return _error(ApiError(500, "The turn gave no reply.", type="server_error"))
     response = StreamingHttpResponse(
         _events(frames, reply_id, chat), content_type="text/event-stream"
     )

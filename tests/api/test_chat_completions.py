@@ -158,6 +158,7 @@ async def test_a_turn_refused_by_the_limits_is_429_with_retry_after(alice_key, f
             await api.chat.completions.create(**body, stream=stream)
         assert int(refused.value.response.headers["Retry-After"]) > 0
         assert refused.value.body["code"] == "rate_limited"
+    assert len(await rows(Conversation)) == 1  # the refused turns left no conversation
 
 
 async def test_an_upstream_failure_is_502_with_a_plain_message(alice_key, fake_llm, settings):
