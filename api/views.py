@@ -44,13 +44,17 @@ def _error(error: ApiError) -> JsonResponse:
     return response
 
 
-async def _user(request: HttpRequest):
+def _secret(request: HttpRequest) -> str:
     scheme, _, secret = request.headers.get("Authorization", "").partition(" ")
     if scheme.lower() != "bearer" or not secret.strip():
         raise ApiError(
             401, "Send your API key as 'Authorization: Bearer <key>'.", code="invalid_api_key"
         )
-    user = await in_db_thread(key_user)(secret.strip())
+    return secret.strip()
+
+
+def _user(secret: str):
+    user = key_user(secret)
     if user is None:
         raise ApiError(401, "Incorrect or revoked API key.", code="invalid_api_key")
     return user
@@ -59,6 +63,20 @@ async def _user(request: HttpRequest):
 def _model_names() -> list[str]:
     default = settings.OPENAI_MODEL
     return [default, *(name for name in server_models() if name != default)]
+
+
+def _turn_for(secret: str, chat: wire.ChatRequest):
+    """The key's user, the model checked and the conversation: one thread trip before the
+    turn (each trip costs the first token a little)."""
+    user = _user(secret)
+    if chat.model not in _model_names():
+        raise ApiError(
+            404, f"The model {chat.model!r} does not exist.", param="model", code="model_not_found"
+        )
+    conversation, created = conversation_for_request(
+        user=user, history=chat.history, model=chat.model, temporary=chat.temporary
+    )
+    return user, conversation, created
 
 
 def _refusal(error: ChatError) -> ApiError:
@@ -103,37 +121,33 @@ def _finish(status: str) -> str:
 @csrf_exempt
 async def models(request: HttpRequest) -> HttpResponse:
     try:
-        await _user(request)  # first: without a key, nothing else is said
-        if request.method != "GET":
+        secret = _secret(request)
+        names = await in_db_thread(lambda: _user(secret) and _model_names())()
+        if request.method != "GET":  # after the key: without one, nothing else is said
             raise ApiError(405, "Use GET.")
     except ApiError as error:
         return _error(error)
-    names = await in_db_thread(_model_names)()
     return JsonResponse(wire.models_list(names, created=int(time.time())))
 
 
 @csrf_exempt
 async def chat_completions(request: HttpRequest) -> HttpResponse:
     try:
-        user = await _user(request)
+        secret = _secret(request)
         if request.method != "POST":
+            await in_db_thread(_user)(secret)  # without a key, nothing else is said
             raise ApiError(405, "Use POST.")
         try:
             raw = request.body
         except RequestDataTooBig:
             raise ApiError(413, "The request is too large.") from None
         temporary = request.headers.get(TEMPORARY_HEADER, "").lower() in ("1", "true", "yes")
-        chat = wire.parse_chat(raw, temporary_header=temporary)
-        if chat.model not in await in_db_thread(_model_names)():
-            raise ApiError(
-                404,
-                f"The model {chat.model!r} does not exist.",
-                param="model",
-                code="model_not_found",
-            )
-        conversation, created = await in_db_thread(conversation_for_request)(
-            user=user, history=chat.history, model=chat.model, temporary=chat.temporary
-        )
+        try:
+            chat = wire.parse_chat(raw, temporary_header=temporary)
+        except ApiError:
+            await in_db_thread(_user)(secret)  # a 401 before any word on the body
+            raise
+        user, conversation, created = await in_db_thread(_turn_for)(secret, chat)
     except ApiError as error:
         return _error(error)
     try:

@@ -4,7 +4,8 @@ chat's websocket, on one server in one run (the machine's load falls on both ali
 One daphne (``DEBUG`` off, SQLite), one fake upstream (``bench/upstream.py``: 40 words, one
 per event, 5 ms apart), one user with a key. Turns alternate, the order swapped every round:
 
-* websocket: a ``send`` frame on an open tab of a new conversation to its first ``chunk``;
+* websocket new: a ``send`` frame on an open tab of a new conversation to its first ``chunk``;
+* websocket continued: the same on one tab whose conversation grows a turn a round;
 * /v1 new: a one-message request (a new conversation made by the request) to its first
   content delta, over a kept-alive connection;
 * /v1 continued: the whole history of an earlier /v1 conversation (matched to continue it)
@@ -45,18 +46,22 @@ result = key_create(user=get_user_model().objects.get(username="bench"), name="b
 """
 
 
-async def ws_turn(base: str, session: str, n: int) -> float:
+async def ws_turn(tab: ChatSocket, n: int) -> float:
+    started = time.perf_counter()
+    await tab.send({"type": "send", "text": f"Question {n} over the socket"})
+    first = None
+    while True:
+        frame = await tab.receive(30)
+        if frame["type"] == "chunk" and first is None:
+            first = time.perf_counter() - started
+        if frame["type"] == "reply_end":
+            return first
+
+
+async def ws_new_turn(base: str, session: str, n: int) -> float:
     conversation = await asyncio.to_thread(new_conversation, base, session)
     async with ChatSocket(base, session, conversation) as tab:
-        started = time.perf_counter()
-        await tab.send({"type": "send", "text": f"Question {n} over the socket"})
-        first = None
-        while True:
-            frame = await tab.receive(30)
-            if frame["type"] == "chunk" and first is None:
-                first = time.perf_counter() - started
-            if frame["type"] == "reply_end":
-                return first
+        return await ws_turn(tab, n)
 
 
 async def v1_turn(http: httpx.AsyncClient, messages: list[dict]) -> tuple[float, str]:
@@ -76,17 +81,23 @@ async def v1_turn(http: httpx.AsyncClient, messages: list[dict]) -> tuple[float,
 
 
 async def measure(base: str, session: str, secret: str, rounds: int) -> dict[str, list[float]]:
-    times = {"websocket": [], "v1 new": [], "v1 continued": []}
+    times = {"websocket new": [], "v1 new": [], "websocket continued": [], "v1 continued": []}
     headers = {"Authorization": f"Bearer {secret}"}
-    async with httpx.AsyncClient(base_url=base, headers=headers, timeout=60) as http:
+    conversation = await asyncio.to_thread(new_conversation, base, session)
+    async with (
+        httpx.AsyncClient(base_url=base, headers=headers, timeout=60) as http,
+        ChatSocket(base, session, conversation) as tab,
+    ):
         history: list[dict] = []
         for n in range(rounds):
-            order = ["websocket", "v1 new", "v1 continued"]
+            order = list(times)
             if n % 2:
                 order.reverse()
             for kind in order:
-                if kind == "websocket":
-                    times[kind].append(await ws_turn(base, session, n))
+                if kind == "websocket new":
+                    times[kind].append(await ws_new_turn(base, session, n))
+                elif kind == "websocket continued":
+                    times[kind].append(await ws_turn(tab, n))
                 elif kind == "v1 new":
                     first, _ = await v1_turn(http, [{"role": "user", "content": f"New {n}"}])
                     times[kind].append(first)
