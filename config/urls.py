@@ -24,6 +24,7 @@ urlpatterns = [
     path("profile/", include("profiles.urls")),
     path("memory/", include("memory.urls")),
     path("staff/", include("staff.urls")),
+    path("v1/", include("api.urls")),  # personal keys only: api.views
     path("", include("userdata.urls")),
     path("", include("chat.urls")),
 ]

@@ -170,3 +170,11 @@ class EmailForm(forms.Form):
         max_length=254,
         help_text="Only for resetting a forgotten password. We send a link to confirm it.",
     )
+
+
+class ApiKeyForm(forms.Form):
+    name = forms.CharField(
+        label="Key name",
+        max_length=100,
+        help_text="Where you will use it, e.g. “Open WebUI at home”.",
+    )

@@ -239,3 +239,31 @@ class DomainSnapshot(models.Model):
 
     def __str__(self) -> str:
         return f"{self.profile.user} in {self.domain} at {self.evidence}"
+
+
+class ApiKey(models.Model):
+    """A personal key for the ``/v1`` API (``profiles.keys``): it acts as its user and opens
+    nothing else. Only the secret's SHA-256 is kept; the secret is shown once, on creation.
+    Each change (creation, revocation, by the user or by staff) is kept in its history;
+    ``last_used_at`` is written with ``update()``, adding none."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_keys"
+    )
+    name = models.CharField(max_length=100)
+    prefix = models.CharField(max_length=16)  # the secret's start, to tell keys apart
+    secret_hash = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(default=now)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    history = HistoricalRecords(excluded_fields=["last_used_at"])
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…) of {self.user}"
+
+    @property
+    def active(self) -> bool:
+        return self.revoked_at is None

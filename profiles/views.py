@@ -17,8 +17,16 @@ from profiles.account import EmailLinkInvalid, email_link_notice
 from profiles.account import email_confirm as email_confirm_token
 from profiles.domains import MIN_EVIDENCE, STRONG_WEIGHT
 from profiles.expertise import domains_set
-from profiles.forms import DomainsForm, EmailForm, MemoryForm, PreferencesForm, ResetStyleForm
+from profiles.forms import (
+    ApiKeyForm,
+    DomainsForm,
+    EmailForm,
+    MemoryForm,
+    PreferencesForm,
+    ResetStyleForm,
+)
 from profiles.instructions import MIN_MESSAGES, build_instructions
+from profiles.keys import key_list
 from profiles.overview import DOMAIN_GUIDES, domain_overview, style_overview
 from profiles.selectors import profile_get
 from profiles.services import (
@@ -53,6 +61,8 @@ def _context(request: HttpRequest, **extra) -> dict:
         "min_messages": MIN_MESSAGES,
         "memory_form": MemoryForm(initial={"memory_mode": profile.memory_mode}),
         "email_form": EmailForm(),
+        "api_keys": key_list(user=request.user),
+        "key_form": ApiKeyForm(),
         **extra,
     }
 

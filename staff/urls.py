@@ -12,6 +12,11 @@ urlpatterns = [
     path("users/<int:user_id>/style/", users.user_style, name="user_style"),
     path("users/<int:user_id>/password/", account.user_password, name="user_password"),
     path("users/<int:user_id>/reset-link/", account.user_reset_link, name="user_reset_link"),
+    path(
+        "users/<int:user_id>/keys/<int:key_id>/revoke/",
+        users.user_key_revoke,
+        name="user_key_revoke",
+    ),
     path("users/<int:user_id>/export/", data.user_export, name="user_export"),
     path("users/<int:user_id>/delete-data/", data.user_data_delete_view, name="user_data_delete"),
     path("users/<int:user_id>/reports/<slug:report>/", reports.user_report, name="user_report"),

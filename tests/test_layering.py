@@ -8,6 +8,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = {
+    "api",
     "audit",
     "chat",
     "config",
@@ -34,6 +35,8 @@ ALLOWED = {
     "userdata": {"audit", "chat", "memory", "profiles", "web"},
     "staff": {"audit", "chat", "contextwindow", "llm", "memory", "profiles", "userdata", "web"},
     "config": {"chat"},
+    # The /v1 API: a key's user (profiles) through the chat's turn; nothing imports it.
+    "api": {"chat", "llm", "profiles"},
 }
 
 

@@ -12,6 +12,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from chat.services import conversation_create, message_create, reply_finish
 from memory.models import ActionItem, Decision, Fact, MemoryEvent
 from memory.services import summary_run_start
+from profiles.keys import key_create
 from profiles.services import profile_update_preferences
 
 pytestmark = pytest.mark.django_db
@@ -44,6 +45,7 @@ SIGNED_IN = {
     "profiles:domains",
     "profiles:email",
     "profiles:email_confirm",
+    "profiles:keys",
     "memory:page",
     "memory:add",
     "userdata:export",
@@ -72,7 +74,12 @@ OWNED = {
     "memory:discard",
     "memory:event_undo",
     "userdata:forget_conversation",
+    "profiles:key_revoke",
 }
+
+
+# Opened by a personal API key only (api.views): never by a session, so no CSRF surface.
+KEY_ONLY = {"api:models", "api:chat_completions"}
 
 
 def url_names() -> set[str]:
@@ -100,7 +107,18 @@ def staff_names() -> set[str]:
 
 def test_every_url_is_classified():
     """No URL escapes the access tests: each is public, signed-in, owned or staff."""
-    assert url_names() - PUBLIC - SIGNED_IN - OWNED - staff_names() == set()
+    assert url_names() - PUBLIC - SIGNED_IN - OWNED - KEY_ONLY - staff_names() == set()
+
+
+@pytest.mark.parametrize("name", sorted(KEY_ONLY))
+def test_key_only_urls_refuse_anonymous_and_signed_in_sessions(client, alice, staff, name):
+    """A session (even staff's) opens no key-only URL: 401 in OpenAI's shape, nothing done."""
+    for user in (None, alice, staff):
+        if user is not None:
+            client.force_login(user)
+        for response in (client.get(reverse(name)), client.post(reverse(name))):
+            assert response.status_code == 401, (name, user)
+            assert response.json()["error"]["code"] == "invalid_api_key"
 
 
 @pytest.fixture
@@ -112,12 +130,21 @@ def world(alice, bob, staff):
     event = MemoryEvent.objects.create(
         user=alice, conversation=conversation, message=message, items=[]
     )
-    return {"conversation": conversation, "message": message, "fact": fact, "event": event}
+    key = key_create(user=alice, name="laptop").key
+    return {
+        "conversation": conversation,
+        "message": message,
+        "fact": fact,
+        "event": event,
+        "key": key,
+    }
 
 
 def owned_url(name, world):
     if name == "profiles:email_confirm":
         return reverse(name, args=["token"])
+    if name == "profiles:key_revoke":
+        return reverse(name, args=[world["key"].pk])
     if name == "memory:event_undo":
         return reverse(name, args=[world["event"].pk])
     if name.startswith("memory:"):
@@ -186,6 +213,7 @@ def post_urls(world, alice, staff):
             "profiles:memory",
             "profiles:reset_style",
             "profiles:domains",
+            "profiles:keys",
             "memory:add",
             "profiles:email",
             "password_change",
@@ -197,6 +225,7 @@ def post_urls(world, alice, staff):
     staff_args = {
         "staff:user_preferences": [alice.pk],
         "staff:user_style": [alice.pk],
+        "staff:user_key_revoke": [alice.pk, world["key"].pk],
         "staff:user_data_delete": [alice.pk],
         "staff:user_password": [alice.pk],
         "staff:user_reset_link": [alice.pk],

@@ -47,12 +47,14 @@ def admit_model_call(user) -> None:
         f"messages:{user.pk}", limit=settings.MEMORYCHAT_MESSAGES_PER_MINUTE, window=60
     )
     if not verdict.allowed:
-        raise ChatError(
+        refused = ChatError(
             f"You are sending messages too fast (limit "
             f"{settings.MEMORYCHAT_MESSAGES_PER_MINUTE} a minute). Your message is still "
             f"here: try again in {verdict.retry_after} s.",
             code="rate_limited",
         )
+        refused.retry_after = verdict.retry_after  # for an HTTP Retry-After (api.views)
+        raise refused
 
 
 def _admitted(fn, user, **kwargs):

@@ -9,6 +9,7 @@ from django.shortcuts import get_object_or_404
 
 from chat.models import Conversation, Message
 from memory.models import ActionItem, Decision, Fact, MemoryState, Summary
+from profiles.models import ApiKey
 
 USER_SORTS = {
     "-last_active": "Recently active",
@@ -109,4 +110,13 @@ def user_conversations(*, user) -> QuerySet:
             summary_version=Subquery(current.values("version")[:1]),
         )
         .order_by("-updated_at", "-id")
+    )
+
+
+def user_key_history(*, user, limit: int = 10):
+    """The latest changes to the user's API keys: made, revoked, and by whom."""
+    return (
+        ApiKey.history.filter(user_id=user.pk)
+        .select_related("history_user")
+        .order_by("-history_date")[:limit]
     )

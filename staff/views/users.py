@@ -7,7 +7,8 @@ from django.contrib import messages
 from django.contrib.auth.forms import SetPasswordForm
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
@@ -15,6 +16,8 @@ from profiles.account import account_log
 from profiles.choices import language_name
 from profiles.forms import PreferencesForm
 from profiles.instructions import build_instructions
+from profiles.keys import key_list, key_revoke
+from profiles.models import ApiKey
 from profiles.overview import domain_overview, style_overview
 from profiles.selectors import profile_get
 from profiles.services import PREFERENCE_FIELDS, profile_set_style, profile_update_preferences
@@ -75,6 +78,8 @@ def _context(request, target, **extra) -> dict:
         "reports": REPORTS.values(),
         "password_form": SetPasswordForm(target),
         "account_log": account_log(target=target),
+        "api_keys": key_list(user=target),
+        "key_history": selectors.user_key_history(user=target),
         **extra,
     }
 
@@ -162,3 +167,13 @@ def user_style(request, user_id: int):
         return render_fragments(request, TEMPLATE, context, "style")
     messages.success(request, "Learned style saved.")
     return redirect("staff:user", user_id=target.pk)
+
+
+@staff_required
+@require_POST
+def user_key_revoke(request, user_id: int, key_id: int):
+    """Staff revoke one of a user's API keys (the key's history names them)."""
+    key = get_object_or_404(ApiKey, pk=key_id, user_id=user_id)
+    key_revoke(key=key, actor=request.user)
+    messages.success(request, f"Revoked the key “{key.name}”.")
+    return redirect(reverse("staff:user", args=[user_id]) + "#api-keys")

@@ -6,6 +6,7 @@ import pytest
 from django.urls import get_resolver, reverse
 
 from memory.models import SummaryRun
+from profiles.keys import key_create
 
 pytestmark = pytest.mark.django_db
 
@@ -18,6 +19,7 @@ def _requests(world, alice, staff):
     fact, old_summary = world["fact"], world["summaries"][0]
     run = SummaryRun.objects.create(conversation=conversation, requested_by=staff)
     first_version = fact.history.earliest("history_date").history_id
+    key = key_create(user=alice, name="laptop").key
     return {
         "home": ("get", [], None, False, 200),
         "users": ("get", [], None, False, 200),
@@ -38,6 +40,7 @@ def _requests(world, alice, staff):
             302,
         ),
         "user_reset_link": ("post", [alice.pk], {}, False, 302),
+        "user_key_revoke": ("post", [alice.pk, key.pk], {}, False, 302),
         "user_export": ("get", [alice.pk], None, False, 200),
         "user_data_delete": ("get", [alice.pk], None, False, 200),
         "user_report": ("get", [alice.pk, "minutes"], None, False, 200),

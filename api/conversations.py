@@ -1,0 +1,88 @@
+"""Which conversation a ``/v1`` request continues. A client sends its whole history each
+time: when the turns before its new message are exactly the stored user and assistant
+messages of one of the user's conversations (the latest such), the request continues it;
+otherwise a new conversation starts, holding that history, so that the next request finds
+it. Either shows in the web UI like any other conversation."""
+
+from __future__ import annotations
+
+from django.conf import settings
+
+from api.wire import Turn
+from chat.models import Conversation, Message
+from chat.services import NewMessage, clean_text, conversation_create, message_create_many
+
+CANDIDATES = 10  # conversations whose last message matches, compared in full
+
+
+def _thread(conversation_id: int) -> list[Turn]:
+    """A conversation's messages as a client would have them: a reply that failed with no
+    text left out, and the message it answered (the client got an error, not a turn)."""
+    rows = list(
+        Message.objects.filter(
+            conversation_id=conversation_id,
+            role__in=[Message.Role.USER, Message.Role.ASSISTANT],
+        )
+        .order_by("id")
+        .values_list("id", "role", "content", "reply_to_id")
+    )
+    unanswered = {to for _, role, content, to in rows if role == "assistant" and not content}
+    return [
+        Turn(role, content)
+        for pk, role, content, _ in rows
+        if (content or role == "user") and pk not in unanswered
+    ]
+
+
+def _same(a: list[Turn], b: list[Turn]) -> bool:
+    return len(a) == len(b) and all(
+        x.role == y.role and x.text.strip() == y.text.strip() for x, y in zip(a, b, strict=True)
+    )
+
+
+def conversation_matching(*, user, history: list[Turn], temporary: bool) -> Conversation | None:
+    """The user's latest conversation (temporary or not, as asked) whose stored turns are
+    ``history``; None when none is (or ``history`` is empty)."""
+    if not history:
+        return None
+    history = [Turn(t.role, clean_text(t.text)) for t in history]
+    last = history[-1]
+    ids = list(
+        Message.objects.filter(
+            conversation__user=user,
+            conversation__temporary=temporary,
+            role=last.role,
+            content=last.text,
+        )
+        .order_by("-id")
+        .values_list("conversation_id", flat=True)[: CANDIDATES * 2]
+    )
+    for conversation_id in list(dict.fromkeys(ids))[:CANDIDATES]:
+        if _same(_thread(conversation_id), history):
+            return Conversation.objects.get(pk=conversation_id, user=user)
+    return None
+
+
+def conversation_for_request(
+    *, user, history: list[Turn], model: str, temporary: bool
+) -> tuple[Conversation, bool]:
+    """The conversation the request continues, or a new one holding its history (True)."""
+    model = "" if model == settings.OPENAI_MODEL else model
+    conversation = conversation_matching(user=user, history=history, temporary=temporary)
+    if conversation is not None:
+        if conversation.model != model:
+            conversation.model = model
+            conversation.save(update_fields=["model"])
+        return conversation, False
+    conversation = conversation_create(user=user, temporary=temporary, model=model)
+    if history:
+        message_create_many(
+            conversation=conversation,
+            messages=[NewMessage(role=t.role, content=t.text) for t in history],
+        )
+    return conversation, True
+
+
+def conversation_discard(*, conversation: Conversation) -> None:
+    """A conversation made for a turn that was then refused (a limit): not left behind."""
+    conversation.delete()

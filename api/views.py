@@ -1,0 +1,270 @@
+"""``/v1/models`` and ``/v1/chat/completions``: authenticated by a personal key only (a
+session cookie opens nothing here, so there is no CSRF surface), each request a turn of the
+key's user through ``chat.turn.run_turn``, answered as one JSON object or as server-sent
+events. The wire format is ``api.wire``; which conversation, ``api.conversations``."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
+from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.views.decorators.csrf import csrf_exempt
+
+from api import wire
+from api.conversations import conversation_discard, conversation_for_request
+from api.wire import ApiError
+from chat.models import Message
+from chat.services import ChatError
+from chat.turn import in_db_thread, run_turn
+from llm.catalogue import server_models
+from profiles.keys import key_user
+
+logger = logging.getLogger(__name__)
+
+TEMPORARY_HEADER = "X-Memorychat-Temporary"
+CONVERSATION_HEADER = "X-Memorychat-Conversation"
+STREAMS_RETRY_AFTER = 5  # seconds: another reply of the user's ends in about that time
+
+
+def _error(error: ApiError) -> JsonResponse:
+    response = JsonResponse(error.body(), status=error.status)
+    if error.status == 401:
+        response["WWW-Authenticate"] = "Bearer"
+    if error.retry_after is not None:
+        response["Retry-After"] = str(error.retry_after)
+    if error.status == 502:
+        # The failed turn is stored (Retry is the web page's); the openai client would
+        # otherwise send it again by itself, as a new turn each time.
+        response["X-Should-Retry"] = "false"
+    return response
+
+
+def _secret(request: HttpRequest) -> str:
+    scheme, _, secret = request.headers.get("Authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not secret.strip():
+        raise ApiError(
+            401, "Send your API key as 'Authorization: Bearer <key>'.", code="invalid_api_key"
+        )
+    return secret.strip()
+
+
+def _user(secret: str):
+    user = key_user(secret)
+    if user is None:
+        raise ApiError(401, "Incorrect or revoked API key.", code="invalid_api_key")
+    return user
+
+
+def _model_names() -> list[str]:
+    default = settings.OPENAI_MODEL
+    return [default, *(name for name in server_models() if name != default)]
+
+
+def _turn_for(secret: str, chat: wire.ChatRequest):
+    """The key's user, the model checked and the conversation: one thread trip before the
+    turn (each trip costs the first token a little)."""
+    user = _user(secret)
+    if chat.model not in _model_names():
+        raise ApiError(
+            404, f"The model {chat.model!r} does not exist.", param="model", code="model_not_found"
+        )
+    conversation, created = conversation_for_request(
+        user=user, history=chat.history, model=chat.model, temporary=chat.temporary
+    )
+    return user, conversation, created
+
+
+def _refusal(error: ChatError) -> ApiError:
+    """A turn the chat refused, as the web page would have said it, with OpenAI's status."""
+    if error.code == "rate_limited":
+        retry = getattr(error, "retry_after", None) or 60
+        return ApiError(
+            429, error.message, type="rate_limit_error", code=error.code, retry_after=retry
+        )
+    if error.code == "too_many_streams":
+        return ApiError(
+            429,
+            error.message,
+            type="rate_limit_error",
+            code=error.code,
+            retry_after=STREAMS_RETRY_AFTER,
+        )
+    if error.code == "busy":
+        return ApiError(409, error.message, type="conflict_error", code=error.code)
+    return ApiError(400, error.message, code=error.code)
+
+
+def _upstream(reply: Message) -> ApiError:
+    return ApiError(
+        502,
+        reply.error or "The model did not answer.",
+        type="upstream_error",
+        code=reply.error_kind or "upstream_error",
+    )
+
+
+def _failed(reply: Message) -> bool:
+    return reply.status == Message.Status.FAILED or (
+        reply.status != Message.Status.COMPLETE and not reply.content
+    )
+
+
+def _finish(status: str) -> str:
+    return "length" if status == Message.Status.TRUNCATED else "stop"
+
+
+@csrf_exempt
+async def models(request: HttpRequest) -> HttpResponse:
+    try:
+        secret = _secret(request)
+        names = await in_db_thread(lambda: _user(secret) and _model_names())()
+        if request.method != "GET":  # after the key: without one, nothing else is said
+            raise ApiError(405, "Use GET.")
+    except ApiError as error:
+        return _error(error)
+    return JsonResponse(wire.models_list(names, created=int(time.time())))
+
+
+@csrf_exempt
+async def chat_completions(request: HttpRequest) -> HttpResponse:
+    try:
+        secret = _secret(request)
+        if request.method != "POST":
+            await in_db_thread(_user)(secret)  # without a key, nothing else is said
+            raise ApiError(405, "Use POST.")
+        try:
+            raw = request.body
+        except RequestDataTooBig:
+            raise ApiError(413, "The request is too large.") from None
+        temporary = request.headers.get(TEMPORARY_HEADER, "").lower() in ("1", "true", "yes")
+        try:
+            chat = wire.parse_chat(raw, temporary_header=temporary)
+        except ApiError:
+            await in_db_thread(_user)(secret)  # a 401 before any word on the body
+            raise
+        user, conversation, created = await in_db_thread(_turn_for)(secret, chat)
+    except ApiError as error:
+        return _error(error)
+    try:
+        if chat.stream:
+            response = await _streamed(user, conversation, chat)
+        else:
+            response = await _answered(user, conversation, chat)
+    except ChatError as refused:
+        if created:
+            await in_db_thread(conversation_discard)(conversation=conversation)
+        return _error(_refusal(refused))
+    response[CONVERSATION_HEADER] = str(conversation.pk)
+    return response
+
+
+async def _answered(user, conversation, chat: wire.ChatRequest) -> HttpResponse:
+    async def ignore(frame):
+        pass
+
+    reply = await run_turn(user=user, conversation=conversation, text=chat.text, sink=ignore)
+    if _failed(reply):
+        return _error(_upstream(reply))
+    body = wire.completion(
+        id=f"chatcmpl-{reply.pk}",
+        model=chat.model,
+        created=int(reply.created_at.timestamp()),
+        text=reply.content,
+        finish=_finish(reply.status),
+        usage=wire.usage(reply.prompt_tokens, reply.completion_tokens),
+    )
+    return JsonResponse(body)
+
+
+class _Frames:
+    """The frames of one driven turn, as they come; ``next`` is None once the turn ended
+    and every frame was taken (run_turn returns only after its sink had them all)."""
+
+    def __init__(self, start):
+        self.queue: asyncio.Queue = asyncio.Queue()
+        self.task = asyncio.create_task(start(self.queue.put))
+        self.task.add_done_callback(_retrieve)
+
+    async def next(self) -> dict | None:
+        while self.queue.empty():
+            if self.task.done():
+                return None
+            getter = asyncio.ensure_future(self.queue.get())
+            await asyncio.wait({getter, self.task}, return_when=asyncio.FIRST_COMPLETED)
+            if getter.done():
+                return getter.result()
+            getter.cancel()
+        return self.queue.get_nowait()
+
+
+def _retrieve(task: asyncio.Task) -> None:
+    """The turn's outcome is read by the view, or nobody (a client gone): never left unread."""
+    error = None if task.cancelled() else task.exception()
+    if error is not None and not isinstance(error, ChatError):
+        logger.error("a /v1 turn failed", exc_info=error)
+
+
+async def _streamed(user, conversation, chat: wire.ChatRequest) -> HttpResponse:
+    frames = _Frames(
+        lambda sink: run_turn(user=user, conversation=conversation, text=chat.text, sink=sink)
+    )
+    # Until the reply starts, the turn may still be refused: then an error, not a stream.
+    reply_id = None
+    while reply_id is None:
+        frame = await frames.next()
+        if frame is None:
+            break
+        if frame["type"] == "reply_start":
+            reply_id = frame["id"]
+    if reply_id is None:  # refused (ChatError), or failed before its reply started
+        error = frames.task.exception()
+        if error is not None:
+            raise error
+        return _error(ApiError(500, "The turn gave no reply.", type="server_error"))
+    response = StreamingHttpResponse(
+        _events(frames, reply_id, chat), content_type="text/event-stream"
+    )
+    response["Cache-Control"] = "no-cache"
+    response["X-Accel-Buffering"] = "no"  # a proxy must pass each event on at once
+    return response
+
+
+async def _events(frames: _Frames, reply_id: int, chat: wire.ChatRequest):
+    """The reply as OpenAI's chunks: its text as it streams, then how it ended."""
+    ids = {"id": f"chatcmpl-{reply_id}", "model": chat.model, "created": int(time.time())}
+    yield wire.event(wire.chunk(**ids, delta={"role": "assistant", "content": ""}))
+    sent = ""
+    end = None
+    while (frame := await frames.next()) is not None:
+        if frame.get("id") != reply_id:
+            continue  # the user's message, memory notices: the web page's
+        kind, text = frame["type"], ""
+        if kind == "chunk":
+            text = frame["text"]
+        elif kind in ("resume", "snapshot") and frame["text"].startswith(sent):
+            text = frame["text"][len(sent) :]
+        elif kind == "reply_end":
+            end = frame
+            break
+        if text:
+            sent += text
+            yield wire.event(wire.chunk(**ids, delta={"content": text}))
+    reply = None
+    with contextlib.suppress(Exception):
+        reply = await asyncio.shield(frames.task)
+    if end is None or end["status"] == Message.Status.FAILED or reply is None:
+        message = (end or {}).get("error") or "The model did not answer."
+        error = ApiError(502, message, type="upstream_error", code="upstream_error")
+        yield wire.event(error.body())
+        yield wire.DONE
+        return
+    yield wire.event(wire.chunk(**ids, delta={}, finish=_finish(end["status"])))
+    if chat.include_usage:
+        usage = wire.usage(reply.prompt_tokens, reply.completion_tokens)
+        yield wire.event(wire.usage_chunk(**ids, usage=usage))
+    yield wire.DONE
