@@ -273,7 +273,8 @@ def test_an_import_stopped_half_way_resumes_and_stores_nothing_twice(
     with pytest.raises(BadExport, match="import the same file again"):
         user_data_import(document=before, actor=staff)
     assert Conversation.objects.filter(user=alice).count() == 1
-    assert ImportProgress.objects.get(user=alice).steps_done == 2  # the profile, a conversation
+    # the profile, then the first conversation: itself, its messages, its fields and summaries
+    assert ImportProgress.objects.get(user=alice).steps_done == 4
     result = user_data_import(document=before, actor=staff)
     assert calls == ["conversations[0]", "conversations[1]", "conversations[1]"]
     assert result.counts["conversations"] == 2
@@ -281,6 +282,37 @@ def test_an_import_stopped_half_way_resumes_and_stores_nothing_twice(
     assert ImportProgress.objects.get(user=alice).finished_at is not None
     with pytest.raises(BadExport, match="already has data"):  # finished: no second copy
         user_data_import(document=before, actor=staff)
+
+
+def test_a_long_conversation_is_stored_in_chunks_and_resumes_inside_one(
+    rich, alice, staff, monkeypatch
+):
+    """A conversation's messages go in chunks of MESSAGE_CHUNK, each its own transaction: a
+    failure in the middle of one conversation keeps the chunks before it, and importing the
+    same file again finishes it with every message once (issue 40, low 8)."""
+    from django.db import OperationalError
+
+    from userdata.transfer import importer
+
+    before = _json(user_data_export(user=alice))
+    assert max(len(c["messages"]) for c in before["conversations"]) >= 2
+    user_data_delete(user=alice, actor=staff)
+    monkeypatch.setattr(importer, "MESSAGE_CHUNK", 1)
+    real, chunks = importer._import_messages, []
+
+    def flaky(data, *args, **kwargs):
+        chunks.append((kwargs["where"], kwargs["start"]))
+        if len(chunks) == 2:
+            raise OperationalError("database is locked")
+        return real(data, *args, **kwargs)
+
+    monkeypatch.setattr(importer, "_import_messages", flaky)
+    with pytest.raises(BadExport, match="import the same file again"):
+        user_data_import(document=before, actor=staff)
+    assert Message.objects.filter(conversation__user=alice).count() == 1  # the first chunk
+    user_data_import(document=before, actor=staff)
+    assert chunks[1] == chunks[2]  # the failed chunk again, not the first
+    assert _json(user_data_export(user=alice)) == _as_imported(before, alice.username)
 
 
 def test_an_import_over_the_size_cap_is_refused_with_the_limit(rich, alice, staff, settings):

@@ -60,6 +60,7 @@ MESSAGE_EXTRA = (
 # Links filled in a second pass (they may point forward in the document).
 DEFERRED = {Message: {"reply_to"}, Fact: {"superseded_by"}}
 IMPORT_CHUNK = 100  # memories per transaction (about 0.7 s of SQLite writes each)
+MESSAGE_CHUNK = 500  # a long conversation's messages per transaction
 
 
 DOCUMENT_KEYS = {
@@ -412,11 +413,18 @@ def _steps(document: dict, user, ids: _Ids, result: ImportResult, actor) -> list
     ]
     for n, conversation in enumerate(_list(document.get("conversations"), "conversations")):
         where = f"conversations[{n}]"
+        data = _item(conversation, where)
         steps.append(
-            lambda c=conversation, w=where: _import_conversation(
-                _item(c, w), user, ids, result, actor, where=w
-            )
+            lambda d=data, w=where: _import_conversation(d, user, ids, result, actor, where=w)
         )
+        messages = _list(data.get("messages"), f"{where}.messages")
+        for start in range(0, len(messages), MESSAGE_CHUNK):
+            steps.append(
+                lambda d=data, w=where, s=start: _import_messages(
+                    d, ids, result, actor, where=w, start=s
+                )
+            )
+        steps.append(lambda d=data, w=where: _finish_conversation(d, ids, result, actor, where=w))
     for key, model, _prefix in MEMORY_SECTIONS:
         items = _list(document.get(key), key)
         for start in range(0, len(items), IMPORT_CHUNK):
@@ -508,6 +516,8 @@ def _import_domains(data: dict, profile: UserProfile, ids: _Ids, actor) -> None:
 
 
 def _import_conversation(data: dict, user, ids: _Ids, result: ImportResult, actor, *, where):
+    """A conversation's first step: the conversation; its messages follow in chunks
+    (``_import_messages``), then its fields and summaries (``_finish_conversation``)."""
     values = _values(Conversation, data.get("fields"), ids, where=f"{where}.fields", actor=actor)
     conversation = conversation_create(
         user=user,
@@ -518,17 +528,21 @@ def _import_conversation(data: dict, user, ids: _Ids, result: ImportResult, acto
         model=values.get("model", ""),
     )
     ids.ids[Conversation][data.get("ref")] = conversation.pk
-    items = [
-        _item(item, f"{where}.messages[{n}]")
-        for n, item in enumerate(_list(data.get("messages"), f"{where}.messages"))
-    ]
+    ids.ids[Conversation][f"#{where}"] = conversation.pk  # for the later steps, ref or none
+
+
+def _import_messages(data: dict, ids: _Ids, result: ImportResult, actor, *, where, start: int):
+    """``MESSAGE_CHUNK`` messages of a conversation from ``start``, in one transaction."""
+    conversation = Conversation.objects.get(pk=ids.id(Conversation, f"#{where}"))
+    chunk = _list(data.get("messages"), f"{where}.messages")[start : start + MESSAGE_CHUNK]
+    items = [_item(item, f"{where}.messages[{start + n}]") for n, item in enumerate(chunk)]
     rows = [
         _values(
             Message,
             item.get("fields"),
             ids,
             skip=DEFERRED[Message],
-            where=f"{where}.messages[{n}].fields",
+            where=f"{where}.messages[{start + n}].fields",
             actor=actor,
         )
         for n, item in enumerate(items)
@@ -544,12 +558,26 @@ def _import_conversation(data: dict, user, ids: _Ids, result: ImportResult, acto
         ids.ids[Message][item.get("ref")] = message.pk
     for item, values_, message in zip(items, rows, created, strict=True):
         for name in MESSAGE_EXTRA:
-            if name == "reply_to":
+            if name == "reply_to":  # an earlier message; a later one is linked at the end
                 message.reply_to_id = ids.id(Message, item["fields"].get("reply_to"))
             elif name in values_:
                 setattr(message, name, values_[name])
     if created:
         Message.objects.bulk_update(created, list(MESSAGE_EXTRA), batch_size=500)
+    result.counts["messages"] += len(created)
+
+
+def _finish_conversation(data: dict, ids: _Ids, result: ImportResult, actor, *, where):
+    """A conversation's last step: replies to later messages, its own fields, summaries."""
+    conversation = Conversation.objects.get(pk=ids.id(Conversation, f"#{where}"))
+    values = _values(Conversation, data.get("fields"), ids, where=f"{where}.fields", actor=actor)
+    later = []
+    for item in _list(data.get("messages"), f"{where}.messages"):
+        target = (item.get("fields") or {}).get("reply_to")
+        pk, reply_to = ids.id(Message, item.get("ref")), ids.id(Message, target)
+        if target and pk and reply_to and reply_to > pk:
+            later.append(Message(pk=pk, reply_to_id=reply_to))
+    Message.objects.bulk_update(later, ["reply_to"], batch_size=500)
     Conversation.objects.filter(pk=conversation.pk).update(
         **{
             k: v
@@ -578,7 +606,6 @@ def _import_conversation(data: dict, user, ids: _Ids, result: ImportResult, acto
         result.counts["summaries"] += 1
     Summary.history.model.objects.bulk_create(history)
     result.counts["conversations"] += 1
-    result.counts["messages"] += len(created)
     result.counts["history_records"] += len(history)
 
 
