@@ -82,7 +82,7 @@ def _turn_for(secret: str, chat: wire.ChatRequest):
 def _refusal(error: ChatError) -> ApiError:
     """A turn the chat refused, as the web page would have said it, with OpenAI's status."""
     if error.code == "rate_limited":
-        retry = getattr(error, "retry_after", None) or 60
+        retry = error.retry_after or 60
         return ApiError(
             429, error.message, type="rate_limit_error", code=error.code, retry_after=retry
         )

@@ -30,18 +30,19 @@ def stream_lease() -> timedelta:
 class ChatError(Exception):
     """A request the chat cannot carry out, with a message fit for the page."""
 
-    def __init__(self, message: str, *, code: str = "invalid"):
+    def __init__(self, message: str, *, code: str = "invalid", retry_after: int | None = None):
         super().__init__(message)
         self.message = message
         self.code = code
+        self.retry_after = retry_after  # seconds, for a limit's HTTP Retry-After (api.views)
 
     def __reduce__(self):  # pickled whole (a set-up process raises it: chat.setup_workers)
-        return _chat_error, (type(self), self.message, self.code)
+        return _chat_error, (type(self), self.message, self.code, self.retry_after)
 
 
-def _chat_error(cls, message: str, code: str) -> ChatError:
+def _chat_error(cls, message: str, code: str, retry_after: int | None = None) -> ChatError:
     error = ChatError.__new__(cls)
-    ChatError.__init__(error, message, code=code)
+    ChatError.__init__(error, message, code=code, retry_after=retry_after)
     return error
 
 

@@ -52,8 +52,8 @@ def admit_model_call(user) -> None:
             f"{settings.MEMORYCHAT_MESSAGES_PER_MINUTE} a minute). Your message is still "
             f"here: try again in {verdict.retry_after} s.",
             code="rate_limited",
+            retry_after=verdict.retry_after,
         )
-        refused.retry_after = verdict.retry_after  # for an HTTP Retry-After (api.views)
         raise refused
 
 
