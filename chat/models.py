@@ -33,6 +33,14 @@ class Conversation(models.Model):
     model = models.CharField(max_length=100, blank=True)
     # Pinned conversations lead the list, the most recently pinned first.
     pinned_at = models.DateTimeField(null=True, blank=True)
+    # Null: outside any project. What is said here belongs to the project (projects.models).
+    project = models.ForeignKey(
+        "projects.Project",
+        null=True,
+        blank=True,
+        on_delete=models.RESTRICT,
+        related_name="conversations",
+    )
 
     class Meta:
         ordering = ["-updated_at", "-id"]

@@ -53,6 +53,7 @@ INSTALLED_APPS = [
     "memory",
     "profiles",
     "userdata",
+    "projects",
     "staff",
 ]
 

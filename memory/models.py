@@ -98,6 +98,10 @@ class MemoryItem(models.Model):
         "chat.Conversation", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     source_messages = models.ManyToManyField("chat.Message", blank=True, related_name="+")
+    # Null: the user's everywhere; otherwise recalled only in the project's conversations.
+    project = models.ForeignKey(
+        "projects.Project", null=True, blank=True, on_delete=models.RESTRICT, related_name="+"
+    )
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
     state = models.CharField(
