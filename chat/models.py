@@ -1,6 +1,7 @@
 import secrets
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 from django.urls import reverse
@@ -53,6 +54,11 @@ class Conversation(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("chat:conversation", args=[self.pk])
+
+    def clean(self) -> None:
+        super().clean()
+        if self.temporary and self.project_id is not None:
+            raise ValidationError("A temporary conversation cannot be in a project.")
 
     @property
     def display_title(self) -> str:

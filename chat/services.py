@@ -54,13 +54,16 @@ def conversation_create(
     strategy: str | None = None,
     context_budget: int | None = None,
     model: str = "",
+    project=None,
 ) -> Conversation:
+    """``project``: one of the user's projects (the caller checked whose), or None."""
     conversation = Conversation(
         user=user,
         title=title.strip()[:200],
         temporary=temporary,
         model=model,
         context_budget=context_budget,
+        project=project,
     )
     if strategy:
         conversation.strategy = strategy

@@ -14,6 +14,7 @@ from memory.models import ActionItem, Decision, Fact, MemoryEvent
 from memory.services import summary_run_start
 from profiles.keys import key_create
 from profiles.services import profile_update_preferences
+from projects.services import project_create
 
 pytestmark = pytest.mark.django_db
 
@@ -48,6 +49,8 @@ SIGNED_IN = {
     "profiles:keys",
     "memory:page",
     "memory:add",
+    "projects:list",
+    "projects:new",
     "userdata:export",
     "userdata:forget_everything",
     "userdata:account_delete",
@@ -75,6 +78,13 @@ OWNED = {
     "memory:event_undo",
     "userdata:forget_conversation",
     "profiles:key_revoke",
+    "projects:detail",
+    "projects:edit",
+    "projects:archive",
+    "projects:delete",
+    "projects:knowledge",
+    "projects:briefing",
+    "projects:move",
 }
 
 
@@ -131,7 +141,9 @@ def world(alice, bob, staff):
         user=alice, conversation=conversation, message=message, items=[]
     )
     key = key_create(user=alice, name="laptop").key
+    project = project_create(user=alice, name="Garden", instructions="Metric units.")
     return {
+        "project": project,
         "conversation": conversation,
         "message": message,
         "fact": fact,
@@ -147,6 +159,8 @@ def owned_url(name, world):
         return reverse(name, args=[world["key"].pk])
     if name == "memory:event_undo":
         return reverse(name, args=[world["event"].pk])
+    if name.startswith("projects:") and name != "projects:move":
+        return reverse(name, args=[world["project"].pk])
     if name.startswith("memory:"):
         return reverse(name, args=["fact", world["fact"].pk])
     if name == "chat:export":
@@ -203,6 +217,9 @@ def post_urls(world, alice, staff):
         "chat:context_report",
         "chat:export",
         "memory:row",
+        "projects:detail",
+        "projects:knowledge",
+        "projects:briefing",
     }
     urls = [(alice, owned_url(n, world)) for n in OWNED - get_only]
     urls += [
@@ -215,6 +232,7 @@ def post_urls(world, alice, staff):
             "profiles:domains",
             "profiles:keys",
             "memory:add",
+            "projects:new",
             "profiles:email",
             "password_change",
             "userdata:forget_everything",
@@ -361,6 +379,22 @@ def poisoned(alice, staff):
     profile_update_preferences(
         user=alice, preferences={"custom_instructions": PAYLOADS[0], "terminology": PAYLOADS[1]}
     )
+    project = project_create(
+        user=alice, name=PAYLOADS[2][:100], description=text, instructions=text
+    )
+    in_project = conversation_create(user=alice, title=PAYLOADS[1], project=project)
+    Decision.objects.create(
+        user=alice, conversation=in_project, project=project, what=text, context=PAYLOADS[1],
+        alternatives=PAYLOADS, stakeholders=PAYLOADS, dedupe_key="q",
+    )  # fmt: skip
+    ActionItem.objects.create(
+        user=alice, conversation=in_project, project=project, what=text, owner=PAYLOADS[0],
+        dedupe_key="q",
+    )  # fmt: skip
+    Fact.objects.create(
+        user=alice, conversation=in_project, project=project, text=text, dedupe_key="q"
+    )
+    conversation.poisoned_project = project
     return conversation
 
 
@@ -370,6 +404,14 @@ def test_payloads_are_inert_on_every_page_that_shows_them(client, alice, staff, 
     reply = poisoned.messages.get(role="assistant")
     report = reverse("chat:context_report", args=[poisoned.pk, reply.pk])
     pages = ["/", poisoned.get_absolute_url(), reverse("profiles:profile"), reverse("memory:page")]
+    project = poisoned.poisoned_project
+    pages += [reverse("projects:list"), project.get_absolute_url()]
+    pages += [reverse("projects:knowledge", args=[project.pk])]
+    pages += [
+        reverse("projects:edit", args=[project.pk]),
+        reverse("projects:delete", args=[project.pk]),
+    ]
+    pages += [f"/?project={project.pk}", project.conversations.get().get_absolute_url()]
     for url in pages:
         assert_safe(client.get(url).content.decode(), url)
     for headers in ({}, {"HX-Request": "true"}):  # the report's page and its fetched fragment
