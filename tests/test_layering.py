@@ -37,9 +37,8 @@ ALLOWED = {
     # Projects build on the chat and the memory (a project's page lists its conversations
     # and what it knows); those reach a project only through their models' relations.
     "projects": {"audit", "chat", "memory", "profiles", "web"},
-    "staff": {
-        "audit", "chat", "contextwindow", "llm", "memory", "profiles", "projects", "userdata", "web",
-    },  # fmt: skip
+    "staff": {"audit", "chat", "contextwindow", "llm", "memory", "profiles", "projects"}
+    | {"userdata", "web"},
     "config": {"chat"},
     # The /v1 API: a key's user (profiles) through the chat's turn; nothing imports it.
     "api": {"chat", "llm", "profiles"},
