@@ -1,4 +1,5 @@
-"""ASGI entry point: HTTP through Django, websockets through Channels."""
+"""ASGI entry point: HTTP through Django (``/mcp`` through the MCP server), websockets through
+Channels."""
 
 import os
 
@@ -13,12 +14,23 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from chat import setup_workers  # noqa: E402
 from chat.origin import SameOriginValidator  # noqa: E402
 from chat.routing import websocket_urlpatterns  # noqa: E402
+from mcp_server import endpoint as mcp  # noqa: E402
+
+
+async def http(scope, receive, send):
+    """``/mcp`` to the MCP server (personal keys only, no session: ``mcp_server.endpoint``),
+    everything else to Django."""
+    if mcp.serves(scope["path"]):
+        return await mcp.endpoint(scope, receive, send)
+    return await django_asgi_app(scope, receive, send)
+
 
 application = ProtocolTypeRouter(
     {
-        "http": django_asgi_app,
+        "http": http,
         # Origin by scheme, host and port (not the host alone: chat.origin).
         "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        "lifespan": mcp.lifespan,  # uvicorn's; daphne sends none
     }
 )
 
