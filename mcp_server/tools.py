@@ -14,6 +14,7 @@ from pydantic import Field
 
 from audit import acting_as, through
 from mcp_server import memories
+from memory.forms import TEXT_MAX_CHARS
 
 CHANNEL = "MCP"
 
@@ -61,7 +62,7 @@ async def _run(ctx: Context, work, **arguments) -> Any:
 @server.tool(annotations=READ)
 async def search_memory(
     ctx: Context,
-    query: Annotated[str, Field(description="What to look for, in words.")],
+    query: Annotated[str, Field(description="What to look for, in words.", max_length=500)],
     project: Project = None,
     limit: Limit = 10,
 ) -> dict[str, Any]:
@@ -77,7 +78,9 @@ async def list_memories(
     ctx: Context,
     kind: Kind | None = None,
     project: Project = None,
-    query: Annotated[str, Field(description="Only those holding these words.")] = "",
+    query: Annotated[
+        str, Field(description="Only those holding these words.", max_length=500)
+    ] = "",
     limit: Limit = 20,
 ) -> dict[str, Any]:
     """List the user's facts, decisions and action items, newest first, by kind, project and
@@ -92,7 +95,9 @@ async def list_memories(
 async def remember(
     ctx: Context,
     kind: Kind,
-    text: Annotated[str, Field(description="The memory in one sentence.")],
+    text: Annotated[
+        str, Field(description="The memory in one sentence.", max_length=TEXT_MAX_CHARS)
+    ],
     category: Annotated[
         Literal["preference", "personal", "project", "schedule", "technical", "other"] | None,
         Field(description="A fact's category."),
@@ -118,7 +123,9 @@ async def update_memory(
     ctx: Context,
     kind: Kind,
     id: MemoryId,
-    text: Annotated[str | None, Field(description="The corrected text.")] = None,
+    text: Annotated[
+        str | None, Field(description="The corrected text.", max_length=TEXT_MAX_CHARS)
+    ] = None,
     done: Annotated[bool | None, Field(description="An action item: done, or open.")] = None,
 ) -> dict[str, Any]:
     """Correct a memory's text (from then on it is the user's word, never changed by what
