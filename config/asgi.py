@@ -16,13 +16,14 @@ from chat.origin import SameOriginValidator  # noqa: E402
 from chat.routing import websocket_urlpatterns  # noqa: E402
 from mcp_server import endpoint as mcp  # noqa: E402
 
+# Paths served beside Django, by path without its trailing slash (each classified in
+# tests/test_security.py): the MCP server, opened by personal keys only, no session.
+BESIDE_DJANGO = {mcp.PATH: mcp.endpoint}
+
 
 async def http(scope, receive, send):
-    """``/mcp`` to the MCP server (personal keys only, no session: ``mcp_server.endpoint``),
-    everything else to Django."""
-    if mcp.serves(scope["path"]):
-        return await mcp.endpoint(scope, receive, send)
-    return await django_asgi_app(scope, receive, send)
+    app = BESIDE_DJANGO.get(scope["path"].rstrip("/"), django_asgi_app)
+    return await app(scope, receive, send)
 
 
 application = ProtocolTypeRouter(

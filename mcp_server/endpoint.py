@@ -31,10 +31,6 @@ logger = logging.getLogger(__name__)
 PATH = "/mcp"
 
 
-def serves(path: str) -> bool:
-    return path == PATH or path == PATH + "/"
-
-
 async def _respond(send, status: int, body: dict, headers: tuple = ()) -> None:
     payload = json.dumps(body).encode()
     await send(
