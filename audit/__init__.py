@@ -6,9 +6,15 @@ Shared by the apps' services (memory, profiles, staff), so none has to import an
 from __future__ import annotations
 
 from contextlib import contextmanager, suppress
+from contextvars import ContextVar
 from types import SimpleNamespace
 
 from simple_history.models import HistoricalRecords
+from simple_history.signals import pre_create_historical_record
+
+REASON_MAX = 100  # simple-history's history_change_reason column
+
+_channel: ContextVar[str] = ContextVar("audit_channel", default="")
 
 
 def attribute(obj, *, actor=None, reason: str = ""):
@@ -17,7 +23,7 @@ def attribute(obj, *, actor=None, reason: str = ""):
     if actor is not None:
         obj._history_user = actor
     if reason:
-        obj._change_reason = reason[:100]
+        obj._change_reason = reason[:REASON_MAX]
     return obj
 
 
@@ -38,3 +44,32 @@ def acting_as(actor):
         if not had_request:
             with suppress(AttributeError):
                 del context.request
+
+
+def channel_suffix(channel: str) -> str:
+    return f" through {channel}"
+
+
+@contextmanager
+def through(channel: str):
+    """Every history record made inside says it was made through ``channel`` ("MCP"): its
+    reason ends with " through MCP" (the services keep their own words for the rest), so the
+    pages that show a memory's history, and the Memory page, can say so."""
+    token = _channel.set(channel)
+    try:
+        yield
+    finally:
+        _channel.reset(token)
+
+
+def _mark_channel(sender, history_instance, **kwargs) -> None:
+    channel = _channel.get()
+    if not channel:
+        return
+    suffix = channel_suffix(channel)
+    reason = history_instance.history_change_reason or "changed"
+    if not reason.endswith(suffix):
+        history_instance.history_change_reason = reason[: REASON_MAX - len(suffix)] + suffix
+
+
+pre_create_historical_record.connect(_mark_channel, dispatch_uid="audit.through")

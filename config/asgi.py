@@ -1,4 +1,5 @@
-"""ASGI entry point: HTTP through Django, websockets through Channels."""
+"""ASGI entry point: HTTP through Django (``/mcp`` through the MCP server), websockets through
+Channels."""
 
 import os
 
@@ -13,12 +14,24 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from chat import setup_workers  # noqa: E402
 from chat.origin import SameOriginValidator  # noqa: E402
 from chat.routing import websocket_urlpatterns  # noqa: E402
+from mcp_server import endpoint as mcp  # noqa: E402
+
+# Paths served beside Django, by path without its trailing slash (each classified in
+# tests/test_security.py): the MCP server, opened by personal keys only, no session.
+BESIDE_DJANGO = {mcp.PATH: mcp.endpoint}
+
+
+async def http(scope, receive, send):
+    app = BESIDE_DJANGO.get(scope["path"].rstrip("/"), django_asgi_app)
+    return await app(scope, receive, send)
+
 
 application = ProtocolTypeRouter(
     {
-        "http": django_asgi_app,
+        "http": http,
         # Origin by scheme, host and port (not the host alone: chat.origin).
         "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        "lifespan": mcp.lifespan,  # uvicorn's; daphne sends none
     }
 )
 

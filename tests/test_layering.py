@@ -14,6 +14,7 @@ PACKAGES = {
     "config",
     "contextwindow",
     "llm",
+    "mcp_server",
     "memory",
     "profiles",
     "projects",
@@ -39,9 +40,11 @@ ALLOWED = {
     "projects": {"audit", "chat", "memory", "profiles", "web"},
     "staff": {"audit", "chat", "contextwindow", "llm", "memory", "profiles", "projects"}
     | {"userdata", "web"},
-    "config": {"chat"},
+    "config": {"chat", "mcp_server"},
     # The /v1 API: a key's user (profiles) through the chat's turn; nothing imports it.
     "api": {"chat", "llm", "profiles"},
+    # The MCP server: a key's user (profiles) over memory's services; config mounts it.
+    "mcp_server": {"audit", "chat.models", "memory", "profiles", "projects.models"},
 }
 
 

@@ -90,6 +90,9 @@ OWNED = {
 
 # Opened by a personal API key only (api.views): never by a session, so no CSRF surface.
 KEY_ONLY = {"api:models", "api:chat_completions"}
+# Served beside Django by the ASGI app (config.asgi.BESIDE_DJANGO), by a personal API key
+# only (mcp_server.endpoint): the MCP server.
+ASGI_KEY_ONLY = {"/mcp"}
 
 
 def url_names() -> set[str]:
@@ -118,6 +121,38 @@ def staff_names() -> set[str]:
 def test_every_url_is_classified():
     """No URL escapes the access tests: each is public, signed-in, owned or staff."""
     assert url_names() - PUBLIC - SIGNED_IN - OWNED - KEY_ONLY - staff_names() == set()
+
+
+def test_every_path_served_beside_django_is_classified():
+    """The ASGI app's own paths escape Django's URL list: each must be listed here too."""
+    from config.asgi import BESIDE_DJANGO
+
+    assert set(BESIDE_DJANGO) == ASGI_KEY_ONLY
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("path", sorted(ASGI_KEY_ONLY))
+async def test_asgi_key_only_paths_refuse_anonymous_and_signed_in_sessions(alice, staff, path):
+    """A session (even staff's) opens nothing there: 401, through the real ASGI app."""
+    import httpx
+    from asgiref.sync import sync_to_async
+
+    from config.asgi import application
+
+    @sync_to_async
+    def cookie(user):
+        web = Client()
+        web.force_login(user)
+        return {"Cookie": f"sessionid={web.cookies['sessionid'].value}"}
+
+    transport = httpx.ASGITransport(app=application)
+    for user in (None, alice, staff):
+        headers = await cookie(user) if user else {}
+        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as web:
+            for method in ("GET", "POST", "DELETE"):
+                response = await web.request(method, path, headers=headers, json={})
+                assert response.status_code == 401, (path, method, user)
+                assert response.headers["WWW-Authenticate"].startswith("Bearer")
 
 
 @pytest.mark.parametrize("name", sorted(KEY_ONLY))

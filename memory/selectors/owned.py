@@ -12,12 +12,14 @@ from django.db import models
 from django.db.models import IntegerField, Prefetch, QuerySet, Value
 from django.shortcuts import get_object_or_404
 
+from audit import channel_suffix
 from chat.models import Message
 from memory.models import ActionItem, Decision, Fact, MemoryEvent, MemoryState, Summary
 from memory.search.schema import INDEXED_STATUSES
 from memory.search.staff import search_filter, summary_search_filter
 
 PER_PAGE = 25
+THROUGH = channel_suffix("")  # " through ": how a history reason names its channel
 SUGGESTIONS_SHOWN = 20
 
 
@@ -79,6 +81,10 @@ class MemoryRow:
     updated_at: datetime
     source: Message | None  # the message it was learned from (the earliest)
     conversation_id: int | None
+    # The channel ("MCP") its history says it was added through, and its latest change, if
+    # that was the last change made (``audit.through``); "" for the web pages and the chat.
+    added_via: str = ""
+    changed_via: str = ""
 
     @property
     def editable(self) -> bool:
@@ -173,7 +179,7 @@ def rows_for(keys: list[tuple[int, int, datetime]]) -> list[MemoryRow]:
         ids = [pk for c, pk, _ in keys if c == code]
         if not ids:
             continue
-        objs = kind.model.objects.filter(pk__in=ids).select_related("conversation")
+        objs = kind.model.objects.filter(pk__in=ids).select_related("conversation", "project")
         for obj in objs.prefetch_related(_sources()):
             found[code, obj.pk] = MemoryRow(
                 kind=kind.slug,
@@ -185,6 +191,7 @@ def rows_for(keys: list[tuple[int, int, datetime]]) -> list[MemoryRow]:
                 source=obj.sources[0] if obj.sources else None,
                 conversation_id=obj.conversation_id,
             )
+        _mark_channels(kind, [found[code, pk] for pk in ids if (code, pk) in found])
     summary_ids = [pk for c, pk, _ in keys if c == SUMMARY_CODE]
     for summary in Summary.objects.filter(pk__in=summary_ids).select_related("conversation"):
         found[SUMMARY_CODE, summary.pk] = MemoryRow(
@@ -198,6 +205,49 @@ def rows_for(keys: list[tuple[int, int, datetime]]) -> list[MemoryRow]:
             conversation_id=summary.conversation_id,
         )
     return [found[code, pk] for code, pk, _ in keys if (code, pk) in found]
+
+
+def _mark_channels(kind: Kind, rows: list[MemoryRow]) -> None:
+    """Which of ``rows`` were added, or last changed, through another channel than the web
+    pages (their history records' reasons end "through <channel>"): one query per kind."""
+    if not rows:
+        return
+    by_id = {row.obj.pk: row for row in rows}
+    records = (
+        kind.model.history.filter(id__in=list(by_id), history_change_reason__contains=THROUGH)
+        .order_by("history_date")
+        .values_list("id", "history_type", "history_change_reason", "history_date")
+    )
+    for pk, kind_of_change, reason, when in records:
+        row, channel = by_id[pk], reason.rpartition(THROUGH)[2]
+        if kind_of_change == "+":
+            row.added_via = channel
+        elif kind_of_change == "~" and when >= row.updated_at:
+            row.changed_via = channel  # the change that set updated_at, not an older one
+
+
+def memory_list_for_user(
+    *, user, kind: str = "", project=None, query: str = "", limit: int = PER_PAGE
+) -> list[MemoryRow]:
+    """The user's memories newest first, for a client of theirs (MCP's list tool): facts no
+    longer current left out, suggestions in (their state says so). ``kind``: a Kind's slug
+    or "" for all; ``project``: only that project's; ``query``: words, as the page searches."""
+    parts = []
+    for each in [KINDS[kind]] if kind in KINDS else list(KINDS.values()):
+        qs = each.model.objects.filter(user=user)
+        if each is FACT:
+            qs = qs.filter(status=Fact.Status.ACTIVE)
+        if project is not None:
+            qs = qs.filter(project=project)
+        if query:
+            statuses = list(each.listed_statuses)
+            qs = qs.filter(
+                search_filter(each, query, statuses=statuses, user_id=user.pk)
+                | search_filter(each, query, statuses=statuses, user_id=user.pk, suggestions=True)
+            )
+        code = Value(each.code, output_field=IntegerField())
+        parts.append(qs.annotate(code=code).values_list("code", "pk", "created_at").order_by())
+    return rows_for(list(_union(parts)[:limit]))
 
 
 def memory_row_for(*, kind: str, memory) -> MemoryRow:

@@ -193,11 +193,23 @@ def memory_edit_text(*, memory, actor, text: str):
     return obj
 
 
-def memory_add(*, user, kind: str, text: str, category: str = Fact.Category.OTHER):
-    """A memory the user types on the Memory page: theirs ("added by the user", never touched
-    by extraction), found by search and the context at once (the index follows its row),
-    its vector made by a background task. ``kind``: "fact", "decision" or "action_item".
-    Raises ValidationError: an unknown kind or category, empty text, or one they already have."""
+def memory_add(
+    *,
+    user,
+    kind: str,
+    text: str,
+    category: str = Fact.Category.OTHER,
+    suggest: bool = False,
+    project=None,
+    due_date=None,
+):
+    """A memory the user types on the Memory page (or their client sends through MCP): theirs
+    ("added by the user", never touched by extraction), found by search and the context at
+    once (the index follows its row), its vector made by a background task. ``kind``: "fact",
+    "decision" or "action_item". ``suggest`` (memory mode "ask first"): it waits as a
+    suggestion for the user to keep. ``project``: one of the user's projects (None:
+    everywhere); ``due_date``: an action item's. Raises ValidationError: an unknown kind or
+    category, empty text, one they already have, another user's project."""
     model = {kind_: model_ for model_, kind_ in KIND_OF.items()}.get(kind)
     if model is None:
         raise ValidationError({"kind": "Choose a fact, a decision or an action item."})
@@ -213,7 +225,11 @@ def memory_add(*, user, kind: str, text: str, category: str = Fact.Category.OTHE
     if same.exists():
         label = model._meta.verbose_name
         raise ValidationError({"text": f"You already have this {label}."})
+    if project is not None and project.user_id != user.pk:
+        raise ValidationError({"project": "No such project."})
     fields = {TEXT_FIELD[model]: text}
+    if due_date is not None and model is ActionItem:
+        fields.update(due_date=due_date)
     if model is Fact:
         if category not in Fact.Category.values:
             raise ValidationError({"category": "Choose one of the categories."})
@@ -223,14 +239,24 @@ def memory_add(*, user, kind: str, text: str, category: str = Fact.Category.OTHE
     else:
         fields.update(owner="user")
     now = timezone.now()
+    state = MemoryState.SUGGESTED if suggest else MemoryState.ADDED
     obj = model(
-        user=user, dedupe_key=key, state=MemoryState.ADDED, created_at=now, updated_at=now, **fields
+        user=user,
+        dedupe_key=key,
+        state=state,
+        project=project,
+        created_at=now,
+        updated_at=now,
+        **fields,
     )
-    obj.full_clean(exclude=["user", "conversation", "dedupe_key"], validate_constraints=False)
+    obj.full_clean(
+        exclude=["user", "conversation", "project", "dedupe_key"], validate_constraints=False
+    )
     with transaction.atomic():
-        attribute(obj, actor=user, reason=f"added {BY_USER}")
+        attribute(obj, actor=user, reason="suggested" if suggest else f"added {BY_USER}")
         obj.save()
-        embedding_soon(obj)
+        if not suggest:  # a suggestion enters the index when it is kept (memory_keep)
+            embedding_soon(obj)
     return obj
 
 
