@@ -14,6 +14,7 @@ from memory.models import ActionItem, Decision, Fact, MemoryEvent
 from memory.services import summary_run_start
 from profiles.keys import key_create
 from profiles.services import profile_update_preferences
+from userdata.models import ChatImport
 
 pytestmark = pytest.mark.django_db
 
@@ -51,6 +52,7 @@ SIGNED_IN = {
     "userdata:export",
     "userdata:forget_everything",
     "userdata:account_delete",
+    "userdata:chat_import",
 }
 OWNED = {
     "chat:conversation",
@@ -75,6 +77,7 @@ OWNED = {
     "memory:event_undo",
     "userdata:forget_conversation",
     "profiles:key_revoke",
+    "userdata:chat_import_progress",
 }
 
 
@@ -131,7 +134,9 @@ def world(alice, bob, staff):
         user=alice, conversation=conversation, message=message, items=[]
     )
     key = key_create(user=alice, name="laptop").key
+    chat_import = ChatImport.objects.create(user=alice, source="chatgpt", total=1)
     return {
+        "chat_import": chat_import,
         "conversation": conversation,
         "message": message,
         "fact": fact,
@@ -147,6 +152,8 @@ def owned_url(name, world):
         return reverse(name, args=[world["key"].pk])
     if name == "memory:event_undo":
         return reverse(name, args=[world["event"].pk])
+    if name == "userdata:chat_import_progress":
+        return reverse(name, args=[world["chat_import"].pk])
     if name.startswith("memory:"):
         return reverse(name, args=["fact", world["fact"].pk])
     if name == "chat:export":
@@ -219,6 +226,7 @@ def post_urls(world, alice, staff):
             "password_change",
             "userdata:forget_everything",
             "userdata:account_delete",
+            "userdata:chat_import",
         )
     ]
     urls += [(None, reverse(n)) for n in ("login", "signup", "password_reset", "logout")]

@@ -1,9 +1,10 @@
 """Conversations exported by another assistant (ChatGPT, Claude), read into one plain shape.
 
-Pure: no Django. ``read_export`` takes the uploaded bytes (``conversations.json``, or a zip
-holding it), finds which assistant made it and hands it to that parser (``chatgpt.parse``,
-``claude.parse``). Every check happens here, before anything is stored: a file refused raises
-``BadFile`` whose text names what is wrong and where ("conversation 3 (“Trip”): …")."""
+Pure: no Django (``chat.jsonsafe`` is plain Python). ``read_export`` takes the uploaded bytes
+(``conversations.json``, or a zip holding it), finds which assistant made it and hands it to
+that parser (``chatgpt.parse``, ``claude.parse``). Every check happens here, before anything
+is stored: a file refused raises ``BadFile`` whose text names what is wrong and where
+("conversation 3 (“Trip”): …")."""
 
 from __future__ import annotations
 
@@ -13,12 +14,15 @@ import zipfile
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from chat import jsonsafe
+
 CONVERSATIONS_FILE = "conversations.json"
 # ChatGPT opened to the public at the end of 2022; a date long before or after now is not a
 # date of a real conversation (a clock, a unit mistaken: milliseconds for seconds).
 EARLIEST = datetime(2015, 1, 1, tzinfo=UTC)
 FUTURE_SLACK = timedelta(days=1)
 TITLE_MAX_CHARS = 200
+MAX_DEPTH = 64  # ChatGPT's deepest (a message's metadata) is about 12 levels down
 
 
 class BadFile(ValueError):
@@ -109,7 +113,9 @@ def _conversations_bytes(data: bytes, *, max_bytes: int) -> bytes:
 
 def _load_json(body: bytes):
     try:
-        return json.loads(body.decode("utf-8-sig"))
+        return jsonsafe.loads(body.decode("utf-8-sig"), max_depth=MAX_DEPTH)
+    except jsonsafe.JSONRejected as error:
+        raise BadFile(f"The file's JSON cannot be imported: {error}") from None
     except UnicodeDecodeError:
         raise BadFile("The file is not text (JSON in UTF-8): is it the right file?") from None
     except json.JSONDecodeError as error:
@@ -117,8 +123,6 @@ def _load_json(body: bytes):
             f"The file is not valid JSON: {error.msg} at line {error.lineno}, column "
             f"{error.colno}. Is it complete (not cut off while downloading)?"
         ) from None
-    except RecursionError:
-        raise BadFile("The file is not valid JSON: it is nested too deeply.") from None
 
 
 def _kind(value) -> str:
