@@ -15,6 +15,7 @@ from memory.services import summary_run_start
 from profiles.keys import key_create
 from profiles.services import profile_update_preferences
 from projects.services import project_create
+from userdata.models import ChatImport
 
 pytestmark = pytest.mark.django_db
 
@@ -54,6 +55,7 @@ SIGNED_IN = {
     "userdata:export",
     "userdata:forget_everything",
     "userdata:account_delete",
+    "userdata:chat_import",
 }
 OWNED = {
     "chat:conversation",
@@ -85,6 +87,7 @@ OWNED = {
     "projects:knowledge",
     "projects:briefing",
     "projects:move",
+    "userdata:chat_import_progress",
 }
 
 
@@ -177,8 +180,10 @@ def world(alice, bob, staff):
     )
     key = key_create(user=alice, name="laptop").key
     project = project_create(user=alice, name="Garden", instructions="Metric units.")
+    chat_import = ChatImport.objects.create(user=alice, source="chatgpt", total=1)
     return {
         "project": project,
+        "chat_import": chat_import,
         "conversation": conversation,
         "message": message,
         "fact": fact,
@@ -196,6 +201,8 @@ def owned_url(name, world):
         return reverse(name, args=[world["event"].pk])
     if name.startswith("projects:") and name != "projects:move":
         return reverse(name, args=[world["project"].pk])
+    if name == "userdata:chat_import_progress":
+        return reverse(name, args=[world["chat_import"].pk])
     if name.startswith("memory:"):
         return reverse(name, args=["fact", world["fact"].pk])
     if name == "chat:export":
@@ -272,6 +279,7 @@ def post_urls(world, alice, staff):
             "password_change",
             "userdata:forget_everything",
             "userdata:account_delete",
+            "userdata:chat_import",
         )
     ]
     urls += [(None, reverse(n)) for n in ("login", "signup", "password_reset", "logout")]
