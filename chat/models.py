@@ -19,7 +19,19 @@ class Conversation(models.Model):
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="conversations"
     )
+
+    class TitleSource(models.TextChoices):
+        NONE = "", "None yet"
+        MESSAGE = "message", "The first message, until a title is made"
+        GENERATED = "generated", "Made after the first exchange"
+        USER = "user", "Chosen by the user"
+
     title = models.CharField(max_length=200, blank=True)
+    # Who gave the title: a generated title replaces only the first message's stand-in,
+    # never one the user chose (chat.titles).
+    title_source = models.CharField(
+        max_length=10, choices=TitleSource.choices, default=TitleSource.NONE, blank=True
+    )
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
     archived = models.BooleanField(default=False)
