@@ -72,6 +72,7 @@ OWNED = {
     "memory:delete",
     "memory:keep",
     "memory:discard",
+    "memory:move",
     "memory:event_undo",
     "userdata:forget_conversation",
     "profiles:key_revoke",
