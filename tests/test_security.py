@@ -14,6 +14,7 @@ from memory.models import ActionItem, Decision, Fact, MemoryEvent
 from memory.services import summary_run_start
 from profiles.keys import key_create
 from profiles.services import profile_update_preferences
+from projects.models import Project
 
 pytestmark = pytest.mark.django_db
 
@@ -132,7 +133,9 @@ def world(alice, bob, staff):
         user=alice, conversation=conversation, message=message, items=[]
     )
     key = key_create(user=alice, name="laptop").key
+    project = Project.objects.create(user=alice, name="Alice's project")
     return {
+        "project": project,
         "conversation": conversation,
         "message": message,
         "fact": fact,
@@ -232,6 +235,7 @@ def post_urls(world, alice, staff):
         "staff:user_reset_link": [alice.pk],
         "staff:import": [],
         "staff:resummarise": [conversation.pk],
+        "staff:project_resummarise": [world["project"].pk],
         "staff:memory_bulk_delete": ["fact"],
         "staff:memory_edit": ["fact", fact.pk],
         "staff:memory_delete": ["fact", fact.pk],

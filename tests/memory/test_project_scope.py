@@ -177,3 +177,42 @@ def test_the_index_follows_a_memory_moved_to_everywhere(world):
     assert ("fact", fact.pk) in _recalled(world["outside"], QUERY["fact"])
     Fact.objects.filter(pk=fact.pk).update(project=world["garden"])
     assert ("fact", fact.pk) not in _recalled(world["outside"], QUERY["fact"])
+
+
+def test_what_a_project_conversation_learns_belongs_to_the_project(world, alice):
+    """The turn's extractor sets the project of what it learns; outside, everywhere."""
+    from memory.services import memories_from_turn
+
+    said = message_create(
+        conversation=world["in_garden"],
+        role="user",
+        content="I live in Lyon. We decided to use copper tape against slugs.",
+    )
+    memories_from_turn(conversation=world["in_garden"], message=said)
+    learned = Fact.objects.filter(source_messages=said)
+    assert learned and {f.project_id for f in learned} == {world["garden"].pk}
+    decisions = Decision.objects.filter(source_messages=said)
+    assert {d.project_id for d in decisions} <= {world["garden"].pk}
+    elsewhere = message_create(
+        conversation=world["outside"], role="user", content="I live in Oslo."
+    )
+    memories_from_turn(conversation=world["outside"], message=elsewhere)
+    assert Fact.objects.get(source_messages=elsewhere).project_id is None
+    # a project's fact does not retire what everywhere knows, nor the other way round
+    assert Fact.objects.filter(source_messages=said, status=Fact.Status.ACTIVE).exists()
+
+
+def test_a_merge_never_carries_one_projects_words_into_another(world, alice):
+    """The same decision said in another project is not merged into the first one's row."""
+    from memory.services import decision_remember
+
+    garden_decision = world["items"]["decision"]
+    decision_remember(
+        user=alice,
+        conversation=world["in_work"],
+        what=garden_decision.what,
+        rationale="the budget at work says so",
+    )
+    garden_decision.refresh_from_db()
+    assert garden_decision.rationale == ""
+    assert garden_decision.project_id == world["garden"].pk
