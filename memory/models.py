@@ -275,12 +275,15 @@ class Embedding(models.Model):
     model = models.CharField(max_length=100)
     vector = models.BinaryField()  # float32 array, L2-normalised
     created_at = models.DateTimeField(default=timezone.now)
+    # The index row's scope when computed (memory.search.schema): its project's id, 0 for
+    # everywhere. A row changing scope loses its vector (triggers), so this stays true.
+    scope = models.BigIntegerField(default=0)
 
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["kind", "object_id", "model"], name="embedding_unique")
         ]
-        indexes = [models.Index(fields=["user", "model"], name="embedding_user")]
+        indexes = [models.Index(fields=["user", "model", "scope"], name="embedding_user_scope")]
 
     def __str__(self) -> str:
         return f"{self.kind} {self.object_id} ({self.model})"

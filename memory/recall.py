@@ -6,6 +6,10 @@ messages of their other conversations, found by ``memory.search.search``) and, f
 conversation, from what a new session should start knowing: pinned and important facts, open
 action items, recent decisions. Never a suggestion still waiting for the user (memory mode
 "ask first"): the index leaves them out, and so do the queries here.
+
+A conversation recalls only the scopes it reads (``memory.search.scope.readable``): what was
+said or learned outside any project, and, in a project, that project's own. Every read here
+matches them in its statement.
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ from django.db import connection
 
 from chat.models import Conversation
 from memory.models import ActionItem, Decision, Fact, MemoryState
+from memory.search import scope as scoping
+from memory.search.scope import EVERYWHERE, Scopes, memories_in
 from profiles.models import UserProfile
 from profiles.selectors import memory_enabled as user_memory_enabled
 from profiles.selectors import memory_enabled_many as user_memory_enabled_many
@@ -88,6 +94,7 @@ def recall_for_turn(
     be new without asking the database."""
     from memory import search as retrieval
 
+    scopes = scoping.readable(conversation.project_id)
     seen: set[tuple[str, int]] = set()
     results: list[Recalled] = []
 
@@ -98,7 +105,7 @@ def recall_for_turn(
             results.append(item)
 
     for hit in retrieval.search(
-        user=user, query=query, k=k, exclude_message_ids=exclude_message_ids
+        user=user, query=query, k=k, exclude_message_ids=exclude_message_ids, scopes=scopes
     ):
         add(
             Recalled(
@@ -115,10 +122,10 @@ def recall_for_turn(
             )
         )
     if known_earlier < RESUME_TURNS and _early_in(conversation, exclude_message_ids):
-        for item in resume_items(user=user):
+        for item in resume_items(user=user, scopes=scopes):
             add(item)
     else:
-        for item in pinned_facts(user=user):
+        for item in pinned_facts(user=user, scopes=scopes):
             add(item)
     results.sort(key=lambda item: -item.score)  # stable: a tie keeps the search's order
     return results
@@ -142,18 +149,27 @@ _PINNED_FACTS = (
     f"FROM {Fact._meta.db_table} f "
     f"LEFT JOIN {Conversation._meta.db_table} c ON c.id = f.conversation_id "
     "WHERE f.user_id = %s AND f.status = %s AND f.pinned = %s AND NOT (f.state = %s) "
-    "ORDER BY f.importance DESC, f.updated_at DESC LIMIT %s"
+    "AND {scoped} ORDER BY f.importance DESC, f.updated_at DESC LIMIT %s"
 )
 
 
-def pinned_facts(*, user) -> list[Recalled]:
+def _scoped_sql(column: str, scopes: Scopes) -> str:
+    """The memories of these scopes: no project (everywhere) or one of the projects."""
+    projects = [s for s in scopes if s != EVERYWHERE]
+    parts = [f"{column} IS NULL"] if EVERYWHERE in scopes else []
+    if projects:
+        parts.append(scoping.sql_in(column, tuple(projects)))
+    return "(" + (" OR ".join(parts) or "1 = 0") + ")"
+
+
+def pinned_facts(*, user, scopes: Scopes = (EVERYWHERE,)) -> list[Recalled]:
     """Asked on every turn past the first few, before the model is called: one plain
     statement (the ORM's compiling of it cost ten times its running), no instances."""
     from memory.search.index import as_datetime
 
     with connection.cursor() as cursor:
         cursor.execute(
-            _PINNED_FACTS,
+            _PINNED_FACTS.format(scoped=_scoped_sql("f.project_id", scopes)),
             [user.pk, Fact.Status.ACTIVE, True, MemoryState.SUGGESTED, RESUME_FACTS],
         )
         facts = cursor.fetchall()
@@ -171,11 +187,12 @@ def pinned_facts(*, user) -> list[Recalled]:
     ]
 
 
-def resume_items(*, user) -> list[Recalled]:
-    """What a new session starts knowing: pinned/important facts, open actions, decisions."""
+def resume_items(*, user, scopes: Scopes = (EVERYWHERE,)) -> list[Recalled]:
+    """What a new session starts knowing: pinned/important facts, open actions, decisions,
+    of the scopes the conversation reads."""
     items: list[Recalled] = []
     facts = (
-        Fact.objects.filter(user=user, status=Fact.Status.ACTIVE)
+        Fact.objects.filter(memories_in(scopes), user=user, status=Fact.Status.ACTIVE)
         .exclude(state=MemoryState.SUGGESTED)
         .select_related("conversation")
         .order_by("-pinned", "-importance", "-updated_at")[:RESUME_FACTS]
@@ -185,7 +202,9 @@ def resume_items(*, user) -> list[Recalled]:
         items.append(_recalled(fact, "fact", fact.text, 0.5 + fact.importance / 2, why))
     actions = (
         ActionItem.objects.filter(
-            user=user, status__in=[ActionItem.Status.OPEN, ActionItem.Status.IN_PROGRESS]
+            memories_in(scopes),
+            user=user,
+            status__in=[ActionItem.Status.OPEN, ActionItem.Status.IN_PROGRESS],
         )
         .exclude(state=MemoryState.SUGGESTED)
         .select_related("conversation")
@@ -199,7 +218,7 @@ def resume_items(*, user) -> list[Recalled]:
             text += f" (due {action.due_date.isoformat()})"
         items.append(_recalled(action, "action_item", text, 0.6, "open action item"))
     decisions = (
-        Decision.objects.filter(user=user)
+        Decision.objects.filter(memories_in(scopes), user=user)
         .exclude(status=Decision.Status.REVERSED)
         .exclude(state=MemoryState.SUGGESTED)
         .select_related("conversation")

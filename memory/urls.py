@@ -14,4 +14,5 @@ urlpatterns = [
     path("<str:kind>/<int:memory_id>/delete/", views.memory_delete, name="delete"),
     path("<str:kind>/<int:memory_id>/keep/", views.memory_keep, name="keep"),
     path("<str:kind>/<int:memory_id>/discard/", views.memory_discard, name="discard"),
+    path("<str:kind>/<int:memory_id>/move/", views.memory_move, name="move"),
 ]

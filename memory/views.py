@@ -20,6 +20,7 @@ from memory import selectors, services
 from memory.forms import MemoryAddForm, MemoryFilterForm, MemoryTextForm
 from memory.models import Fact
 from memory.selectors.owned import memory_row_for
+from memory.services import moves
 from memory.services.events import broadcast_on_commit
 from profiles.selectors import profile_get
 from web.access import login_required
@@ -57,6 +58,7 @@ def _page_context(request: HttpRequest) -> dict:
         "suggestions": suggestions,
         "suggestion_count": suggestion_count,
         "profile": profile_get(user=request.user),
+        "projects": selectors.projects_of(user=request.user),
     }
 
 
@@ -96,7 +98,8 @@ def memory_add(request: HttpRequest) -> HttpResponse:
 
 def _row(request: HttpRequest, kind: str, memory, **extra) -> HttpResponse:
     row = memory_row_for(kind=kind, memory=memory)
-    return render_fragments(request, TEMPLATE, {"row": row, **extra}, "memory-row")
+    context = {"row": row, "projects": selectors.projects_of(user=request.user), **extra}
+    return render_fragments(request, TEMPLATE, context, "memory-row")
 
 
 def _notice(request: HttpRequest, event) -> HttpResponse:
@@ -231,3 +234,15 @@ def event_undo(request: HttpRequest, event_id: int) -> HttpResponse:
         return _notice(request, event)
     url = reverse("chat:conversation", args=[event.conversation_id])
     return redirect(f"{url}#m{event.message_id}")
+
+
+@login_required(default_next=PAGE)
+@require_POST
+def memory_move(request: HttpRequest, kind: str, memory_id: int) -> HttpResponse:
+    """Move a memory to one of the user's projects or to everywhere (``project`` = "")."""
+    memory = selectors.memory_get_owned(kind=kind, memory_id=memory_id, user=request.user)
+    project = selectors.project_get_owned(
+        project_id=request.POST.get("project", ""), user=request.user
+    )
+    moves.memory_move(obj=memory, project=project, actor=request.user)
+    return _done(request, kind, memory)

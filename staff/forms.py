@@ -60,6 +60,10 @@ class MemoryFilterForm(forms.Form):
     conversation = forms.IntegerField(
         required=False, min_value=1, max_value=MAX_ID, widget=forms.HiddenInput
     )
+    # A project's id, or "none" for what is everywhere (outside any project).
+    project = forms.RegexField(
+        required=False, regex=r"^(none|[1-9][0-9]{0,17})$", widget=forms.HiddenInput
+    )
     category = forms.ChoiceField(
         required=False, choices=[("", "Any category"), *Fact.Category.choices]
     )
@@ -95,6 +99,7 @@ class MemoryFilterForm(forms.Form):
             query=(data.get("q") or "").strip(),
             username=(data.get("user") or "").strip(),
             conversation_id=data.get("conversation"),
+            project=data.get("project") or "",
             category=data.get("category") or "",
             status=data.get("status") or "",
             state=data.get("state") or "",

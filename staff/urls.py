@@ -1,6 +1,6 @@
 from django.urls import path
 
-from staff.views import account, conversations, data, home, memories, reports, users
+from staff.views import account, conversations, data, home, memories, projects, reports, users
 
 app_name = "staff"
 urlpatterns = [
@@ -26,6 +26,11 @@ urlpatterns = [
         name="user_report_download",
     ),
     path("import/", data.data_import, name="import"),
+    path(
+        "projects/<int:project_id>/resummarise/",
+        projects.project_resummarise,
+        name="project_resummarise",
+    ),
     # conversations and summaries
     path(
         "conversations/<int:conversation_id>/",

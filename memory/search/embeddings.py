@@ -21,6 +21,8 @@ instead of after it.
 Similarity is a dot product: with the lexical candidates, and with every row of the user's
 (their vectors held in memory, ``vectors``) for the nearest ones, which ``ranking`` adds as
 candidates, so a question that shares no word with its answer still finds it.
+A vector carries its index row's scope (``scope``), copied from the index in the statement
+that stores it; a search compares the query with the vectors of the scopes it reads only.
 """
 
 from __future__ import annotations
@@ -37,11 +39,13 @@ from importlib.util import find_spec
 
 from django.conf import settings
 from django.db import connection
+from django.utils import timezone
 
 from llm.clients import embedding_client, embedding_endpoint
 from llm.slots import background_slot
-from memory.models import Embedding
 from memory.search import vectors
+from memory.search.schema import KIND_CODES
+from memory.search.scope import EVERYWHERE, Scopes
 
 BATCH = 32
 MAX_CHARS = 2000  # what is read of a row (the model sees its first MAX_TOKENS tokens)
@@ -206,24 +210,36 @@ class Semantic:
 
 
 def compare(
-    *, user, query: str, keys: list[tuple[str, int]], nearest: int = 0, floor: float = 0.0
+    *,
+    user,
+    query: str,
+    keys: list[tuple[str, int]],
+    nearest: int = 0,
+    floor: float = 0.0,
+    scopes: Scopes = (EVERYWHERE,),
 ) -> Semantic | None:
     """The query's similarity to ``keys`` and, when ``nearest``, to every vector the process
-    holds of the user (``vectors``: all of theirs, or their newest): the ``nearest`` best at
-    ``floor`` or above. None when the user has no vector to compare (the query is then not
-    embedded at all)."""
+    holds of the user in ``scopes`` (``vectors``: all of theirs, or their newest): the
+    ``nearest`` best at ``floor`` or above. None when the user has no vector to compare (the
+    query is then not embedded at all)."""
     import numpy as np
 
     model = model_name()
-    held = vectors.snapshot(user.pk, model) if nearest else None
+    helds = [vectors.snapshot(user.pk, model, scope) for scope in scopes] if nearest else []
+    held_list = [h for h in helds if h is not None]
+    if len(held_list) < len(helds):
+        held_list = []  # the cache holds nothing
+    size = sum(h.size for h in held_list)
     # Keys outside what is held (all of them without a snapshot) are read from the database;
-    # a complete snapshot has every vector of the user's, an empty one says they have none.
-    if held is None:
+    # complete snapshots have every vector of the user's scopes, empty ones say they have none.
+    if not held_list:
         outside = keys
+    elif all(h.complete for h in held_list):
+        outside = []
     else:
-        outside = [] if held.complete else [k for k in keys if held.row_of(k) is None]
-    stored = _owned_vectors(user, model, outside) if outside else []
-    if (held is None or held.size == 0) and not stored:
+        outside = [k for k in keys if all(h.row_of(k) is None for h in held_list)]
+    stored = _owned_vectors(user, model, outside, scopes) if outside else []
+    if size == 0 and not stored:
         _users_with_vectors.discard(user.pk)
         return None
     _users_with_vectors.add(user.pk)
@@ -239,14 +255,18 @@ def compare(
         matrix = np.vstack([np.frombuffer(blob, dtype="float32") for _, blob in stored])
         dots = np.maximum(matrix @ query_array, 0.0)
         cosines.update({key: float(d) for (key, _), d in zip(stored, dots, strict=True)})
-    if held is None or held.size == 0 or held.matrix.shape[1] != len(query_array):
+    usable = [h for h in held_list if h.size and h.matrix.shape[1] == len(query_array)]
+    if not usable:
         return Semantic(cosines, []) if cosines else None
-    dots = held.cosines(query_array)
-    for key in keys:
-        row = held.row_of(key)
-        if row is not None:
-            cosines[key] = float(dots[row])
-    best = _best(dots, held.keys, nearest, floor)
+    best = []
+    for held in usable:
+        dots = held.cosines(query_array)
+        for key in keys:
+            row = held.row_of(key)
+            if row is not None:
+                cosines[key] = float(dots[row])
+        best += _best(dots, held.keys, nearest, floor)
+    best = sorted(best, key=lambda pair: -pair[1])[:nearest]
     cosines.update(best)
     return Semantic(cosines, best)
 
@@ -261,36 +281,39 @@ def _best(dots, keys: list[tuple[str, int]], n: int, floor: float) -> list:
     return [(keys[i], float(dots[i])) for i in top]
 
 
-def similarities(*, user, query: str, keys: list[tuple[str, int]]) -> dict | None:
-    """Cosine similarity (0..1) of the query to each (kind, id) that has a stored vector;
-    None when none has one."""
-    found = compare(user=user, query=query, keys=keys)
+def similarities(
+    *, user, query: str, keys: list[tuple[str, int]], scopes: Scopes = (EVERYWHERE,)
+) -> dict | None:
+    """Cosine similarity (0..1) of the query to each (kind, id) of ``scopes`` that has a
+    stored vector; None when none has one."""
+    found = compare(user=user, query=query, keys=keys, scopes=scopes)
     return None if found is None else found.cosines
 
 
-def _owned_vectors(user, model: str, keys: list[tuple[str, int]]) -> list[tuple]:
-    """((kind, id), vector bytes) of the keys that have a vector, the user's only."""
+def _owned_vectors(user, model: str, keys: list[tuple[str, int]], scopes: Scopes) -> list:
+    """((kind, id), vector bytes) of the keys that have a vector, the user's in ``scopes``
+    only."""
     wanted: dict[str, list[int]] = {}
     for kind, object_id in keys:
         wanted.setdefault(kind, []).append(object_id)
     return [
         ((kind, object_id), bytes(blob))
-        for kind, object_id, owner, blob in _stored_vectors(model, wanted)
-        if owner == user.pk
+        for kind, object_id, owner, scope, blob in _stored_vectors(model, wanted)
+        if owner == user.pk and scope in scopes
     ]
 
 
 def _stored_vectors(model: str, wanted: dict[str, list[int]]) -> list[tuple]:
-    """(kind, object_id, user_id, vector) of the wanted items that have one: a plain statement
-    on every turn's path (the ORM's compiling of it cost more than its running). Looked up by
-    the unique (kind, object_id, model) index; the caller checks the owner, since filtering on
-    it in SQL lets SQLite pick the (user, model) index and read every vector the user has (3 s
-    per search at 100k rows on a loaded machine)."""
+    """(kind, object_id, user_id, scope, vector) of the wanted items that have one: a plain
+    statement on every turn's path (the ORM's compiling of it cost more than its running).
+    Looked up by the unique (kind, object_id, model) index; the caller checks the owner and
+    the scope, since filtering on them in SQL lets SQLite pick the (user, model, scope) index
+    and read every vector the user has (3 s per search at 100k rows on a loaded machine)."""
     parts, params = [], []
     for kind, ids in wanted.items():
         marks = ", ".join(["%s"] * len(ids))
         parts.append(
-            "SELECT kind, object_id, user_id, vector FROM memory_embedding "  # noqa: S608
+            "SELECT kind, object_id, user_id, scope, vector FROM memory_embedding "  # noqa: S608
             f"WHERE kind = %s AND model = %s AND object_id IN ({marks})"
         )
         params += [kind, model, *ids]
@@ -360,14 +383,31 @@ def _embed(rows: list[tuple], progress=None) -> int:
         batch = rows[start : start + BATCH]
         with background_slot() if remote else contextlib.nullcontext():
             vectors = embed_texts([row[3][:MAX_CHARS] for row in batch])
-        Embedding.objects.bulk_create(
-            [
-                Embedding(kind=k, object_id=o, user_id=u, model=model, vector=v.tobytes())
-                for (k, o, u, _), v in zip(batch, vectors, strict=True)
-            ],
-            ignore_conflicts=True,
-        )
+        _store(model, [(k, o, v.tobytes()) for (k, o, _, _), v in zip(batch, vectors, strict=True)])
         done += len(batch)
         if progress is not None:
             progress(done)
     return done
+
+
+# A vector is stored with its row's owner and scope as the index holds them when it is stored,
+# read in the same statement: a row that moved to another project (or left the index) while
+# its vector was computed is not stored under its old scope (``schema``'s triggers drop the
+# vectors of rows that move; this one did not exist yet).
+_STORE = (
+    "INSERT INTO memory_embedding (kind, object_id, user_id, model, vector, created_at, scope) "
+    "SELECT s.kind, s.object_id, s.user_id, %s, %s, %s, s.scope FROM memory_search s "
+    "WHERE s.rowid = %s ON CONFLICT (kind, object_id, model) DO NOTHING"
+)
+
+
+def _store(model: str, computed: list[tuple[str, int, bytes]]) -> None:
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    with connection.cursor() as cursor:
+        cursor.executemany(
+            _STORE,
+            [
+                (model, vector, now, object_id * 8 + KIND_CODES[kind])
+                for kind, object_id, vector in computed
+            ],
+        )

@@ -1,10 +1,11 @@
 # ruff: noqa: S608 — SQL built from constants; the user's words are always parameters.
 """Reads of the full-text index (see ``schema``): per-user statistics, candidates, rows.
 
-Everything a ranking needs is the searching user's own: their row and word counts
-(``memory_search_stats``, kept by the triggers) and how many of their rows hold each query
-term (counted in their rows only, cached until their index changes). Nothing of another user's
-text reaches a user's ranking.
+Everything a ranking needs is the searching user's own, in the scopes the searching
+conversation reads (``scope``): their row and word counts (``memory_search_stats``, kept by the
+triggers per scope) and how many of their rows hold each query term (counted in those rows
+only, cached until they change). Nothing of another user's text, nor of a project the
+conversation is outside, reaches its ranking: every statement here matches the scopes.
 
 Candidates, at a bounded cost that keeps old matching rows: every term a user's rows hold
 fewer than ``COMMON_MATCHES`` times is read whole from the index (row ids only, at most that
@@ -31,7 +32,9 @@ from django.core.cache import caches
 from django.db import connection
 
 from memory.models import Summary
+from memory.search import scope as scoping
 from memory.search.schema import KIND_CODES
+from memory.search.scope import EVERYWHERE, Scopes
 
 logger = logging.getLogger(__name__)
 
@@ -73,9 +76,14 @@ def _fts_phrase(term: str) -> str:
     return '"' + term.replace('"', "") + '"'
 
 
-def _owner_match(user_id: int, terms: list[str], operator: str = "OR") -> str:
+def _owner_match(user_id: int, scopes: Scopes, terms: list[str], operator: str = "OR") -> str:
     joined = f" {operator} ".join(_fts_phrase(t) for t in terms)
-    return f'owner:"u{int(user_id)}" AND text: ({joined})'
+    return f"{scoping.owner_tokens(user_id, scopes)} AND text: ({joined})"
+
+
+def _pg_owner(scopes: Scopes) -> str:
+    """PostgreSQL: the user's rows in these scopes (the user id is the first parameter)."""
+    return f"user_id = %s AND {scoping.sql_in('scope', scopes)}"
 
 
 def tidy() -> None:
@@ -93,22 +101,27 @@ def tidy() -> None:
         )
 
 
-def user_size(user_id: int) -> tuple[int, int]:
-    """(rows, words) the index holds for the user."""
+def user_size(user_id: int, scopes: Scopes = (EVERYWHERE,)) -> tuple[int, int]:
+    """(rows, words) the index holds for the user in these scopes."""
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT row_count, word_count FROM memory_search_stats WHERE user_id = %s", [user_id]
+            "SELECT coalesce(sum(row_count), 0), coalesce(sum(word_count), 0) "
+            "FROM memory_search_stats "
+            f"WHERE user_id = %s AND {scoping.sql_in('scope', scopes)}",
+            [user_id],
         )
         found = cursor.fetchone()
     return (int(found[0]), int(found[1])) if found else (0, 0)
 
 
-def user_stats(user_id: int, terms: list[str]) -> Stats:
-    """The user's statistics for ``terms``. A term's count comes from the cache (keyed by the
-    user's row count) or, with its row ids, from one statement for all uncounted terms: the
-    ids of a rare term are its count, and the candidates need them anyway."""
-    rows, words = user_size(user_id)
-    keys = {term: f"fts-df:{connection.vendor}:{user_id}:{term}" for term in terms}
+def user_stats(user_id: int, terms: list[str], scopes: Scopes = (EVERYWHERE,)) -> Stats:
+    """The user's statistics for ``terms`` over the rows of ``scopes``. A term's count comes
+    from the cache (keyed by the scopes' row count) or, with its row ids, from one statement
+    for all uncounted terms: the ids of a rare term are its count, and the candidates need
+    them anyway."""
+    rows, words = user_size(user_id, scopes)
+    where = "-".join(str(s) for s in scopes)
+    keys = {term: f"fts-df:{connection.vendor}:{user_id}:{where}:{term}" for term in terms}
     # Fewer rows than a common term needs: every count is read exactly, none is cached, so
     # the cache is not asked (on Redis a round trip a search, for most users).
     cached = _cached_counts(list(keys.values())) if rows >= COMMON_MATCHES else {}
@@ -120,7 +133,7 @@ def user_stats(user_id: int, terms: list[str]) -> Stats:
             df[term] = count  # common: its row ids are not needed
         else:
             to_read.append(term)
-    rowids = _rowids_many(user_id, to_read)
+    rowids = _rowids_many(user_id, scopes, to_read)
     fresh = {}
     for term in to_read:
         ids = rowids[term]
@@ -128,7 +141,7 @@ def user_stats(user_id: int, terms: list[str]) -> Stats:
             df[term] = len(ids)  # a rare term's ids are read on every search: nothing kept
         else:
             del rowids[term]
-            df[term] = _count(user_id, term, rows)
+            df[term] = _count(user_id, scopes, term, rows)
             fresh[keys[term]] = (df[term], rows)
     if fresh:
         _cache_counts(fresh)
@@ -167,7 +180,7 @@ def _still_valid(cached, rows: int) -> int | None:
     return None
 
 
-def _count(user_id: int, term: str, rows: int) -> int:
+def _count(user_id: int, scopes: Scopes, term: str, rows: int) -> int:
     """The user's rows holding ``term``: counted up to COMMON_MATCHES, estimated beyond on the
     newest SAMPLE rows."""
     with connection.cursor() as cursor:
@@ -175,11 +188,11 @@ def _count(user_id: int, term: str, rows: int) -> int:
             cursor.execute(
                 "SELECT count(*) FROM (SELECT rowid FROM memory_search WHERE memory_search "
                 "MATCH %s LIMIT %s)",
-                [_owner_match(user_id, [term]), COMMON_MATCHES],
+                [_owner_match(user_id, scopes, [term]), COMMON_MATCHES],
             )
         else:
             cursor.execute(
-                "SELECT count(*) FROM (SELECT 1 FROM memory_search WHERE user_id = %s "
+                f"SELECT count(*) FROM (SELECT 1 FROM memory_search WHERE {_pg_owner(scopes)} "
                 "AND tsv @@ plainto_tsquery('english', %s) LIMIT %s) s",
                 [user_id, term, COMMON_MATCHES],
             )
@@ -191,11 +204,15 @@ def _count(user_id: int, term: str, rows: int) -> int:
                 "SELECT count(*) FROM (SELECT rowid FROM memory_search WHERE memory_search "
                 "MATCH %s ORDER BY rowid DESC LIMIT %s) s WHERE rowid IN (SELECT rowid FROM "
                 "memory_search WHERE memory_search MATCH %s)",
-                [f'owner:"u{int(user_id)}"', SAMPLE, _owner_match(user_id, [term])],
+                [
+                    scoping.owner_tokens(user_id, scopes),
+                    SAMPLE,
+                    _owner_match(user_id, scopes, [term]),
+                ],
             )
         else:
             cursor.execute(
-                "SELECT count(*) FROM (SELECT tsv FROM memory_search WHERE user_id = %s "
+                f"SELECT count(*) FROM (SELECT tsv FROM memory_search WHERE {_pg_owner(scopes)} "
                 "ORDER BY created_at DESC LIMIT %s) s WHERE tsv @@ plainto_tsquery('english', %s)",
                 [user_id, SAMPLE, term],
             )
@@ -208,41 +225,44 @@ def idf(stats: Stats, term: str) -> float:
     return math.log(1 + (stats.rows - df + 0.5) / (df + 0.5))
 
 
-def candidates(user_id: int, terms: list[str], stats: Stats) -> list[Row]:
-    """The rows worth ranking for ``terms`` (see the module docstring)."""
+def candidates(
+    user_id: int, terms: list[str], stats: Stats, scopes: Scopes = (EVERYWHERE,)
+) -> list[Row]:
+    """The rows of ``scopes`` worth ranking for ``terms`` (see the module docstring)."""
     rare = [t for t in terms if 0 < stats.df[t] < COMMON_MATCHES]
     common = sorted((t for t in terms if stats.df[t] >= COMMON_MATCHES), key=stats.df.get)
     weight: dict[int, float] = {}
     for term in rare:
         term_idf = idf(stats, term)
         ids = stats.rowids.get(term)
-        for rowid in _rowids(user_id, term) if ids is None else ids:
+        for rowid in _rowids(user_id, scopes, term) if ids is None else ids:
             weight[rowid] = weight.get(rowid, 0.0) + term_idf
     # Best by the idf of the terms held, then newest (row ids grow with time).
     chosen = sorted(weight, key=lambda r: (-weight[r], -r))[:POOL]
     if common and len(chosen) < POOL:
         seen = set(chosen)
-        chosen += [r for r in _newest_with_all(user_id, common[:3], stats) if r not in seen]
+        newest = _newest_with_all(user_id, common[:3], stats, scopes)
+        chosen += [r for r in newest if r not in seen]
     return _rows(chosen)
 
 
-def _rowids(user_id: int, term: str) -> list[int]:
+def _rowids(user_id: int, scopes: Scopes, term: str) -> list[int]:
     with connection.cursor() as cursor:
         if connection.vendor == "sqlite":
             cursor.execute(
                 "SELECT rowid FROM memory_search WHERE memory_search MATCH %s LIMIT %s",
-                [_owner_match(user_id, [term]), COMMON_MATCHES],
+                [_owner_match(user_id, scopes, [term]), COMMON_MATCHES],
             )
         else:
             cursor.execute(
-                "SELECT rowid FROM memory_search WHERE user_id = %s "
+                f"SELECT rowid FROM memory_search WHERE {_pg_owner(scopes)} "
                 "AND tsv @@ plainto_tsquery('english', %s) LIMIT %s",
                 [user_id, term, COMMON_MATCHES],
             )
         return [r for (r,) in cursor.fetchall()]
 
 
-def _rowids_many(user_id: int, terms: list[str]) -> dict[str, list[int]]:
+def _rowids_many(user_id: int, scopes: Scopes, terms: list[str]) -> dict[str, list[int]]:
     """``_rowids`` of every term, in one statement (each term's subquery keeps its limit)."""
     found: dict[str, list[int]] = {term: [] for term in terms}
     if not terms:
@@ -252,10 +272,10 @@ def _rowids_many(user_id: int, terms: list[str]) -> dict[str, list[int]]:
             "SELECT {n}, rowid FROM (SELECT rowid FROM memory_search "
             "WHERE memory_search MATCH %s LIMIT %s)"
         )
-        params = [p for t in terms for p in (_owner_match(user_id, [t]), COMMON_MATCHES)]
+        params = [p for t in terms for p in (_owner_match(user_id, scopes, [t]), COMMON_MATCHES)]
     else:
         part = (
-            "(SELECT {n}, rowid FROM memory_search WHERE user_id = %s "
+            "(SELECT {n}, rowid FROM memory_search WHERE " + _pg_owner(scopes) + " "
             "AND tsv @@ plainto_tsquery('english', %s) LIMIT %s)"
         )
         params = [p for t in terms for p in (user_id, t, COMMON_MATCHES)]
@@ -272,24 +292,26 @@ def _rowids_many(user_id: int, terms: list[str]) -> dict[str, list[int]]:
 # 1M rows, 93k matches: 380 ms). Where they are many, the newest few are among the user's
 # newest rows: those are looked through first, along the (user, time) index.
 _PG_NEWEST_RECENT = (
-    "SELECT rowid FROM (SELECT rowid, tsv, created_at FROM memory_search WHERE user_id = %s "
+    "SELECT rowid FROM (SELECT rowid, tsv, created_at FROM memory_search WHERE {owner} "
     "ORDER BY created_at DESC LIMIT %s) recent "
     "WHERE tsv @@ plainto_tsquery('english', %s) ORDER BY created_at DESC LIMIT %s"
 )
 _PG_NEWEST_ALL = (
-    "SELECT rowid FROM memory_search WHERE user_id = %s "
+    "SELECT rowid FROM memory_search WHERE {owner} "
     "AND tsv @@ plainto_tsquery('english', %s) ORDER BY created_at DESC LIMIT %s"
 )
 RECENT_ROWS = 5000  # PostgreSQL: the newest rows looked through before the whole index
 
 
-def _newest_with_all(user_id: int, terms: list[str], stats: Stats) -> list[int]:
+def _newest_with_all(
+    user_id: int, terms: list[str], stats: Stats, scopes: Scopes = (EVERYWHERE,)
+) -> list[int]:
     with connection.cursor() as cursor:
         if connection.vendor == "sqlite":  # FTS5 walks the terms' row ids from the newest
             cursor.execute(
                 "SELECT rowid FROM memory_search WHERE memory_search MATCH %s "
                 "ORDER BY rowid DESC LIMIT %s",
-                [_owner_match(user_id, terms, "AND"), NEWEST_WINDOW],
+                [_owner_match(user_id, scopes, terms, "AND"), NEWEST_WINDOW],
             )
             return [r for (r,) in cursor.fetchall()]
         words = " ".join(terms)
@@ -297,13 +319,18 @@ def _newest_with_all(user_id: int, terms: list[str], stats: Stats) -> list[int]:
         # The rarest term bounds how many of the newest rows can hold them all.
         fewest = min(stats.df.get(t, 0) for t in terms)
         if whole or fewest * RECENT_ROWS >= NEWEST_WINDOW * stats.rows:
-            cursor.execute(_PG_NEWEST_RECENT, [user_id, RECENT_ROWS, words, NEWEST_WINDOW])
+            cursor.execute(
+                _PG_NEWEST_RECENT.format(owner=_pg_owner(scopes)),
+                [user_id, RECENT_ROWS, words, NEWEST_WINDOW],
+            )
             found = [r for (r,) in cursor.fetchall()]
             # Enough among the newest rows: no older row can be newer than them.
             if whole or len(found) == NEWEST_WINDOW:
                 return found
         # Few rows hold the terms together, so the text index's answer is short: read it.
-        cursor.execute(_PG_NEWEST_ALL, [user_id, words, NEWEST_WINDOW])
+        cursor.execute(
+            _PG_NEWEST_ALL.format(owner=_pg_owner(scopes)), [user_id, words, NEWEST_WINDOW]
+        )
         return [r for (r,) in cursor.fetchall()]
 
 
@@ -318,19 +345,21 @@ _NOT_FORGOTTEN = (
 )
 
 
-def rows_of(user_id: int, keys: list[tuple[str, int]]) -> list[Row]:
-    """The user's index rows of these (kind, object_id): those still indexed and theirs (a
-    vector may outlive its row's place in the index, e.g. a fact since retired)."""
+def rows_of(user_id: int, keys: list[tuple[str, int]], scopes: Scopes = (EVERYWHERE,)) -> list[Row]:
+    """The user's index rows of these (kind, object_id) in ``scopes``: those still indexed
+    there and theirs (a vector may outlive its row's place in the index, e.g. a fact since
+    retired)."""
     rowids = [object_id * 8 + KIND_CODES[kind] for kind, object_id in keys if kind in KIND_CODES]
-    return _rows(rowids, owner=user_id)
+    return _rows(rowids, owner=user_id, scopes=scopes)
 
 
-def _rows(rowids: list[int], *, owner: int | None = None) -> list[Row]:
-    """The rows (of ``owner`` only, when given), without the messages their user forgot."""
+def _rows(rowids: list[int], *, owner: int | None = None, scopes: Scopes = ()) -> list[Row]:
+    """The rows (of ``owner`` in ``scopes`` only, when given), without the messages their
+    user forgot."""
     if not rowids:
         return []
     found = []
-    owned = "" if owner is None else "AND user_id = %s "
+    owned = "" if owner is None else f"AND user_id = %s AND {scoping.sql_in('scope', scopes)} "
     with connection.cursor() as cursor:
         for start in range(0, len(rowids), 500):
             chunk = rowids[start : start + 500]

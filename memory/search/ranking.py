@@ -40,6 +40,7 @@ from chat.models import Conversation, Message
 from memory.models import ActionItem, Decision, Fact, Summary
 from memory.search import exchange, index
 from memory.search.relevance import query_weights, share_of, stems_held
+from memory.search.scope import EVERYWHERE, Scopes
 from memory.search.terms import (
     analysed,
     asks_about_now,
@@ -131,21 +132,27 @@ def restatements_tie(
 
 
 def search(
-    *, user, query: str, k: int = 10, exclude_message_ids: frozenset[int] = frozenset()
+    *,
+    user,
+    query: str,
+    k: int = 10,
+    exclude_message_ids: frozenset[int] = frozenset(),
+    scopes: Scopes = (EVERYWHERE,),
 ) -> list[Hit]:
-    """The user's k best memories for ``query``, best first."""
+    """The user's k best memories for ``query`` among ``scopes`` (``scope.readable``: what a
+    conversation outside any project, or in one, may recall), best first."""
     terms = query_terms(query)
     if not terms or k <= 0:
         return []
-    stats = index.user_stats(user.pk, terms)
+    stats = index.user_stats(user.pk, terms, scopes)
     rows = [
         r
-        for r in index.candidates(user.pk, terms, stats)
+        for r in index.candidates(user.pk, terms, stats, scopes)
         if not (r.kind == "message" and r.object_id in exclude_message_ids)
     ]
-    semantic = _semantic_scores(user, query, rows)
+    semantic = _semantic_scores(user, query, rows, scopes)
     if semantic is not None and semantic.nearest:
-        rows += _vector_candidates(user, rows, semantic, exclude_message_ids)
+        rows += _vector_candidates(user, scopes, rows, semantic, exclude_message_ids)
     if not rows:
         return []
     lexical, held = bm25_scores(terms, rows, stats)
@@ -273,7 +280,7 @@ def _place(created: datetime | None, oldest: float, newest: float) -> float:
     return (created.timestamp() - oldest) / (newest - oldest)
 
 
-def _semantic_scores(user, query, rows):
+def _semantic_scores(user, query, rows, scopes: Scopes):
     """``embeddings.Semantic`` for the candidates and the user's nearest rows; None with
     embeddings off or no vector stored."""
     from memory.search import embeddings
@@ -286,17 +293,18 @@ def _semantic_scores(user, query, rows):
         keys=[(r.kind, r.object_id) for r in rows],
         nearest=VECTOR_POOL,
         floor=VECTOR_FLOOR,
+        scopes=scopes,
     )
 
 
-def _vector_candidates(user, rows, semantic, exclude_message_ids) -> list[index.Row]:
-    """The nearest rows by meaning that the lexical stage did not find: the user's own, still
-    indexed, not forgotten."""
+def _vector_candidates(user, scopes, rows, semantic, exclude_message_ids) -> list[index.Row]:
+    """The nearest rows by meaning that the lexical stage did not find: the user's own, in
+    the scopes searched, still indexed, not forgotten."""
     known = {(r.kind, r.object_id) for r in rows}
     wanted = [key for key, _ in semantic.nearest if key not in known]
     found = [
         r
-        for r in index.rows_of(user.pk, wanted)
+        for r in index.rows_of(user.pk, wanted, scopes)
         if not (r.kind == "message" and r.object_id in exclude_message_ids)
     ]
     return found

@@ -12,9 +12,20 @@ and the staff lists (``staff.kinds``) are both built from it.
 the per-user statistics BM25 ranks with (``memory.search.index``), so a user's ranking depends
 on their own rows only.
 
-SQLite: an FTS5 table (porter stemming); the owner is an indexed column (``u<id>``) matched with
-the query, so a search intersects posting lists instead of filtering every match. PostgreSQL: a
-table with a generated ``tsvector`` and a GIN index. Row ids are ``object_id * 8 + kind code``
+Every row has a scope: the project its conversation (a message, a summary) or the memory itself
+(a fact, a decision, an action item) belongs to, 0 for everywhere. A conversation reads the
+scopes ``scope.readable`` gives it (everywhere, and its own project's), matched in the query
+itself; a conversation moving between projects re-indexes its messages and summary, a memory
+whose project changes is re-indexed, and both lose their vectors, stored under the old scope
+(the job computes them again, or ``projects.services`` carries them over).
+
+``memory_search_stats`` is kept per (user, scope), so a ranking counts only what it may read.
+
+SQLite: an FTS5 table (porter stemming); the owner is an indexed column holding two tokens,
+``u<id>`` (the user's every row: the staff lists, the Memory page) and ``u<id>p<scope>`` (the
+row's scope), matched with the query, so a search intersects posting lists instead of filtering
+every match. PostgreSQL: a table with a generated ``tsvector`` and a GIN index, and a ``scope``
+column matched beside ``user_id``. Row ids are ``object_id * 8 + kind code``
 so a trigger finds its row by primary key. Updates re-index only when an indexed column changes
 (a streaming reply's lease renewal does not).
 """
@@ -59,12 +70,19 @@ def _owner_of_conversation(row: str) -> str:
     return f"(SELECT c.user_id FROM chat_conversation c WHERE c.id = {row}.conversation_id)"
 
 
+def _scope_of_conversation(row: str) -> str:
+    return (
+        f"(SELECT coalesce(c.project_id, 0) FROM chat_conversation c "
+        f"WHERE c.id = {row}.conversation_id)"
+    )
+
+
 def _not_temporary(row: str) -> str:
     return f"NOT (SELECT c.temporary FROM chat_conversation c WHERE c.id = {row}.conversation_id)"
 
 
 def sources(vendor: str, row: str = "NEW") -> list[dict]:
-    """Per kind: source table, indexed text, owner, conversation, role, the condition for a
+    """Per kind: source table, indexed text, owner, conversation, scope, role, the condition for a
     row to be indexed, and the columns whose change re-indexes it. ``row`` names the source
     row (NEW in a trigger, a table alias in the backfill)."""
     r = row
@@ -75,6 +93,7 @@ def sources(vendor: str, row: str = "NEW") -> list[dict]:
             "text": f"{r}.content",
             "user": _owner_of_conversation(r),
             "conversation": f"{r}.conversation_id",
+            "scope": _scope_of_conversation(r),
             "role": f"{r}.role",
             "condition": (
                 f"{r}.content <> '' AND {r}.status <> 'failed' AND {r}.model <> '{OFFLINE_MODEL}'"
@@ -88,9 +107,10 @@ def sources(vendor: str, row: str = "NEW") -> list[dict]:
             "text": f"{r}.text",
             "user": f"{r}.user_id",
             "conversation": f"{r}.conversation_id",
+            "scope": f"coalesce({r}.project_id, 0)",
             "role": "'fact'",
             "condition": _statuses("fact", r),
-            "columns": "text, status, state, user_id, conversation_id",
+            "columns": "text, status, state, user_id, conversation_id, project_id",
         },
         {
             "kind": "decision",
@@ -98,9 +118,12 @@ def sources(vendor: str, row: str = "NEW") -> list[dict]:
             "text": f"{r}.what || ' ' || {r}.context || ' ' || {r}.rationale",
             "user": f"{r}.user_id",
             "conversation": f"{r}.conversation_id",
+            "scope": f"coalesce({r}.project_id, 0)",
             "role": "'decision'",
             "condition": _statuses("decision", r),
-            "columns": "what, context, rationale, status, state, user_id, conversation_id",
+            "columns": (
+                "what, context, rationale, status, state, user_id, conversation_id, project_id"
+            ),
         },
         {
             "kind": "action_item",
@@ -108,9 +131,10 @@ def sources(vendor: str, row: str = "NEW") -> list[dict]:
             "text": f"{r}.what || ' ' || {r}.owner",
             "user": f"{r}.user_id",
             "conversation": f"{r}.conversation_id",
+            "scope": f"coalesce({r}.project_id, 0)",
             "role": "'action_item'",
             "condition": _statuses("action_item", r),
-            "columns": "what, owner, status, state, user_id, conversation_id",
+            "columns": "what, owner, status, state, user_id, conversation_id, project_id",
         },
         {
             "kind": "summary",
@@ -118,6 +142,7 @@ def sources(vendor: str, row: str = "NEW") -> list[dict]:
             "text": f"{r}.text",
             "user": _owner_of_conversation(r),
             "conversation": f"{r}.conversation_id",
+            "scope": _scope_of_conversation(r),
             "role": "'summary'",
             "condition": f"{r}.is_current AND {_not_temporary(r)}",
             "columns": "text, is_current, conversation_id",
@@ -130,16 +155,23 @@ def words(expression: str) -> str:
     return f"(length({expression}) - length(replace({expression}, ' ', '')) + 1)"
 
 
-_INDEX_COLUMNS = "rowid, text, kind, object_id, user_id, conversation_id, created_at, role, words"
+_INDEX_COLUMNS = (
+    "rowid, text, kind, object_id, user_id, conversation_id, created_at, role, words, scope"
+)
+
+
+def _owner_column(user: str, scope: str) -> str:
+    """SQLite: the owner column's text, the user's token then their scope's (SQL expressions)."""
+    return f"'u' || ({user}) || ' u' || ({user}) || 'p' || ({scope})"
 
 
 def _select(source: dict, row: str, vendor: str) -> str:
     code = KIND_CODES[source["kind"]]
-    owner = f"'u' || ({source['user']}), " if vendor == "sqlite" else ""
+    owner = f"{_owner_column(source['user'], source['scope'])}, " if vendor == "sqlite" else ""
     return (
         f"{row}.id * 8 + {code}, {source['text']}, {owner}'{source['kind']}', {row}.id, "
         f"{source['user']}, {source['conversation']}, {row}.created_at, {source['role']}, "
-        f"{words(source['text'])}"
+        f"{words(source['text'])}, {source['scope']}"
     )
 
 
@@ -153,11 +185,12 @@ _STATS = "memory_search_stats"
 
 
 def _count_in(source: dict, vendor: str) -> str:
-    """Add the NEW row (if indexed) to its owner's statistics."""
+    """Add the NEW row (if indexed) to its owner's statistics, in its scope."""
     return (
-        f"INSERT INTO {_STATS}(user_id, row_count, word_count) "
-        f"SELECT {source['user']}, 1, {words(source['text'])} WHERE {source['condition']} "
-        f"ON CONFLICT(user_id) DO UPDATE SET row_count = {_STATS}.row_count + 1, "
+        f"INSERT INTO {_STATS}(user_id, scope, row_count, word_count) "
+        f"SELECT {source['user']}, {source['scope']}, 1, {words(source['text'])} "
+        f"WHERE {source['condition']} "
+        f"ON CONFLICT(user_id, scope) DO UPDATE SET row_count = {_STATS}.row_count + 1, "
         f"word_count = {_STATS}.word_count + excluded.word_count;"
     )
 
@@ -167,7 +200,40 @@ def _count_out(code: int) -> str:
     old = f"FROM memory_search WHERE rowid = OLD.id * 8 + {code}"
     return (
         f"UPDATE {_STATS} SET row_count = row_count - 1, "
-        f"word_count = word_count - (SELECT words {old}) WHERE user_id = (SELECT user_id {old});"
+        f"word_count = word_count - (SELECT words {old}) "
+        f"WHERE user_id = (SELECT user_id {old}) AND scope = (SELECT scope {old});"
+    )
+
+
+# A conversation moving between projects: its messages and current summary are re-indexed in
+# the new scope (their own triggers, fired by naming a column they watch), and their vectors,
+# stored under the old scope, are dropped.
+_MOVED_CONVERSATION = (
+    "UPDATE chat_message SET conversation_id = conversation_id WHERE conversation_id = NEW.id; "
+    "UPDATE memory_summary SET conversation_id = conversation_id "
+    "WHERE conversation_id = NEW.id AND is_current; "
+    "DELETE FROM memory_embedding WHERE kind = 'message' AND object_id IN "
+    "(SELECT id FROM chat_message WHERE conversation_id = NEW.id); "
+    "DELETE FROM memory_embedding WHERE kind = 'summary' AND object_id IN "
+    "(SELECT id FROM memory_summary WHERE conversation_id = NEW.id);"
+)
+SCOPED_MEMORIES = {
+    "fact": "memory_fact",
+    "decision": "memory_decision",
+    "action_item": "memory_actionitem",
+}
+
+
+def _moved_memory(kind: str) -> str:
+    """A memory changing project: its vector, stored under the old scope, is dropped."""
+    return f"DELETE FROM memory_embedding WHERE kind = '{kind}' AND object_id = OLD.id;"
+
+
+def _project_changed(vendor: str) -> str:
+    return (
+        "OLD.project_id IS NOT NEW.project_id"
+        if vendor == "sqlite"
+        else "OLD.project_id IS DISTINCT FROM NEW.project_id"
     )
 
 
@@ -176,10 +242,17 @@ def sqlite_forwards() -> list[str]:
         "CREATE VIRTUAL TABLE memory_search USING fts5("
         "text, owner, kind UNINDEXED, object_id UNINDEXED, user_id UNINDEXED, "
         "conversation_id UNINDEXED, created_at UNINDEXED, role UNINDEXED, words UNINDEXED, "
-        "tokenize = 'porter unicode61 remove_diacritics 2')",
-        f"CREATE TABLE {_STATS} (user_id integer PRIMARY KEY, row_count integer NOT NULL, "
-        "word_count integer NOT NULL)",
+        "scope UNINDEXED, tokenize = 'porter unicode61 remove_diacritics 2')",
+        f"CREATE TABLE {_STATS} (user_id integer NOT NULL, scope integer NOT NULL, "
+        "row_count integer NOT NULL, word_count integer NOT NULL, PRIMARY KEY (user_id, scope))",
+        "CREATE TRIGGER memory_search_conversation_moved AFTER UPDATE OF project_id "
+        f"ON chat_conversation WHEN {_project_changed('sqlite')} BEGIN {_MOVED_CONVERSATION} END",
     ]
+    for kind, table in SCOPED_MEMORIES.items():
+        statements.append(
+            f"CREATE TRIGGER memory_search_{kind}_moved AFTER UPDATE OF project_id ON {table} "
+            f"WHEN {_project_changed('sqlite')} BEGIN {_moved_memory(kind)} END"
+        )
     for source in sources("sqlite"):
         kind, table, code = source["kind"], source["table"], KIND_CODES[source["kind"]]
         insert = (
@@ -199,6 +272,8 @@ def sqlite_forwards() -> list[str]:
 
 def sqlite_backwards() -> list[str]:
     statements = ["DROP TABLE IF EXISTS memory_search", f"DROP TABLE IF EXISTS {_STATS}"]
+    statements.append("DROP TRIGGER IF EXISTS memory_search_conversation_moved")
+    statements += [f"DROP TRIGGER IF EXISTS memory_search_{kind}_moved" for kind in SCOPED_MEMORIES]
     for kind in KIND_CODES:
         for suffix in ("ai", "au", "ad"):
             statements.append(f"DROP TRIGGER IF EXISTS memory_search_{kind}_{suffix}")
@@ -211,14 +286,28 @@ def postgresql_forwards() -> list[str]:
         "rowid bigint PRIMARY KEY, text text NOT NULL, kind varchar(20) NOT NULL, "
         "object_id bigint NOT NULL, user_id bigint NOT NULL, conversation_id bigint NULL, "
         "created_at timestamptz NOT NULL, role varchar(20) NOT NULL, words integer NOT NULL, "
+        "scope bigint NOT NULL, "
         "tsv tsvector GENERATED ALWAYS AS (to_tsvector('english', text)) STORED)",
         "CREATE INDEX memory_search_tsv ON memory_search USING gin (tsv) "
         "WITH (gin_pending_list_limit = 256)",
         "CREATE INDEX memory_search_user ON memory_search (user_id, kind)",
         "CREATE INDEX memory_search_user_newest ON memory_search (user_id, created_at)",
-        f"CREATE TABLE {_STATS} (user_id bigint PRIMARY KEY, row_count bigint NOT NULL, "
-        "word_count bigint NOT NULL)",
+        f"CREATE TABLE {_STATS} (user_id bigint NOT NULL, scope bigint NOT NULL, "
+        "row_count bigint NOT NULL, word_count bigint NOT NULL, PRIMARY KEY (user_id, scope))",
+        f"""CREATE FUNCTION memory_search_conversation_moved() RETURNS trigger AS $$
+        BEGIN {_MOVED_CONVERSATION} RETURN NULL; END $$ LANGUAGE plpgsql""",
+        "CREATE TRIGGER memory_search_conversation_moved AFTER UPDATE OF project_id "
+        f"ON chat_conversation FOR EACH ROW WHEN ({_project_changed('postgresql')}) "
+        "EXECUTE FUNCTION memory_search_conversation_moved()",
     ]
+    for kind, table in SCOPED_MEMORIES.items():
+        statements += [
+            f"""CREATE FUNCTION memory_search_{kind}_moved() RETURNS trigger AS $$
+            BEGIN {_moved_memory(kind)} RETURN NULL; END $$ LANGUAGE plpgsql""",
+            f"CREATE TRIGGER memory_search_{kind}_moved AFTER UPDATE OF project_id ON {table} "
+            f"FOR EACH ROW WHEN ({_project_changed('postgresql')}) "
+            f"EXECUTE FUNCTION memory_search_{kind}_moved()",
+        ]
     for source in sources("postgresql"):
         kind, table, code = source["kind"], source["table"], KIND_CODES[source["kind"]]
         statements += [
@@ -256,13 +345,21 @@ def postgresql_forwards() -> list[str]:
 
 def _recount() -> str:
     return (
-        f"DELETE FROM {_STATS}; INSERT INTO {_STATS}(user_id, row_count, word_count) "
-        "SELECT user_id, count(*), sum(words) FROM memory_search GROUP BY user_id;"
+        f"DELETE FROM {_STATS}; INSERT INTO {_STATS}(user_id, scope, row_count, word_count) "
+        "SELECT user_id, scope, count(*), sum(words) FROM memory_search GROUP BY user_id, scope;"
     )
 
 
 def postgresql_backwards() -> list[str]:
-    statements = []
+    statements = [
+        "DROP TRIGGER IF EXISTS memory_search_conversation_moved ON chat_conversation",
+        "DROP FUNCTION IF EXISTS memory_search_conversation_moved()",
+    ]
+    for kind, table in SCOPED_MEMORIES.items():
+        statements += [
+            f"DROP TRIGGER IF EXISTS memory_search_{kind}_moved ON {table}",
+            f"DROP FUNCTION IF EXISTS memory_search_{kind}_moved()",
+        ]
     for source in sources("postgresql"):
         kind, table = source["kind"], source["table"]
         statements += [
@@ -285,8 +382,8 @@ def backfill(vendor: str) -> list[str]:
             f"FROM {source['table']} src WHERE {source['condition']}"
         )
     statements.append(
-        f"INSERT INTO {_STATS}(user_id, row_count, word_count) "
-        "SELECT user_id, count(*), sum(words) FROM memory_search GROUP BY user_id"
+        f"INSERT INTO {_STATS}(user_id, scope, row_count, word_count) "
+        "SELECT user_id, scope, count(*), sum(words) FROM memory_search GROUP BY user_id, scope"
     )
     return statements
 

@@ -14,6 +14,12 @@ is read anew): candidates by meaning come from their recent history, and a lexic
 older than the window is compared by its vector read from the database
 (``embeddings.compare``). The window's counts cover its own id range only, so following it
 costs the same as following a user who fits. ``VECTOR_CACHE_ROWS=0`` holds nothing.
+
+A user's vectors are held per scope (``scope``: everywhere, or one project), each matrix
+read and followed with its scope in the statement: a search compares the query with the
+matrices of the scopes its conversation reads, never with another project's. A vector changing
+scope is deleted and stored anew (``schema``'s triggers, ``projects.services``), so following
+by count and newest id sees the change.
 """
 
 from __future__ import annotations
@@ -97,7 +103,7 @@ def _empty() -> np.ndarray:
     return np.zeros((0, 0), "float32")
 
 
-_held: OrderedDict[tuple[int, str], Held] = OrderedDict()
+_held: OrderedDict[tuple[int, str, int], Held] = OrderedDict()
 _lock = threading.Lock()  # guards _held itself; each user's refresh holds that user's lock
 
 
@@ -110,26 +116,25 @@ def window_rows() -> int:
     return max(cache_rows() * 4 // 5, 1)
 
 
-def snapshot(user_id: int, model: str) -> Snapshot | None:
-    """The user's vectors as of now: all of them, or their newest when more than the cache
-    holds (``Snapshot.complete`` says which). None when the cache holds nothing."""
+def snapshot(user_id: int, model: str, scope: int = 0) -> Snapshot | None:
+    """The user's vectors of one scope as of now: all of them, or their newest when more than
+    the cache holds (``Snapshot.complete`` says which). None when the cache holds nothing."""
     if cache_rows() <= 0:
         return None
+    at = (user_id, model, scope)
     with _lock:
-        held = _held.get((user_id, model))
+        held = _held.get(at)
         if held is None:
-            held = _held[(user_id, model)] = Held(_empty())
-        _held.move_to_end((user_id, model))
+            held = _held[at] = Held(_empty())
+        _held.move_to_end(at)
     with held.lock:
-        count, newest_id = _state(user_id, model, since=held.first_id)
-        if (held.count == 0 and count) or not _follows(
-            held, count, newest_id, user_id=user_id, model=model
-        ):
-            held = _reload(user_id, model)  # first read, or something was deleted
+        count, newest_id = _state(at, since=held.first_id)
+        if (held.count == 0 and count) or not _follows(held, count, newest_id, at):
+            held = _reload(at)  # first read, or something was deleted
         elif (held.count, held.newest_id) != (count, newest_id):
-            held.append(_read(user_id, model, after=held.newest_id))
+            held.append(_read(at, after=held.newest_id))
             if held.size > cache_rows():
-                held = _reload(user_id, model)  # grown past the cap: hold the newest only
+                held = _reload(at)  # grown past the cap: hold the newest only
         result = Snapshot(
             held.matrix, held.keys, held.position, held.size, complete=held.first_id == 0
         )
@@ -137,23 +142,29 @@ def snapshot(user_id: int, model: str) -> Snapshot | None:
     return result
 
 
-def _follows(held: Held, count: int, newest_id: int, *, user_id: int, model: str) -> bool:
+At = tuple[int, str, int]  # (user id, model, scope)
+
+# The rows of one (user, model, scope), the leading columns of the embedding_user_scope index.
+_AT = "user_id = %s AND model = %s AND scope = %s"
+
+
+def _follows(held: Held, count: int, newest_id: int, at: At) -> bool:
     """Only appends since it was read: as many more rows as new ids can hold (a deletion and
     an insert between two searches leave the count even, but not the newest id's gap)."""
     if count < held.count or newest_id < held.newest_id:
         return False
     if count == held.count:
         return newest_id == held.newest_id
-    return _count_after(user_id, model, held.newest_id) == count - held.count
+    return _count_after(at, held.newest_id) == count - held.count
 
 
-def _reload(user_id: int, model: str) -> Held:
-    first_id = _window_start(user_id, model)
+def _reload(at: At) -> Held:
+    first_id = _window_start(at)
     fresh = Held(_empty(), first_id=first_id)
     with fresh.lock:
-        fresh.append(_read(user_id, model, after=max(first_id - 1, 0)))
+        fresh.append(_read(at, after=max(first_id - 1, 0)))
     with _lock:
-        _held[(user_id, model)] = fresh
+        _held[at] = fresh
     return fresh
 
 
@@ -171,50 +182,49 @@ def forget_all() -> None:
         _held.clear()
 
 
-def _window_start(user_id: int, model: str) -> int:
-    """0 when all the user's vectors fit the cache; else the id of the oldest of their newest
-    ``window_rows()``."""
-    if _nth_newest(user_id, model, cache_rows() + 1) is None:
+def _window_start(at: At) -> int:
+    """0 when all the scope's vectors fit the cache; else the id of the oldest of their
+    newest ``window_rows()``."""
+    if _nth_newest(at, cache_rows() + 1) is None:
         return 0
-    return _nth_newest(user_id, model, window_rows()) or 0
+    return _nth_newest(at, window_rows()) or 0
 
 
-def _nth_newest(user_id: int, model: str, n: int) -> int | None:
+def _nth_newest(at: At, n: int) -> int | None:
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT id FROM memory_embedding WHERE user_id = %s AND model = %s "
-            "ORDER BY id DESC LIMIT 1 OFFSET %s",
-            [user_id, model, n - 1],
+            f"SELECT id FROM memory_embedding WHERE {_AT} ORDER BY id DESC LIMIT 1 OFFSET %s",  # noqa: S608
+            [*at, n - 1],
         )
         found = cursor.fetchone()
     return int(found[0]) if found else None
 
 
-def _state(user_id: int, model: str, *, since: int = 0) -> tuple[int, int]:
+def _state(at: At, *, since: int = 0) -> tuple[int, int]:
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT count(*), coalesce(max(id), 0) FROM memory_embedding "
-            "WHERE user_id = %s AND model = %s AND id >= %s",
-            [user_id, model, since],
+            "SELECT count(*), coalesce(max(id), 0) FROM memory_embedding "  # noqa: S608
+            f"WHERE {_AT} AND id >= %s",
+            [*at, since],
         )
         count, newest_id = cursor.fetchone()
     return int(count), int(newest_id)
 
 
-def _count_after(user_id: int, model: str, after: int) -> int:
+def _count_after(at: At, after: int) -> int:
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT count(*) FROM memory_embedding WHERE user_id = %s AND model = %s AND id > %s",
-            [user_id, model, after],
+            f"SELECT count(*) FROM memory_embedding WHERE {_AT} AND id > %s",  # noqa: S608
+            [*at, after],
         )
         return cursor.fetchone()[0]
 
 
-def _read(user_id: int, model: str, *, after: int) -> list[tuple[int, str, int, bytes]]:
+def _read(at: At, *, after: int) -> list[tuple[int, str, int, bytes]]:
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT id, kind, object_id, vector FROM memory_embedding "
-            "WHERE user_id = %s AND model = %s AND id > %s ORDER BY id",
-            [user_id, model, after],
+            "SELECT id, kind, object_id, vector FROM memory_embedding "  # noqa: S608
+            f"WHERE {_AT} AND id > %s ORDER BY id",
+            [*at, after],
         )
         return [(i, kind, o, bytes(blob)) for i, kind, o, blob in cursor.fetchall()]

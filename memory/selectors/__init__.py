@@ -203,6 +203,8 @@ from memory.selectors.owned import (  # noqa: E402
     kind_get,
     memory_get_owned,
     memory_page_for_user,
+    project_get_owned,
+    projects_of,
     suggestions_for_user,
 )
 
@@ -220,6 +222,8 @@ __all__ = [
     "memory_page_for_user",
     "notice_get",
     "notices_for_messages",
+    "project_get_owned",
+    "projects_of",
     "suggestions_for_user",
     "summary_current",
     "summary_run_active",

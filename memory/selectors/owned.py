@@ -10,6 +10,7 @@ from datetime import datetime
 from django.core.paginator import Page, Paginator
 from django.db import models
 from django.db.models import IntegerField, Prefetch, QuerySet, Value
+from django.http import Http404
 from django.shortcuts import get_object_or_404
 
 from audit import channel_suffix
@@ -94,6 +95,25 @@ class MemoryRow:
 def memory_get_owned(*, kind: str, memory_id: int, user):
     """The user's memory of ``kind``, or 404: another user's id is indistinguishable from none."""
     return get_object_or_404(kind_get(kind).model, pk=memory_id, user=user)
+
+
+def projects_of(*, user) -> list:
+    """The user's projects a memory may be moved to (the Memory page's select)."""
+    from projects.models import Project
+
+    return list(Project.objects.filter(user=user).only("id", "name", "archived_at"))
+
+
+def project_get_owned(*, project_id: str, user):
+    """The user's project named by a form's ``project`` value, None for "" (everywhere), or
+    404: another user's id is indistinguishable from none."""
+    from projects.models import Project
+
+    if project_id == "":
+        return None
+    if not project_id.isdigit() or len(project_id) > 18:
+        raise Http404("No such project.")
+    return get_object_or_404(Project, pk=int(project_id), user=user)
 
 
 def event_get_owned(*, event_id: int, user) -> MemoryEvent:

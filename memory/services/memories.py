@@ -6,6 +6,9 @@ mode "ask first" (``suggest``) what is new waits as a suggestion (state "suggest
 index) and supersedes nothing until the user keeps it. Each remember function notes what it
 added or visibly changed in ``changes`` (``memory.services.events.EventItem``), so that the
 turn can show "Remembered: ..." with an Undo.
+
+What a project's conversation learns belongs to the project (``project``); outside any
+project, to everywhere. A merge reads only what the conversation may recall (``_readable_from``).
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from chat.models import Conversation, Message
 from memory import extraction
 from memory.extraction import Extraction
 from memory.models import ActionItem, Decision, Fact, MemoryState
+from memory.search import scope as scoping
+from memory.search.scope import memories_in
 from memory.services.events import (
     EventItem,
     history_id,
@@ -143,7 +148,13 @@ def fact_remember(
     key = extraction.normalise_key(text)
     subject = extraction.normalise_key(subject) if subject else ""
     now = timezone.now()
-    active = Fact.objects.select_for_update().filter(user=user, status=Fact.Status.ACTIVE)
+    project_id = _project_of(conversation)
+    # Told again: any fact the conversation reads (everywhere's, its project's). Contradicted:
+    # only a fact of its own scope (a project's fact does not retire one everywhere knows).
+    active = Fact.objects.select_for_update().filter(
+        memories_in(scoping.readable(project_id)), user=user, status=Fact.Status.ACTIVE
+    )
+    own_scope = active.filter(project_id=project_id)
     with transaction.atomic():
         same = active.filter(dedupe_key=key).first()
         if (
@@ -166,12 +177,13 @@ def fact_remember(
             return "updated"  # the user deleted it after saying it: not learned again
         if _taken_from(source_message, active, subject, text):
             return "updated"  # this message's fact, already taken in other words
-        older = list(active.filter(subject=subject)) if subject else []
+        older = list(own_scope.filter(subject=subject)) if subject else []
         if any(old.protected for old in older):
             suggest = True  # contradicts what the user pinned or typed: they decide
         fact = Fact.objects.create(
             user=user,
             conversation=conversation,
+            project_id=project_id,
             category=category,
             subject=subject,
             text=text,
@@ -271,6 +283,18 @@ def _key_of(model, user, what: str, source_message: Message | None) -> str:
     return key
 
 
+def _project_of(conversation) -> int | None:
+    """What a conversation learns belongs to its project (None: everywhere)."""
+    return getattr(conversation, "project_id", None)
+
+
+def _readable_from(obj, conversation) -> bool:
+    """Whether the conversation reads ``obj``'s scope: a merge never carries what one
+    project says into a row of another (or of a project into a row outside it). Such a row,
+    holding the same key, keeps the item from being learned twice (one row per key)."""
+    return scoping.of(obj.project_id) in scoping.readable(_project_of(conversation))
+
+
 def _merge_text(old: str, new: str) -> str:
     return new if new and not old else old
 
@@ -301,6 +325,7 @@ def decision_remember(
             dedupe_key=key,
             defaults={
                 "conversation": conversation,
+                "project_id": _project_of(conversation),
                 "what": what,
                 "context": context,
                 "rationale": rationale,
@@ -313,7 +338,7 @@ def decision_remember(
         )
         if created:
             note(changes, decision, "suggested" if suggest else "added")
-        elif decision.protected:
+        elif decision.protected or not _readable_from(decision, conversation):
             return False
         else:
             before, shown = history_id(decision, changes), _visible(decision, DECISION_SHOWN)
@@ -356,6 +381,7 @@ def action_item_remember(
             dedupe_key=key,
             defaults={
                 "conversation": conversation,
+                "project_id": _project_of(conversation),
                 "what": what,
                 "owner": owner,
                 "due_date": due_date,
@@ -365,7 +391,7 @@ def action_item_remember(
         )
         if created:
             note(changes, item, "suggested" if suggest else "added")
-        elif item.protected:
+        elif item.protected or not _readable_from(item, conversation):
             return False
         else:
             before, shown = history_id(item, changes), _visible(item, ACTION_SHOWN)

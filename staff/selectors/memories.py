@@ -22,6 +22,7 @@ class MemoryFilters:
     query: str = ""
     username: str = ""
     conversation_id: int | None = None
+    project: str = ""  # a project's id, "none" (everywhere), or "" (any)
     category: str = ""  # facts only
     status: str = ""
     state: str = ""  # learned, suggested, kept, edited (by the user)
@@ -52,6 +53,10 @@ def memory_list(*, kind: Kind, filters: MemoryFilters) -> QuerySet:
         qs = qs.filter(user_id=user_id)
     if filters.conversation_id is not None:
         qs = qs.filter(conversation_id=filters.conversation_id)
+    if filters.project == "none":
+        qs = qs.filter(project__isnull=True)
+    elif filters.project:
+        qs = qs.filter(project_id=int(filters.project))
     if filters.category and kind.slug == "fact":
         qs = qs.filter(category=filters.category)
     if filters.status:
@@ -80,7 +85,7 @@ def memory_list(*, kind: Kind, filters: MemoryFilters) -> QuerySet:
         ordering = [F("due_date").asc(nulls_last=True), "id"]
     else:
         ordering = [sort, tiebreak]
-    return qs.select_related("user", "conversation").order_by(*ordering)
+    return qs.select_related("user", "conversation", "project").order_by(*ordering)
 
 
 def memory_page(*, kind: Kind, filters: MemoryFilters, page: int | str | None) -> Page:
@@ -94,7 +99,7 @@ def memory_page(*, kind: Kind, filters: MemoryFilters, page: int | str | None) -
     queryset = memory_list(kind=kind, filters=filters)
     result = Paginator(queryset.values_list("pk", flat=True), PER_PAGE).get_page(page)
     ids = list(result.object_list)
-    related = kind.model.objects.select_related("user", "conversation")
+    related = kind.model.objects.select_related("user", "conversation", "project")
     rows = {row.pk: row for row in related.filter(pk__in=ids)} if ids else {}
     result.object_list = [rows[pk] for pk in ids if pk in rows]
     return result

@@ -100,11 +100,17 @@ def user_memory_counts(*, user) -> dict[str, dict]:
     return counts
 
 
-def user_conversations(*, user) -> QuerySet:
-    """The user's conversations, newest activity first, with message and summary counts."""
+def user_conversations(*, user, project: str = "") -> QuerySet:
+    """The user's conversations, newest activity first, with message and summary counts; of
+    one project (its id), outside any ("none"), or all ("")."""
     current = Summary.objects.filter(conversation=OuterRef("pk"), is_current=True)
+    conversations = Conversation.objects.filter(user=user)
+    if project == "none":
+        conversations = conversations.filter(project__isnull=True)
+    elif project.isdigit() and len(project) < 19:
+        conversations = conversations.filter(project_id=int(project))
     return (
-        Conversation.objects.filter(user=user)
+        conversations.select_related("project")
         .annotate(
             message_count=_count(Message.objects.all(), "conversation"),
             summary_version=Subquery(current.values("version")[:1]),

@@ -12,6 +12,7 @@ from audit import acting_as
 from chat.models import Conversation, Message
 from memory.models import ActionItem, Decision, Embedding, Fact, Summary, SummaryRun
 from profiles.models import StyleSnapshot, UserProfile
+from projects.models import Project
 
 HISTORIED = (("facts", Fact), ("decisions", Decision), ("action_items", ActionItem))
 
@@ -25,6 +26,7 @@ class UserData:
     decisions: int
     action_items: int
     has_profile: bool
+    projects: int = 0
 
     @property
     def memories(self) -> int:
@@ -39,6 +41,8 @@ class UserData:
             f"{self.decisions} decisions",
             f"{self.action_items} action items",
         ]
+        if self.projects:
+            parts.append(f"{self.projects} project{'s' if self.projects != 1 else ''}")
         if self.has_profile:
             parts.append("the profile")
         return ", ".join(parts)
@@ -53,12 +57,13 @@ def user_data_counts(*, user) -> UserData:
         decisions=Decision.objects.filter(user=user).count(),
         action_items=ActionItem.objects.filter(user=user).count(),
         has_profile=UserProfile.objects.filter(user=user).exists(),
+        projects=Project.objects.filter(user=user).count(),
     )
 
 
 def user_data_delete(*, user, actor, erase_history: bool = False) -> UserData:
     """Delete the user's conversations (messages, summaries, runs), every memory derived from
-    them, their embeddings and profile. The account stays.
+    them, their embeddings, projects and profile. The account stays.
 
     The deletions are recorded as history naming ``actor``; with ``erase_history`` the history
     of the deleted rows is erased too. Either way an admin log entry on the user records who
@@ -81,6 +86,7 @@ def user_data_delete(*, user, actor, erase_history: bool = False) -> UserData:
         Embedding.objects.filter(user=user).delete()
         SummaryRun.objects.filter(conversation_id__in=conversation_ids).delete()
         Conversation.objects.filter(pk__in=conversation_ids).delete()
+        Project.objects.filter(user=user).delete()  # after what points at them (RESTRICT)
         StyleSnapshot.objects.filter(profile_id__in=profile_ids).delete()
         UserProfile.objects.filter(pk__in=profile_ids).delete()
         reason = "user data erased by staff"

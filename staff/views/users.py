@@ -25,6 +25,7 @@ from profiles.style import METRICS
 from staff.forms import StyleForm, UserSearchForm
 from staff.kinds import KINDS
 from staff.reports import REPORTS
+from staff.selectors import projects as project_selectors
 from staff.selectors import users as selectors
 from web.access import staff_required
 from web.fragments import render_fragments, render_page_or_fragment
@@ -52,7 +53,8 @@ def user_list(request):
 def _context(request, target, **extra) -> dict:
     profile = profile_get(user=target)
     block = build_instructions(profile)
-    conversations = selectors.user_conversations(user=target)
+    project = request.GET.get("project", "")
+    conversations = selectors.user_conversations(user=target, project=project)
     return {
         "target": target,
         "profile": profile,
@@ -64,6 +66,8 @@ def _context(request, target, **extra) -> dict:
         "style_form": StyleForm(
             initial={name: round(getattr(profile, name), 2) for name in METRICS}
         ),
+        "projects": project_selectors.user_projects(user=target),
+        "project_filter": project,
         "conversations": conversations[:CONVERSATIONS_SHOWN],
         "conversation_total": conversations.count(),
         "memory_counts": [

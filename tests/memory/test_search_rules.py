@@ -202,9 +202,9 @@ def test_search_counts_cannot_evict_abuse_counters(alice, say, monkeypatch):
     say("The spare key hides under the geranium pot")
     say("A spare tyre is in the boot")
     search(user=alice, query="spare key")
-    common = f"fts-df:{connection.vendor}:{alice.pk}:spare"
+    common = f"fts-df:{connection.vendor}:{alice.pk}:0:spare"  # scope 0: everywhere
     assert caches["search"].get(common) == (2, 2)
-    assert caches["search"].get(f"fts-df:{connection.vendor}:{alice.pk}:key") is None  # rare
+    assert caches["search"].get(f"fts-df:{connection.vendor}:{alice.pk}:0:key") is None  # rare
     assert cache.get(common) is None
     cache.set("limit-counter", 7)
     caches["search"].set_many({f"fts-df:test:{i}": (i, 1) for i in range(5000)})

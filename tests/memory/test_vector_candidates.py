@@ -184,4 +184,4 @@ def test_the_least_recently_searched_user_leaves_the_cache_first(alice, bob, set
     model = embeddings.model_name()
     vectors.snapshot(alice.pk, model)
     vectors.snapshot(bob.pk, model)
-    assert list(vectors._held) == [(bob.pk, model)]
+    assert list(vectors._held) == [(bob.pk, model, 0)]  # scope 0: everywhere

@@ -7,6 +7,7 @@ from django.urls import get_resolver, reverse
 
 from memory.models import SummaryRun
 from profiles.keys import key_create
+from projects.models import Project
 
 pytestmark = pytest.mark.django_db
 
@@ -20,6 +21,7 @@ def _requests(world, alice, staff):
     run = SummaryRun.objects.create(conversation=conversation, requested_by=staff)
     first_version = fact.history.earliest("history_date").history_id
     key = key_create(user=alice, name="laptop").key
+    project = Project.objects.create(user=alice, name="Launch")
     return {
         "home": ("get", [], None, False, 200),
         "users": ("get", [], None, False, 200),
@@ -48,6 +50,7 @@ def _requests(world, alice, staff):
         "import": ("get", [], None, False, 200),
         "conversation": ("get", [conversation.pk], None, False, 200),
         "resummarise": ("post", [conversation.pk], {}, True, 200),
+        "project_resummarise": ("post", [project.pk], {}, False, 302),
         "summary_diff": ("get", [conversation.pk], None, False, 200),
         "conversation_report": ("get", [conversation.pk, "briefing"], None, False, 200),
         "conversation_report_download": ("get", [conversation.pk, "minutes"], None, False, 200),

@@ -13,6 +13,7 @@ from django.utils import timezone
 from chat.models import Conversation, Message
 from memory.models import ActionItem, Decision, Fact, Summary
 from profiles.models import DomainLevel, DomainSnapshot, StyleSnapshot, UserProfile
+from projects.models import Project
 from userdata.transfer import FORMAT, VERSION
 from userdata.transfer.codec import encode
 
@@ -30,6 +31,7 @@ NESTED_OWNER = {
     DomainLevel: {"profile"},
     DomainSnapshot: {"profile"},
     UserProfile: {"user"},
+    Project: {"user"},
     Conversation: {"user"},
     Fact: {"user"},
     Decision: {"user"},
@@ -126,6 +128,14 @@ def user_data_export(*, user, for_the_user: bool = False) -> dict:
         "exported_at": encode(timezone.now()),
         "user": {name: encode(getattr(user, name)) for name in USER_FIELDS},
     }
+
+    # Projects first: conversations and memories name theirs ("p1").
+    projects = list(Project.objects.filter(user=user).order_by("created_at", "id"))
+    for number, project in enumerate(projects, start=1):
+        refs.refs[Project][project.pk] = f"p{number}"
+    document["projects"] = [
+        {"ref": refs.ref(Project, p.pk), "fields": _fields(p, Project, refs)} for p in projects
+    ]
 
     conversations = list(Conversation.objects.filter(user=user).order_by("created_at", "id"))
     for number, conversation in enumerate(conversations, start=1):

@@ -30,6 +30,7 @@ from chat.models import Conversation, Message
 from chat.services import ChatError, NewMessage, conversation_create, message_create_many
 from memory.models import ActionItem, Fact, Summary
 from profiles.models import DomainLevel, DomainSnapshot, StyleSnapshot, UserProfile
+from projects.models import Project
 from userdata.models import ImportProgress
 from userdata.transfer import FORMAT, VERSION
 from userdata.transfer.export import MEMORY_SECTIONS, NESTED_OWNER, USER_FIELDS
@@ -69,6 +70,7 @@ DOCUMENT_KEYS = {
     "exported_at",
     "user",
     "profile",
+    "projects",
     "conversations",
     *(key for key, _model, _prefix in MEMORY_SECTIONS),
 }
@@ -150,6 +152,9 @@ def _values(
         if f.is_relation:
             if raw is not None and not isinstance(raw, str):
                 raise Invalid(f"{where}.{f.name}: must be a reference (text) or null.")
+            if f.related_model is Project and raw is not None and raw not in ids.ids[Project]:
+                # Only a project of the file itself: any other is not found.
+                raise Invalid(f"{where}.{f.name}: no project {raw!r:.40} in this file.")
             if f.related_model is get_user_model():
                 # Who made a row is the staff member importing it: a file cannot name
                 # another account as the author.
@@ -379,6 +384,19 @@ def _check_all(document: dict, username: str | None, actor) -> None:
             for r in _list(profile.get("history"), "profile.history")
         ]
         _history_rows(UserProfile, history, 0, {}, ids, where="profile.history", actor=actor)
+    names: set[str] = set()
+    for n, project in enumerate(_list(document.get("projects"), "projects")):
+        where = f"projects[{n}]"
+        project = _item(project, where)
+        values = _values(Project, project.get("fields"), ids, where=f"{where}.fields")
+        ref = project.get("ref")
+        if not isinstance(ref, str) or ref in ids.ids[Project]:
+            raise Invalid(f"{where}.ref: a reference (text) of its own is needed.")
+        name = values.get("name", "").casefold()
+        if name in names:
+            raise Invalid(f"{where}.fields.name: two projects of the same name.")
+        names.add(name)
+        ids.ids[Project][ref] = 0  # known: the file's conversations and memories may name it
     for n, conversation in enumerate(_list(document.get("conversations"), "conversations")):
         where = f"conversations[{n}]"
         conversation = _item(conversation, where)
@@ -409,7 +427,7 @@ def _steps(document: dict, user, ids: _Ids, result: ImportResult, actor) -> list
     """The import's steps, in order; the same file gives the same steps (resuming counts
     them)."""
     steps: list[Callable] = [
-        lambda: _import_profile(document.get("profile"), user, ids, result, actor)
+        lambda: _import_profile_and_projects(document, user, ids, result, actor)
     ]
     for n, conversation in enumerate(_list(document.get("conversations"), "conversations")):
         where = f"conversations[{n}]"
@@ -515,6 +533,22 @@ def _import_domains(data: dict, profile: UserProfile, ids: _Ids, actor) -> None:
     )
 
 
+def _import_profile_and_projects(document: dict, user, ids: _Ids, result, actor) -> None:
+    """The first step: the profile, then the projects the conversations and memories name."""
+    _import_profile(document.get("profile"), user, ids, result, actor)
+    _import_projects(document.get("projects"), user, ids, result, actor)
+
+
+def _import_projects(data, user, ids: _Ids, result: ImportResult, actor) -> None:
+    """The user's projects, before the conversations and memories that name them."""
+    for n, item in enumerate(_list(data, "projects")):
+        item = _item(item, f"projects[{n}]")
+        values = _values(Project, item.get("fields"), ids, where=f"projects[{n}].fields")
+        project = Project.objects.create(user=user, **values)
+        ids.ids[Project][item.get("ref")] = project.pk
+        result.counts["projects"] += 1
+
+
 def _import_conversation(data: dict, user, ids: _Ids, result: ImportResult, actor, *, where):
     """A conversation's first step: the conversation; its messages follow in chunks
     (``_import_messages``), then its fields and summaries (``_finish_conversation``)."""
@@ -527,6 +561,9 @@ def _import_conversation(data: dict, user, ids: _Ids, result: ImportResult, acto
         context_budget=values.get("context_budget"),
         model=values.get("model", ""),
     )
+    if values.get("project_id"):  # before its messages: indexed in the project's scope
+        conversation.project_id = values["project_id"]
+        conversation.save(update_fields=["project"])
     ids.ids[Conversation][data.get("ref")] = conversation.pk
     ids.ids[Conversation][f"#{where}"] = conversation.pk  # for the later steps, ref or none
 

@@ -29,6 +29,7 @@ from memory.models import Decision, Fact, Summary
 from memory.report import report_check
 from profiles.models import DomainLevel, DomainSnapshot, StyleSnapshot, UserProfile
 from profiles.style import METRICS
+from projects.models import Project
 from web.shapes import ShapeError, check
 from web.visible import has_visible_text
 
@@ -166,6 +167,8 @@ def row_rules(model: type[models.Model], values: dict[str, Any], where: str) -> 
     if model is Message:
         _message_rules(values, where)
     elif model is Conversation:
+        if values.get("temporary") and values.get("project_id") is not None:
+            raise Invalid(f"{where}.project: a temporary chat stays outside every project.")
         budget = values.get("context_budget")
         if budget is not None and not BUDGET_RANGE[0] <= budget <= BUDGET_RANGE[1]:
             raise Invalid(
@@ -173,6 +176,9 @@ def row_rules(model: type[models.Model], values: dict[str, Any], where: str) -> 
             )
     elif model is UserProfile:
         _profile_rules(values, where)
+    elif model is Project:
+        if not (values.get("name") or "").strip():
+            raise Invalid(f"{where}.name: a project needs a name.")
     elif model in (DomainLevel, DomainSnapshot):
         _domain_rules(model, values, where)
     return values

@@ -1,0 +1,124 @@
+"""Moving memory between a project and everywhere (issue 37).
+
+``memory_move``: one fact, decision or action item to a project of its user or to everywhere
+(``project=None``). ``conversation_move``: a conversation into a project, out of one, or to
+another; what came only from it (the memories ``conversation_forget_plan`` would delete with
+it) and still in its old scope follows it, each move a history record naming the actor.
+
+The index follows through its triggers (``memory.search.schema``): the rows are re-indexed in
+their new scope, and their vectors, stored under the old one, are dropped; the vectors are
+then stored again under the new scope here (``_carry_vectors``), as new rows, so that every
+process's held matrices (``memory.search.vectors``) see the change. A temporary chat stays
+outside every project.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from audit import attribute
+from chat.models import Conversation, Message
+from memory.models import ActionItem, Decision, Embedding, Fact, Summary
+from memory.search import scope as scoping
+from memory.services.forget import FORGETTABLE, _chunks, conversation_forget_plan
+
+KINDS = {Fact: "fact", Decision: "decision", ActionItem: "action_item"}
+
+
+@dataclass
+class Moved:
+    conversations: int = 0
+    memories: dict[str, int] = field(default_factory=dict)
+
+
+def _check_owner(user_id: int, project) -> None:
+    if project is not None and project.user_id != user_id:
+        # Another user's project is as good as none (the views answer 404 before this).
+        raise ValidationError("No such project.")
+
+
+def memory_move(*, obj, project, actor=None) -> None:
+    """Move a fact, decision or action item to ``project`` (None: everywhere)."""
+    _check_owner(obj.user_id, project)
+    project_id = project.pk if project is not None else None
+    if obj.project_id == project_id:
+        return
+    kind = KINDS[type(obj)]
+    with transaction.atomic():
+        saved = _vectors_of(Q(kind=kind, object_id=obj.pk))
+        obj.project_id = project_id
+        obj.updated_at = timezone.now()
+        attribute(obj, actor=actor, reason=_reason(project))
+        obj.save(update_fields=["project", "updated_at"])
+        _carry_vectors(saved, scoping.of(project_id))
+
+
+def conversation_move(*, conversation: Conversation, project, actor=None) -> Moved:
+    """Move ``conversation`` to ``project`` (None: outside any project), with what came only
+    from it."""
+    _check_owner(conversation.user_id, project)
+    if conversation.temporary and project is not None:
+        raise ValidationError("A temporary chat stays outside every project.")
+    old_id = conversation.project_id
+    new_id = project.pk if project is not None else None
+    moved = Moved()
+    if old_id == new_id:
+        return moved
+    with transaction.atomic():
+        plan = conversation_forget_plan(conversation=conversation)
+        messages = Message.objects.filter(conversation=conversation).values("id")
+        summaries = Summary.objects.filter(conversation=conversation).values("id")
+        saved = _vectors_of(
+            Q(kind="message", object_id__in=messages) | Q(kind="summary", object_id__in=summaries)
+        )
+        conversation.project_id = new_id
+        conversation.save(update_fields=["project"])
+        moved.conversations = 1
+        _carry_vectors(saved, scoping.of(new_id))
+        for name, model, kind in FORGETTABLE:
+            ids = plan.delete.get(name, [])
+            count = 0
+            for chunk in _chunks(ids):
+                objs = model.objects.filter(pk__in=chunk, project_id=old_id)
+                for obj in objs:
+                    saved = _vectors_of(Q(kind=kind, object_id=obj.pk))
+                    obj.project_id = new_id
+                    attribute(obj, actor=actor, reason=_reason(project, conversation))
+                    obj.save(update_fields=["project"])
+                    _carry_vectors(saved, scoping.of(new_id))
+                    count += 1
+            moved.memories[name] = count
+    return moved
+
+
+def _reason(project, conversation: Conversation | None = None) -> str:
+    where = f"project {project.name!r}" if project is not None else "everywhere"
+    if conversation is not None:
+        return f"moved to {where} with conversation {conversation.pk}"
+    return f"moved to {where}"
+
+
+def _vectors_of(condition: Q) -> list[Embedding]:
+    return list(Embedding.objects.filter(condition))
+
+
+def _carry_vectors(saved: list[Embedding], scope: int) -> None:
+    """Store again, under the new scope and as new rows, the vectors the triggers dropped."""
+    fresh = [
+        Embedding(
+            user_id=e.user_id,
+            kind=e.kind,
+            object_id=e.object_id,
+            model=e.model,
+            vector=e.vector,
+            created_at=e.created_at,
+            scope=scope,
+        )
+        for e in saved
+    ]
+    Embedding.objects.bulk_create(fresh, batch_size=500, ignore_conflicts=True)
