@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from django.db import connection
-from django.db.models import Count, F, QuerySet
+from django.db.models import Count, F, Q, QuerySet
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
@@ -59,7 +59,9 @@ def message_page(
     with the "Remembered: ..." notices under it (``notices``). With ``highlight`` (a message
     of the conversation, e.g. a memory's source), the page reaches back to a few messages
     before it."""
-    qs = Message.objects.filter(conversation=conversation).annotate(version_count=Count("versions"))
+    qs = Message.objects.filter(conversation=conversation, hidden_by__isnull=True).annotate(
+        version_count=Count("versions")
+    )
     if before_id is not None:
         qs = qs.filter(id__lt=before_id)
     size = HISTORY_PAGE_SIZE
@@ -68,15 +70,53 @@ def message_page(
     rows = list(qs.order_by("-created_at", "-id")[: size + 1])
     has_more = len(rows) > size
     rows = list(reversed(rows[:size]))
+    with_notices_and_branches(rows)
+    return rows, has_more
+
+
+def with_notices_and_branches(rows: list[Message]) -> None:
+    """Each message's "Remembered: ..." notices; each question's place among its branches."""
     notices = notices_for_messages(m.pk for m in rows)
     for message in rows:
         message.notices = notices.get(message.pk, [])
-    return rows, has_more
+    questions = [m for m in rows if m.role == Message.Role.USER]
+    roots = {m.branch_of_id or m.pk for m in questions}
+    if not roots:
+        return
+    groups: dict[int, list[int]] = {}
+    siblings = Message.objects.filter(branch_of_id__in=roots).order_by("id")
+    for pk, root in siblings.values_list("pk", "branch_of_id"):
+        groups.setdefault(root, [root]).append(pk)
+    for message in questions:
+        ids = groups.get(message.branch_of_id or message.pk)
+        if ids and message.pk in ids:
+            at = ids.index(message.pk)
+            message.branch_count, message.branch_number = len(ids), at + 1
+            message.branch_previous = ids[at - 1] if at > 0 else None
+            message.branch_next = ids[at + 1] if at + 1 < len(ids) else None
+
+
+def branch_shown_from(*, conversation: Conversation, question: Message) -> list[Message]:
+    """The messages shown from ``question`` on (a branch just shown), oldest first, as the
+    page renders them; at most HIGHLIGHT_MAX."""
+    rows = list(
+        Message.objects.filter(conversation=conversation, hidden_by__isnull=True)
+        .filter(
+            Q(created_at__gt=question.created_at)
+            | Q(created_at=question.created_at, pk__gte=question.pk)
+        )
+        .annotate(version_count=Count("versions"))
+        .order_by("created_at", "id")[:HIGHLIGHT_MAX]
+    )
+    with_notices_and_branches(rows)
+    return rows
 
 
 def _reaching_back_to(conversation: Conversation, message_id: int) -> int:
     """How many of the newest messages reach back to ``message_id`` and a few before it."""
-    newer = Message.objects.filter(conversation=conversation, id__gte=message_id)
+    newer = Message.objects.filter(
+        conversation=conversation, id__gte=message_id, hidden_by__isnull=True
+    )
     count = newer[:HIGHLIGHT_MAX].count()
     return min(count, HIGHLIGHT_MAX) + HIGHLIGHT_CONTEXT if count else 0
 

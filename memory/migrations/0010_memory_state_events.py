@@ -7,7 +7,7 @@ from django.conf import settings
 from django.db import migrations, models
 
 from memory.migrations import _legacy_search_0008 as legacy
-from memory.search import schema
+from memory.migrations import _legacy_search_0010 as schema
 
 
 def rebuild_index(apps, schema_editor):
