@@ -15,22 +15,26 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Q, QuerySet
+from django.http import Http404
 
 from chat.models import Conversation, Message
 from memory.services.summaries import summary_follow_branch
 
 
-def hide_from(question: Message) -> int:
-    """Hide ``question`` and every message shown after it (its branch); how many."""
+def shown_from(question: Message) -> QuerySet:
+    """The messages shown from ``question`` on, itself included (the page's order)."""
     after = Q(created_at__gt=question.created_at) | Q(
         created_at=question.created_at, pk__gte=question.pk
     )
-    return (
-        Message.objects.filter(conversation_id=question.conversation_id, hidden_by__isnull=True)
-        .filter(after)
-        .update(hidden_by=question)
-    )
+    return Message.objects.filter(
+        conversation_id=question.conversation_id, hidden_by__isnull=True
+    ).filter(after)
+
+
+def hide_from(question: Message) -> int:
+    """Hide ``question`` and every message shown after it (its branch); how many."""
+    return shown_from(question).update(hidden_by=question)
 
 
 def follow(*, conversation: Conversation, hidden: Message, shown: Message) -> str:
@@ -93,3 +97,32 @@ def branch_switch(*, conversation: Conversation, message_id: int) -> Switched:
         target.hidden_by = None
         new_title = follow(conversation=conversation, hidden=shown, shown=target)
     return Switched(question=target, hidden_id=shown.pk, new_title=new_title)
+
+
+def branch_question_for_user(*, user, conversation_id: int, message_id: int) -> Message:
+    """A question of the user's conversation that has branches (edited, or edited from), or
+    404: another user's id is indistinguishable from none."""
+    question = (
+        Message.objects.filter(
+            pk=message_id,
+            conversation_id=conversation_id,
+            conversation__user=user,
+            role=Message.Role.USER,
+        )
+        .select_related("conversation")
+        .first()
+    )
+    if question is None:
+        raise Http404("No such question.")
+    root_id = question.branch_of_id or question.pk
+    if not Message.objects.filter(branch_of_id=root_id).exists():
+        raise Http404("That question has no other branch.")
+    return question
+
+
+def branch_messages(question: Message) -> QuerySet:
+    """The messages of the branch ``question`` starts: hidden with it, or shown from it on.
+    Branches hidden inside it are their own."""
+    if question.hidden_by_id is not None:
+        return Message.objects.filter(conversation_id=question.conversation_id, hidden_by=question)
+    return shown_from(question)

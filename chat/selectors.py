@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from django.db import connection
-from django.db.models import Count, F, Q, QuerySet
+from django.db.models import Count, F, QuerySet
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
@@ -99,12 +99,10 @@ def with_notices_and_branches(rows: list[Message]) -> None:
 def branch_shown_from(*, conversation: Conversation, question: Message) -> list[Message]:
     """The messages shown from ``question`` on (a branch just shown), oldest first, as the
     page renders them; at most HIGHLIGHT_MAX."""
+    from chat.branches import shown_from  # it imports the memory services, which need us
+
     rows = list(
-        Message.objects.filter(conversation=conversation, hidden_by__isnull=True)
-        .filter(
-            Q(created_at__gt=question.created_at)
-            | Q(created_at=question.created_at, pk__gte=question.pk)
-        )
+        shown_from(question)
         .annotate(version_count=Count("versions"))
         .order_by("created_at", "id")[:HIGHLIGHT_MAX]
     )

@@ -99,7 +99,7 @@ def test_a_branch_comes_back_with_its_own_inner_choices(conversation):
     edit(conversation, third, "And coffee?", "A bica, of course.")  # the last: in place
     second = exchanges[1][0]
     edit(conversation, second, "What about buses?", "Buses go everywhere.")
-    porto, _ = edit(conversation, first, "Plan a trip to Porto", "Porto has port wine.")
+    edit(conversation, first, "Plan a trip to Porto", "Porto has port wine.")
 
     branches.branch_switch(conversation=conversation, message_id=first.pk)
 
@@ -231,3 +231,29 @@ def test_a_question_of_a_hidden_branch_cannot_be_edited_or_answered_again(conver
         with pytest.raises(ChatError) as refused:
             attempt()
         assert refused.value.code == "not_found"
+
+
+@pytest.mark.django_db
+def test_what_only_the_abandoned_branch_taught_can_be_forgotten(conversation, alice, bob, client):
+    from memory.models import Fact
+
+    exchanges = three_exchanges(conversation)
+    first, trams = exchanges[0][0], exchanges[1][0]
+    porto, _ = edit(conversation, first, "Plan a trip to Porto", "Porto has port wine.")
+    only_there = Fact.objects.create(user=alice, conversation=conversation, text="Likes trams")
+    only_there.source_messages.add(trams)
+    both = Fact.objects.create(user=alice, conversation=conversation, text="Likes old towns")
+    both.source_messages.add(trams, porto)
+    url = f"/c/{conversation.pk}/branch/{first.pk}/forget/"
+
+    client.force_login(bob)
+    assert client.get(url).status_code == 404 and client.post(url).status_code == 404
+    client.force_login(alice)
+    page = client.get(url)
+    assert page.status_code == 200
+    assert "1 memory learned only in this branch" in page.content.decode()
+    assert client.post(url).status_code == 302
+
+    assert not Fact.objects.filter(pk=only_there.pk).exists()
+    assert list(Fact.objects.get(pk=both.pk).source_messages.all()) == [porto]
+    assert Message.objects.filter(hidden_by=first).count() == 6  # the branch itself stays

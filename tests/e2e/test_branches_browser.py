@@ -32,7 +32,8 @@ def send(page, fake_upstream, question: str, answer: str) -> None:
     box = page.get_by_role("textbox", name="Message")
     box.fill(question)
     box.press("Enter")
-    expect(page.locator('[data-role="assistant"]').last).to_contain_text(answer)
+    # A shared, busy machine: a first turn (a set-up process starting) can take a while.
+    expect(page.locator('[data-role="assistant"]').last).to_contain_text(answer, timeout=60_000)
     expect(page.locator('[data-role="assistant"].status-streaming')).to_have_count(0)
 
 
@@ -56,6 +57,7 @@ def test_edit_the_first_question_and_switch_between_the_branches(
     context = browser.new_context(viewport=VIEWPORTS[viewport])
     page = context.new_page()
     log_in(page, app_server)
+    page.wait_for_load_state("load")
     for question, answer in EXCHANGES:
         send(page, fake_upstream, question, answer)
     page.wait_for_url(re.compile(r"/c/\d+/$"))
