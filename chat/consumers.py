@@ -212,7 +212,10 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         shown = selectors.branch_shown_from(
             conversation=self.conversation, question=switched.question
         )
-        frames = [protocol.branch_shown(replaces=switched.hidden_id, messages=shown)]
+        report = selectors.last_context(self.conversation)
+        frames = [
+            protocol.branch_shown(replaces=switched.hidden_id, messages=shown, context=report)
+        ]
         if switched.new_title:
             frames.append(protocol.title(switched.new_title))
         return frames

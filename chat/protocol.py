@@ -294,6 +294,7 @@ class BranchShownFrame(TypedDict):
     type: Literal["branch_shown"]
     replaces: int
     html: str
+    context: ContextFigures
 
 
 class MemoryEventFrame(TypedDict):
@@ -418,22 +419,35 @@ def reply_end(reply: Message) -> ReplyEndFrame:
         # The article renders the same text through the same cache: one render, not two.
         "html": render_stored(reply.content, reply.conversation_id),
         "article": article(reply),
-        "context": {
-            "used": report.get("total_tokens") if report else None,
-            "limit": report.get("limit") if report else None,
-            "budget": report.get("budget") if report else None,
-            "estimated": bool(report and report.get("tokens_estimated")),
-        },
+        "context": _figures(report),
     }
 
 
-def branch_shown(*, replaces: int, messages: list[Message]) -> BranchShownFrame:
+def _figures(report) -> ContextFigures:
+    """The context meter's figures from a context report (None: no report)."""
+    return {
+        "used": report.get("total_tokens") if report else None,
+        "limit": report.get("limit") if report else None,
+        "budget": report.get("budget") if report else None,
+        "estimated": bool(report and report.get("tokens_estimated")),
+    }
+
+
+def branch_shown(
+    *, replaces: int, messages: list[Message], context: dict | None = None
+) -> BranchShownFrame:
     """The conversation shows another branch from a question on (an earlier question edited,
     or "1 / 2"): the page removes the article ``replaces`` and everything after it, then
     adds ``html``, the articles of the branch shown from its question on (``messages``, as
-    ``chat.selectors.branch_shown_from`` gives them)."""
+    ``chat.selectors.branch_shown_from`` gives them); ``context``, the context report of the
+    branch's newest reply, for the context meter (None: nulls, the meter stays as it is)."""
     html = "".join(render_to_string(MESSAGE_TEMPLATE, {"message": m}) for m in messages)
-    return {"type": "branch_shown", "replaces": replaces, "html": html}
+    return {
+        "type": "branch_shown",
+        "replaces": replaces,
+        "html": html,
+        "context": _figures(context),
+    }
 
 
 NOTICE_TEMPLATE = "memory/_notice.html"

@@ -120,10 +120,12 @@ def _reaching_back_to(conversation: Conversation, message_id: int) -> int:
 
 
 def last_context(conversation: Conversation) -> ContextReport | None:
-    """The context report of the newest reply, for the context meter."""
+    """The context report of the newest reply of the branch shown, for the context meter."""
     return report_read(
-        Message.objects.filter(conversation=conversation, context_report__isnull=False)
-        .order_by("-id")
+        Message.objects.filter(
+            conversation=conversation, context_report__isnull=False, hidden_by__isnull=True
+        )
+        .order_by("-created_at", "-id")
         .values_list("context_report", flat=True)
         .first()
     )

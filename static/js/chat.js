@@ -285,6 +285,10 @@
     },
     branch_shown(frame) {
       showBranch(frame);
+      if (frame.context && frame.context.used != null) {
+        knownContext = frame.context;
+        updateMeter(frame.context);
+      }
       if (pending && pending.type === "edit" && pending.message_id === frame.replaces) {
         pending = null;
         showError("");

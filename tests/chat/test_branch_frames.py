@@ -55,6 +55,7 @@ async def test_editing_the_first_question_swaps_in_a_new_branch_in_every_tab(
     assert back[-1]["replaces"] == new_question
     for text in ("Plan a trip to Lisbon", "Tram 28.", "Pastel de nata.", "1 / 2"):
         assert text in back[-1]["html"]
+    assert back[-1]["context"]["used"]  # the meter: the branch's newest reply's figures
     assert (await frames_until(other_tab, "branch_shown"))[-1]["replaces"] == new_question
 
     await socket.send_json_to({"type": "switch_branch", "message_id": new_question})

@@ -177,7 +177,8 @@ def test_each_frame_the_server_sends_keeps_its_json():
         "memory_event": '{"type": "memory_event", "id": 5, "message_id": 12, "html": "\\u2026"}',
         "memory_elsewhere": '{"type": "memory_elsewhere", "id": 5, "conversation_id": 3, '
         '"html": "\\u2026"}',
-        "branch_shown": '{"type": "branch_shown", "replaces": 7, "html": "\\u2026"}',
+        "branch_shown": '{"type": "branch_shown", "replaces": 7, "html": "\\u2026", '
+        '"context": {"used": null, "limit": null, "budget": null, "estimated": false}}',
     }
 
 

@@ -68,6 +68,9 @@ def test_edit_the_first_question_and_switch_between_the_branches(
     editor = first.get_by_role("textbox", name="Edit your message")
     expect(editor).to_have_value("Plan a trip to Lisbon")
     editor.fill("Plan a trip to Porto")
+    for scheme in ("light", "dark"):
+        page.emulate_media(color_scheme=scheme)
+        shoot(page, f"{viewport}-{scheme}-branch-editing")
     fake_upstream.behaviour.reply = "Porto has port wine."
     first.get_by_role("button", name="Send").click()
 
@@ -104,6 +107,14 @@ def test_edit_the_first_question_and_switch_between_the_branches(
     page.reload()
     expect(page.locator("#messages article")).to_have_count(6)
     assert texts(page)[-1] == "Try a pastel de nata."
+
+    page.locator('#messages article[data-role="user"]').first.get_by_role(
+        "link", name="Forget branch…"
+    ).click()
+    expect(page.get_by_role("heading", level=1)).to_contain_text("Plan a trip to Lisbon")
+    for scheme in ("light", "dark"):
+        page.emulate_media(color_scheme=scheme)
+        shoot(page, f"{viewport}-{scheme}-branch-forget")
     context.close()
 
 
