@@ -22,6 +22,7 @@ def _thread(conversation_id: int) -> list[Turn]:
         Message.objects.filter(
             conversation_id=conversation_id,
             role__in=[Message.Role.USER, Message.Role.ASSISTANT],
+            hidden_by__isnull=True,  # the branch shown
         )
         .order_by("id")
         .values_list("id", "role", "content", "reply_to_id")
@@ -53,6 +54,7 @@ def conversation_matching(*, user, history: list[Turn], temporary: bool) -> Conv
             conversation__temporary=temporary,
             role=last.role,
             content=last.text,
+            hidden_by__isnull=True,
         )
         .order_by("-id")
         .values_list("conversation_id", flat=True)[: CANDIDATES * 2]

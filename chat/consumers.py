@@ -11,7 +11,7 @@ from django.conf import settings
 from django.db import DatabaseError
 from django.db.models import Count
 
-from chat import limits, live, protocol, services
+from chat import branches, limits, live, protocol, selectors, services
 from chat.models import STOPPED_BY_USER, Conversation, Message
 from chat.rendering import render_markdown
 from chat.services import ChatError
@@ -152,6 +152,8 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
                     await self.handle_again("regenerate", message_id=frame.message_id)
                 case protocol.Edit() as frame:
                     await self.handle_again("edit", message_id=frame.message_id, text=frame.text)
+                case protocol.SwitchBranch() as frame:
+                    await self.handle_switch_branch(frame)
                 case protocol.Sync() as frame:
                     await self.handle_sync(frame)
                 case protocol.MemoryUndo() as frame:
@@ -198,6 +200,25 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             room=self.room,
             **arguments,
         )
+
+    async def handle_switch_branch(self, frame: protocol.SwitchBranch) -> None:
+        """Show the branch a question starts ("1 / 2"): every tab swaps it in."""
+        frames = await in_db_thread(self._switch_branch)(frame.message_id)
+        for each in frames:
+            await self.publish(each)
+
+    def _switch_branch(self, message_id: int) -> list[dict]:
+        switched = branches.branch_switch(conversation=self.conversation, message_id=message_id)
+        shown = selectors.branch_shown_from(
+            conversation=self.conversation, question=switched.question
+        )
+        report = selectors.last_context(self.conversation)
+        frames = [
+            protocol.branch_shown(replaces=switched.hidden_id, messages=shown, context=report)
+        ]
+        if switched.new_title:
+            frames.append(protocol.title(switched.new_title))
+        return frames
 
     async def handle_sync(self, frame: protocol.Sync) -> None:
         """A tab that heard nothing of a reply for a while asks where it stands (its frames

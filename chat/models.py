@@ -124,6 +124,17 @@ class Message(models.Model):
     reply_to = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="replies"
     )
+    # Branches (an earlier question edited): a question written in place of another points
+    # at the first question of their group (its siblings, "1 / 2" on the page); a message of
+    # a branch not shown points at the question that starts that branch (hidden_by), null
+    # while shown. Every read of the conversation as it goes on (page, context, summary, the
+    # memory index's triggers) takes only the rows whose hidden_by is null.
+    branch_of = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    hidden_by = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
     # The memory.SystemPrompt version this reply was generated with.
     system_prompt_version = models.PositiveIntegerField(null=True, blank=True)
     # While streaming: the time by which the streaming server must renew it (see services).
@@ -152,6 +163,11 @@ class Message(models.Model):
     # lookup (which costs Django a dir() of the instance) for a message just stored.
     version_count = 0
     version_number: int | None = None
+    # A question's place among its group's questions (the selectors set them: "1 / 2").
+    branch_count = 1
+    branch_number = 1
+    branch_previous: int | None = None  # the ids previous and next show
+    branch_next: int | None = None
     notices: tuple = ()
 
     def __str__(self) -> str:

@@ -93,6 +93,15 @@ class Edit:
 
 
 @dataclass(frozen=True)
+class SwitchBranch:
+    message_id: int  # a question of the conversation: show the branch it starts
+
+    @classmethod
+    def parse(cls, frame: dict) -> SwitchBranch:
+        return cls(message_id=_integer(frame, "message_id", "switch_branch"))
+
+
+@dataclass(frozen=True)
 class Continue:
     message_id: int  # the cut reply's
 
@@ -119,7 +128,7 @@ class MemoryUndo:
         return cls(event_id=_integer(frame, "event_id", "memory_undo"))
 
 
-ClientFrame = Send | Stop | Retry | Continue | Regenerate | Edit | Sync | MemoryUndo
+ClientFrame = Send | Stop | Retry | Continue | Regenerate | Edit | SwitchBranch | Sync | MemoryUndo
 CLIENT_FRAMES: dict[str, type[ClientFrame]] = {
     "send": Send,
     "stop": Stop,
@@ -127,6 +136,7 @@ CLIENT_FRAMES: dict[str, type[ClientFrame]] = {
     "continue": Continue,
     "regenerate": Regenerate,
     "edit": Edit,
+    "switch_branch": SwitchBranch,
     "sync": Sync,
     "memory_undo": MemoryUndo,
 }
@@ -280,6 +290,13 @@ ReplyEndFrame = TypedDict(
 )
 
 
+class BranchShownFrame(TypedDict):
+    type: Literal["branch_shown"]
+    replaces: int
+    html: str
+    context: ContextFigures
+
+
 class MemoryEventFrame(TypedDict):
     type: Literal["memory_event"]
     id: int
@@ -310,6 +327,7 @@ ServerFrame = (
     | ResumeFrame
     | SnapshotFrame
     | ReplyEndFrame
+    | BranchShownFrame
     | MemoryEventFrame
     | MemoryElsewhereFrame
     | ErrorFrame
@@ -401,12 +419,34 @@ def reply_end(reply: Message) -> ReplyEndFrame:
         # The article renders the same text through the same cache: one render, not two.
         "html": render_stored(reply.content, reply.conversation_id),
         "article": article(reply),
-        "context": {
-            "used": report.get("total_tokens") if report else None,
-            "limit": report.get("limit") if report else None,
-            "budget": report.get("budget") if report else None,
-            "estimated": bool(report and report.get("tokens_estimated")),
-        },
+        "context": _figures(report),
+    }
+
+
+def _figures(report) -> ContextFigures:
+    """The context meter's figures from a context report (None: no report)."""
+    return {
+        "used": report.get("total_tokens") if report else None,
+        "limit": report.get("limit") if report else None,
+        "budget": report.get("budget") if report else None,
+        "estimated": bool(report and report.get("tokens_estimated")),
+    }
+
+
+def branch_shown(
+    *, replaces: int, messages: list[Message], context: dict | None = None
+) -> BranchShownFrame:
+    """The conversation shows another branch from a question on (an earlier question edited,
+    or "1 / 2"): the page removes the article ``replaces`` and everything after it, then
+    adds ``html``, the articles of the branch shown from its question on (``messages``, as
+    ``chat.selectors.branch_shown_from`` gives them); ``context``, the context report of the
+    branch's newest reply, for the context meter (None: nulls, the meter stays as it is)."""
+    html = "".join(render_to_string(MESSAGE_TEMPLATE, {"message": m}) for m in messages)
+    return {
+        "type": "branch_shown",
+        "replaces": replaces,
+        "html": html,
+        "context": _figures(context),
     }
 
 
@@ -454,6 +494,7 @@ SERVER_FRAMES = {
     "resume": resume,
     "snapshot": snapshot,
     "reply_end": reply_end,
+    "branch_shown": branch_shown,
     "memory_event": memory_event,
     "memory_elsewhere": memory_elsewhere,
     "error": error,

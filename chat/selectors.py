@@ -108,7 +108,9 @@ def message_page(
     with the "Remembered: ..." notices under it (``notices``). With ``highlight`` (a message
     of the conversation, e.g. a memory's source), the page reaches back to a few messages
     before it."""
-    qs = Message.objects.filter(conversation=conversation).annotate(version_count=Count("versions"))
+    qs = Message.objects.filter(conversation=conversation, hidden_by__isnull=True).annotate(
+        version_count=Count("versions")
+    )
     if before_id is not None:
         qs = qs.filter(id__lt=before_id)
     size = HISTORY_PAGE_SIZE
@@ -117,24 +119,62 @@ def message_page(
     rows = list(qs.order_by("-created_at", "-id")[: size + 1])
     has_more = len(rows) > size
     rows = list(reversed(rows[:size]))
+    with_notices_and_branches(rows)
+    return rows, has_more
+
+
+def with_notices_and_branches(rows: list[Message]) -> None:
+    """Each message's "Remembered: ..." notices; each question's place among its branches."""
     notices = notices_for_messages(m.pk for m in rows)
     for message in rows:
         message.notices = notices.get(message.pk, [])
-    return rows, has_more
+    questions = [m for m in rows if m.role == Message.Role.USER]
+    roots = {m.branch_of_id or m.pk for m in questions}
+    if not roots:
+        return
+    groups: dict[int, list[int]] = {}
+    siblings = Message.objects.filter(branch_of_id__in=roots).order_by("id")
+    for pk, root in siblings.values_list("pk", "branch_of_id"):
+        groups.setdefault(root, [root]).append(pk)
+    for message in questions:
+        ids = groups.get(message.branch_of_id or message.pk)
+        if ids and message.pk in ids:
+            at = ids.index(message.pk)
+            message.branch_count, message.branch_number = len(ids), at + 1
+            message.branch_previous = ids[at - 1] if at > 0 else None
+            message.branch_next = ids[at + 1] if at + 1 < len(ids) else None
+
+
+def branch_shown_from(*, conversation: Conversation, question: Message) -> list[Message]:
+    """The messages shown from ``question`` on (a branch just shown), oldest first, as the
+    page renders them; at most HIGHLIGHT_MAX."""
+    from chat.branches import shown_from  # it imports the memory services, which need us
+
+    rows = list(
+        shown_from(question)
+        .annotate(version_count=Count("versions"))
+        .order_by("created_at", "id")[:HIGHLIGHT_MAX]
+    )
+    with_notices_and_branches(rows)
+    return rows
 
 
 def _reaching_back_to(conversation: Conversation, message_id: int) -> int:
     """How many of the newest messages reach back to ``message_id`` and a few before it."""
-    newer = Message.objects.filter(conversation=conversation, id__gte=message_id)
+    newer = Message.objects.filter(
+        conversation=conversation, id__gte=message_id, hidden_by__isnull=True
+    )
     count = newer[:HIGHLIGHT_MAX].count()
     return min(count, HIGHLIGHT_MAX) + HIGHLIGHT_CONTEXT if count else 0
 
 
 def last_context(conversation: Conversation) -> ContextReport | None:
-    """The context report of the newest reply, for the context meter."""
+    """The context report of the newest reply of the branch shown, for the context meter."""
     return report_read(
-        Message.objects.filter(conversation=conversation, context_report__isnull=False)
-        .order_by("-id")
+        Message.objects.filter(
+            conversation=conversation, context_report__isnull=False, hidden_by__isnull=True
+        )
+        .order_by("-created_at", "-id")
         .values_list("context_report", flat=True)
         .first()
     )

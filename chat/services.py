@@ -146,6 +146,7 @@ def message_create(
     model: str = "",
     context_report: dict | None = None,
     system_prompt_version: int | None = None,
+    branch_of_id: int | None = None,
     touch: bool = True,
 ) -> Message:
     """Store one message with its token count; the first user message titles the conversation.
@@ -169,6 +170,7 @@ def message_create(
         model=model,
         context_report=context_report,
         system_prompt_version=system_prompt_version,
+        branch_of_id=branch_of_id,
         lease_expires_at=now + stream_lease() if status == Message.Status.STREAMING else None,
     )
     with transaction.atomic(savepoint=False):  # inside a turn, no savepoint round trips
@@ -315,6 +317,10 @@ class TurnStart:
     replayed: bool = False  # the client_id was seen before: nothing new was stored
     # A retry of an interrupted reply: its text, kept if the retry writes nothing new.
     previous_content: str = ""
+    # An earlier question edited: the question whose branch is hidden now (the page removes
+    # it and what follows it), and the title when the edit changed it.
+    branched_from: int | None = None
+    new_title: str = ""
 
 
 def _lock_and_check_idle(conversation: Conversation) -> None:
@@ -477,8 +483,10 @@ def turn_regenerate(*, conversation: Conversation, user_message_id: int) -> Turn
 
 
 def turn_edit(*, conversation: Conversation, user_message_id: int, text: str) -> TurnStart:
-    """Change the conversation's last user message and answer it again; the reply to the
-    earlier wording is kept as an earlier version."""
+    """Change a question and answer it again. The last one is changed in place, the reply to
+    the earlier wording kept as an earlier version; an earlier one starts a new branch from
+    there (``chat.branches``): the question and everything after it are hidden, kept for
+    "1 / 2", and the new wording is stored as a new question."""
     return _turn_again(
         conversation=conversation, user_message_id=user_message_id, again=True, text=text
     )
@@ -486,7 +494,9 @@ def turn_edit(*, conversation: Conversation, user_message_id: int, text: str) ->
 
 def _last_user_message_id(conversation: Conversation) -> int | None:
     return (
-        Message.objects.filter(conversation=conversation, role=Message.Role.USER)
+        Message.objects.filter(
+            conversation=conversation, role=Message.Role.USER, hidden_by__isnull=True
+        )
         .order_by("-created_at", "-id")
         .values_list("pk", flat=True)
         .first()
@@ -531,13 +541,18 @@ def _turn_again(
 ) -> TurnStart:
     with transaction.atomic():
         user_message = Message.objects.filter(
-            conversation=conversation, pk=user_message_id, role=Message.Role.USER
+            conversation=conversation,
+            pk=user_message_id,
+            role=Message.Role.USER,
+            hidden_by__isnull=True,  # a branch not shown is not answered again
         ).first()
         if user_message is None:
             raise ChatError("That message is not in this conversation.", code="not_found")
         _lock_and_check_idle(conversation)
         reply = user_message.replies.order_by("-id").first()
         last = _last_user_message_id(conversation) == user_message.pk
+        if text is not None and not last:
+            return branch_start(conversation=conversation, question=user_message, text=text)
         if again and not last:
             raise ChatError(
                 "Only the last message can be edited or answered again.", code="not_last"
@@ -598,13 +613,40 @@ def _turn_again(
     return TurnStart(user_message=user_message, reply=reply)
 
 
+def branch_start(*, conversation: Conversation, question: Message, text: str) -> TurnStart:
+    """Call inside the transaction that checked the conversation idle: hide ``question`` and
+    what follows it, store ``text`` as its sibling with the reply's placeholder."""
+    from chat import branches  # the branch rules; they store through this module
+
+    branches.hide_from(question)
+    root_id = question.branch_of_id or question.pk
+    user_message = message_create(
+        conversation=conversation, role=Message.Role.USER, content=text, branch_of_id=root_id
+    )
+    reply = message_create(
+        conversation=conversation,
+        role=Message.Role.ASSISTANT,
+        content="",
+        status=Message.Status.STREAMING,
+        reply_to=user_message,
+        touch=False,
+    )
+    new_title = branches.follow(conversation=conversation, hidden=question, shown=user_message)
+    return TurnStart(
+        user_message=user_message, reply=reply, branched_from=question.pk, new_title=new_title
+    )
+
+
 def turn_continue(*, conversation: Conversation, reply_id: int) -> TurnStart:
     """Stream the rest of a reply the length cap cut into the same row (its text is kept)."""
     with transaction.atomic():
         _lock_and_check_idle(conversation)
         reply = (
             Message.objects.filter(
-                conversation=conversation, pk=reply_id, role=Message.Role.ASSISTANT
+                conversation=conversation,
+                pk=reply_id,
+                role=Message.Role.ASSISTANT,
+                hidden_by__isnull=True,
             )
             .select_related("reply_to")
             .first()

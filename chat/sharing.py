@@ -20,14 +20,16 @@ from django.utils import timezone
 
 from chat.models import Conversation, ConversationShare, Message
 
-# What a copy or an export shows: the exchange, not the app's system rows nor a reply still
-# being written.
+# What a copy or an export shows: the exchange of the branch shown, not the app's system rows
+# nor a reply still being written.
 _SHOWN_ROLES = (Message.Role.USER, Message.Role.ASSISTANT)
 
 
 def _shown(conversation: Conversation) -> QuerySet:
     return (
-        Message.objects.filter(conversation=conversation, role__in=_SHOWN_ROLES)
+        Message.objects.filter(
+            conversation=conversation, role__in=_SHOWN_ROLES, hidden_by__isnull=True
+        )
         .exclude(status=Message.Status.STREAMING)
         .exclude(content="")
         .order_by("created_at", "id")

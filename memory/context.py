@@ -445,6 +445,7 @@ class _Row(NamedTuple):
 _WHERE = (
     f"FROM {Message._meta.db_table} "
     "WHERE conversation_id = %s AND NOT (status = %s) AND NOT (content = '') "
+    "AND hidden_by_id IS NULL "  # the branch shown only (chat.branches)
     "AND {id} < %s AND {id} > %s ORDER BY created_at DESC, id DESC LIMIT %s OFFSET %s"
 )
 _COLUMNS = "SELECT id, role, content, token_count, model, prompt_tokens "

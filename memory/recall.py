@@ -139,7 +139,9 @@ def _early_in(conversation: Conversation, exclude_message_ids: frozenset[int]) -
     unasked. Later, retrieval finds what is relevant, and pinned facts are always there."""
     from chat.models import Message
 
-    earlier = Message.objects.filter(conversation=conversation).exclude(pk__in=exclude_message_ids)
+    earlier = Message.objects.filter(conversation=conversation, hidden_by__isnull=True).exclude(
+        pk__in=exclude_message_ids
+    )
     return not earlier.order_by("id")[RESUME_TURNS - 1 : RESUME_TURNS].exists()
 
 

@@ -80,6 +80,7 @@ OWNED = {
     "memory:move",
     "memory:event_undo",
     "userdata:forget_conversation",
+    "userdata:forget_branch",
     "profiles:key_revoke",
     "projects:detail",
     "projects:edit",
@@ -210,6 +211,8 @@ def owned_url(name, world):
         return reverse(name, args=[world["conversation"].pk, "markdown"])
     if name == "chat:reply_version":
         return reverse(name, args=[world["conversation"].pk, world["message"].pk, 1])
+    if name == "userdata:forget_branch":
+        return reverse(name, args=[world["conversation"].pk, world["message"].pk])
     if name == "chat:context_report":
         return reverse(name, args=[world["conversation"].pk, world["message"].pk])
     return reverse(name, args=[world["conversation"].pk])

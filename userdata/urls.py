@@ -19,4 +19,9 @@ urlpatterns = [
         views.conversation_forget_view,
         name="forget_conversation",
     ),
+    path(
+        "c/<int:conversation_id>/branch/<int:message_id>/forget/",
+        views.branch_forget_view,
+        name="forget_branch",
+    ),
 ]

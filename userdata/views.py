@@ -8,8 +8,10 @@ from django.contrib.auth import logout
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
+from chat.branches import branch_messages, branch_question_for_user
 from chat.selectors import conversation_get_for_user
 from memory.services import conversation_forget, conversation_forget_plan
+from memory.services.forget import branch_forget, branch_forget_plan
 from userdata import chat_import, services
 from userdata.forms import CONFIRMATION, AccountDeleteForm, ChatImportForm, ForgetEverythingForm
 from userdata.transfer.external import BadFile
@@ -30,6 +32,25 @@ def conversation_forget_view(request, conversation_id: int):
     return render(
         request, "userdata/forget_conversation.html", {"conversation": conversation, "plan": plan}
     )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def branch_forget_view(request, conversation_id: int, message_id: int):
+    """What only the branch question ``message_id`` starts taught: GET says what would be
+    forgotten, POST forgets it and goes back to the conversation."""
+    question = branch_question_for_user(
+        user=request.user, conversation_id=conversation_id, message_id=message_id
+    )
+    conversation = question.conversation
+    branch = branch_messages(question)
+    if request.method == "POST":
+        result = branch_forget(conversation=conversation, messages=branch, actor=request.user)
+        messages.success(request, f"Forgotten: {result.describe()}.")
+        return redirect(conversation)
+    plan = branch_forget_plan(messages=branch)
+    context = {"conversation": conversation, "question": question, "plan": plan}
+    return render(request, "userdata/forget_branch.html", context)
 
 
 @login_required(default_next="profiles:profile")

@@ -105,7 +105,11 @@ async def take_turn_again(kind: str, *, user, conversation, room: live.Room, **a
     then streamed as a new turn's reply is. An edit shows the message's new text first."""
     started = time.monotonic()
     prepared = await admitted_setup(AGAIN[kind], user=user, conversation=conversation, **arguments)
-    if kind == "edit":
+    if prepared.branch_frame is not None:  # an earlier question: a new branch from there
+        await room.publish(prepared.branch_frame)
+        if prepared.start.new_title:
+            await room.publish(protocol.title(prepared.start.new_title))
+    elif kind == "edit":
         await room.publish(prepared.user_frame)
     # Only an edit is a new message to learn the user's style from.
     return Turn(prepared.start, _start(room, conversation, prepared, started, new=kind == "edit"))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from chat import protocol, services
+from chat import protocol, selectors, services
 from chat.models import Message
 from memory import context
 from memory.search import embeddings
@@ -28,15 +28,24 @@ class PreparedTurn:
     # event loop, where they would delay this reply's request and every other chat's chunks.
     user_frame: protocol.UserMessageFrame | None = None
     start_frame: protocol.ReplyStartFrame | None = None
+    # An earlier question edited: the new branch's question, in place of the old branch.
+    branch_frame: protocol.BranchShownFrame | None = None
 
 
 def _prepared(start: services.TurnStart, built, prefix: str = "") -> PreparedTurn:
+    branch_frame = None
+    if start.branched_from is not None:
+        selectors.with_notices_and_branches([start.user_message])  # its "2 / 2"
+        branch_frame = protocol.branch_shown(
+            replaces=start.branched_from, messages=[start.user_message]
+        )
     return PreparedTurn(
         start,
         built,
         prefix=prefix,
         user_frame=protocol.user_message(start.user_message),
         start_frame=protocol.reply_start(_reply(start)),
+        branch_frame=branch_frame,
     )
 
 

@@ -1,7 +1,7 @@
 """Projects scope the index: each row's scope (its project, 0 for everywhere) matched where a
 search reads, statistics per (user, scope), triggers that follow a conversation or a memory
-moving between projects; vectors carry their row's scope. The index is rebuilt from the source
-tables."""
+moving between projects; vectors carry their row's scope; the messages of a branch not shown
+are left out. The index is rebuilt from the source tables."""
 
 from django.db import migrations, models
 
@@ -42,6 +42,8 @@ class Migration(migrations.Migration):
     dependencies = [
         ("memory", "0015_memory_project"),
         ("chat", "0006_conversation_project"),
+        # The index leaves out the messages of a branch not shown (chat.Message.hidden_by).
+        ("chat", "0007_message_branches"),
     ]
 
     operations = [

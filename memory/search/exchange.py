@@ -48,6 +48,7 @@ _SQLITE_SIDE = (
     "SELECT x.id FROM chat_message x WHERE x.conversation_id = p.conversation_id "
     "AND (x.created_at, x.id) {op} (p.created_at, p.id) "
     f"AND x.status <> 'failed' AND x.content <> '' AND x.model <> '{OFFLINE_MODEL}' "
+    "AND x.hidden_by_id IS NULL "  # the branch shown (chat.branches)
     "ORDER BY x.created_at {order}, x.id {order} LIMIT {span}) "
     "WHERE p.id IN (SELECT value FROM json_each(%s))"
 )
@@ -67,6 +68,7 @@ _PG_SIDE = (
     "WHERE m.conversation_id = p.conversation_id "
     "AND (m.created_at, m.id) {op} (p.created_at, p.id) "
     f"AND m.status <> 'failed' AND m.content <> '' AND m.model <> '{OFFLINE_MODEL}' "
+    "AND m.hidden_by_id IS NULL "
     "ORDER BY m.created_at {order}, m.id {order} LIMIT {span}) s WHERE p.id = ANY(%s)"
 )
 _PG_NEIGHBOURS = " UNION ALL ".join(

@@ -2,9 +2,10 @@
 """The full-text index of a user's memory, kept current by database triggers.
 
 ``memory_search`` holds the searchable text of what a user's memory may recall: their messages
-(not those of temporary conversations, not failed ones, never the app's own offline replies or
-text that quotes the memory block back), active facts, live decisions, open action items and
-current summaries; never a suggestion (``state`` "suggested", waiting for the user).
+(not those of temporary conversations, not failed ones, not a branch's that is not shown, never
+the app's own offline replies or text that quotes the memory block back), active facts, live
+decisions, open action items and current summaries; never a suggestion (``state``
+"suggested", waiting for the user).
 ``INDEXED_STATUSES`` is the one list of which statuses are indexed: the triggers' conditions
 and the staff lists (``staff.kinds``) are both built from it.
 
@@ -98,8 +99,9 @@ def sources(vendor: str, row: str = "NEW") -> list[dict]:
             "condition": (
                 f"{r}.content <> '' AND {r}.status <> 'failed' AND {r}.model <> '{OFFLINE_MODEL}'"
                 f" AND {_no_marker(vendor, f'{r}.content')} AND {_not_temporary(r)}"
+                f" AND {r}.hidden_by_id IS NULL"  # a branch not shown is not recalled
             ),
-            "columns": "content, status, model, conversation_id, created_at, role",
+            "columns": "content, status, model, conversation_id, created_at, role, hidden_by_id",
         },
         {
             "kind": "fact",

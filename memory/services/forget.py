@@ -1,4 +1,4 @@
-"""A user forgetting what was learned: from one conversation, or everything.
+"""A user forgetting what was learned: from one conversation, one branch of it, or everything.
 
 What was learned is the long-term memory (facts, decisions, action items) and the summaries.
 A memory also supported by another conversation (a source message there, or made there) is
@@ -243,6 +243,52 @@ def conversation_forget(*, conversation: Conversation, actor, keep_place: bool =
         forgotten["summary"] = summary_ids
         if not keep_place:  # the conversation goes: its messages recalled elsewhere too
             forgotten["message"] = set(conversation.messages.values_list("pk", flat=True))
+        forget_copies(user_id=conversation.user_id, forgotten=forgotten)
+    return result
+
+
+def branch_forget_plan(*, messages: models.QuerySet) -> ForgetPlan:
+    """What forgetting one branch of a conversation would do (``messages``: its messages, a
+    query of ``chat.Message``, ``chat.branches.branch_messages``): the memories whose every
+    source is one of them are deleted; those also learned from another message lose only
+    these sources. The summary is the branch shown's already (``summary_follow_branch``)."""
+    plan = ForgetPlan()
+    ids = messages.values("pk")
+    for name, model, _kind in FORGETTABLE:
+        owner = f"{model._meta.model_name}_id"
+        through = model.source_messages.through.objects
+        touched = set(through.filter(message_id__in=ids).values_list(owner, flat=True))
+        elsewhere = set(
+            through.filter(**{f"{owner}__in": touched})
+            .exclude(message_id__in=ids)
+            .values_list(owner, flat=True)
+        )
+        plan.delete[name] = sorted(touched - elsewhere)
+        plan.detach[name] = sorted(touched & elsewhere)
+    return plan
+
+
+def branch_forget(*, conversation: Conversation, messages: models.QuerySet, actor) -> Forgotten:
+    """Forget what only this branch of ``conversation`` taught (see ``branch_forget_plan``)."""
+    reason = f"forgotten by the user (a branch of conversation #{conversation.pk})"
+    result = Forgotten()
+    with transaction.atomic():
+        Conversation.objects.select_for_update().filter(pk=conversation.pk).first()
+        plan = branch_forget_plan(messages=messages)
+        ids = messages.values("pk")
+        for name, model, kind in FORGETTABLE:
+            owner = f"{model._meta.model_name}_id"
+            through = model.source_messages.through.objects
+            through.filter(**{f"{owner}__in": plan.detach[name]}, message_id__in=ids).delete()
+            for obj in model.objects.filter(pk__in=plan.detach[name]).order_by("pk"):
+                attribute(obj, actor=actor, reason=reason)
+                obj.updated_at = timezone.now()
+                obj.save(update_fields=["updated_at"])
+            result.deleted[name] = _delete(
+                model, kind, plan.delete[name], actor=actor, reason=reason
+            )
+        result.kept = plan.kept
+        forgotten = {kind: set(plan.delete[name]) for name, _model, kind in FORGETTABLE}
         forget_copies(user_id=conversation.user_id, forgotten=forgotten)
     return result
 

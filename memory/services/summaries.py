@@ -522,7 +522,9 @@ def _last_reply(messages: list[Message]) -> Message:
 def _foldable(conversation, after_id: int, limit: int | None):
     """Stored messages after ``after_id`` in order, stopping before one still streaming so
     that a later run picks it up: nothing is skipped, nothing counted twice."""
-    qs = Message.objects.filter(conversation=conversation, id__gt=after_id).order_by("id")
+    qs = Message.objects.filter(
+        conversation=conversation, id__gt=after_id, hidden_by__isnull=True
+    ).order_by("id")
     if limit is not None:
         qs = qs[:limit]
     for message in qs.only("id", "role", "content", "status", "model", "created_at"):
@@ -590,6 +592,30 @@ def summary_make_current(*, summary: Summary, actor=None, reason: str = "") -> S
         attribute(summary, actor=actor, reason=reason)
         summary.save(update_fields=["is_current"])
     return summary
+
+
+def summary_follow_branch(*, conversation: Conversation, branch_point: int) -> None:
+    """The branch shown changed at message ``branch_point`` (the first question of the edited
+    group): a current version covering messages from there on (another branch's) gives way to
+    the newest version that covers only what comes before it, or to none; the next run folds
+    the branch shown. A blank version left by forgetting stays."""
+    current = Summary.objects.filter(conversation=conversation, is_current=True).first()
+    if current is None or current.covered_through < branch_point:
+        return
+    if current.model == Summary.FORGOTTEN:
+        return
+    earlier = (
+        Summary.objects.filter(conversation=conversation, covered_through__lt=branch_point)
+        .order_by("-version")
+        .first()
+    )
+    reason = "The conversation's branch shown changed."
+    if earlier is not None:
+        summary_make_current(summary=earlier, reason=reason)
+        return
+    current.is_current = False
+    attribute(current, reason=reason)
+    current.save(update_fields=["is_current"])
 
 
 def conversation_resummarise(*, conversation: Conversation, actor) -> SummaryRun:

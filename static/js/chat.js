@@ -86,14 +86,15 @@
     return node;
   }
 
-  // Edit goes with the last question, Regenerate with the last reply (the server checks).
+  // Edit goes with every question (an earlier one starts a new branch: branches below),
+  // Regenerate with the last reply (the server checks); neither while a reply streams.
   function markLast() {
     const users = messages.querySelectorAll('article[data-role="user"]');
     const replies = messages.querySelectorAll('article[data-role="assistant"]');
     const lastUser = users[users.length - 1];
     const lastReply = replies[replies.length - 1];
     messages.querySelectorAll("[data-edit]").forEach((button) => {
-      button.hidden = streamingId !== null || !lastUser || !lastUser.contains(button);
+      button.hidden = streamingId !== null;
     });
     messages.querySelectorAll("[data-regenerate]").forEach((button) => {
       button.hidden = streamingId !== null || !lastReply || !lastReply.contains(button);
@@ -281,6 +282,17 @@
       }
       if (window.htmx) htmx.process(node);
       scrollDown(false);
+    },
+    branch_shown(frame) {
+      showBranch(frame);
+      if (frame.context && frame.context.used != null) {
+        knownContext = frame.context;
+        updateMeter(frame.context);
+      }
+      if (pending && pending.type === "edit" && pending.message_id === frame.replaces) {
+        pending = null;
+        showError("");
+      }
     },
     error(frame) {
       showError(frame.message);
@@ -470,7 +482,17 @@
       transmit({ type: "regenerate", message_id: parseInt(regenerate.dataset.regenerate, 10) });
       return;
     }
+    const branch = event.target.closest("button[data-branch]");
+    if (branch) {
+      showError("");
+      transmit({ type: "switch_branch", message_id: parseInt(branch.dataset.branch, 10) });
+      return;
+    }
     const edit = event.target.closest("button[data-edit]");
+    if (edit && !isLastQuestion(edit.closest("article"))) {
+      editInPlace(edit.closest("article"));
+      return;
+    }
     if (edit) {
       editing = parseInt(edit.dataset.edit, 10);
       input.value = edit.closest("article").querySelector(".content").textContent;
@@ -487,6 +509,82 @@
       input.setSelectionRange(input.value.length, input.value.length);
     }
   });
+
+  // Branches. An earlier question is edited in place: sending starts a new branch from it
+  // (the server's branch_shown frame swaps it in, in every tab); "‹ 1 / 2 ›" switches back.
+  function isLastQuestion(article) {
+    const users = messages.querySelectorAll('article[data-role="user"]');
+    return article === users[users.length - 1];
+  }
+
+  function editInPlace(article) {
+    if (article.querySelector(".inline-edit")) return;
+    const content = article.querySelector(".content");
+    const tools = article.querySelector(".message-tools");
+    const form = document.createElement("form");
+    form.className = "inline-edit";
+    const box = document.createElement("textarea");
+    box.value = content.textContent;
+    box.rows = Math.min(8, Math.max(2, box.value.split("\n").length));
+    box.setAttribute("aria-label", "Edit your message");
+    const note = document.createElement("p");
+    note.className = "inline-edit-note";
+    note.textContent = "Sending starts a new branch from here; the messages after it stay in the old one.";
+    const actions = document.createElement("div");
+    actions.className = "inline-edit-actions";
+    const cancel = document.createElement("button");
+    cancel.type = "button";
+    cancel.textContent = "Cancel";
+    const submit = document.createElement("button");
+    submit.type = "submit";
+    submit.className = "primary";
+    submit.textContent = "Send";
+    actions.append(cancel, submit);
+    form.append(box, note, actions);
+    const close = () => { form.remove(); content.hidden = false; if (tools) tools.hidden = false; };
+    cancel.addEventListener("click", close);
+    box.addEventListener("keydown", (event) => {
+      if (event.key === "Escape") close();
+      else if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+        event.preventDefault();
+        form.requestSubmit();
+      }
+    });
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      const text = box.value;
+      if (!text.trim()) { showError("The message is empty."); return; }
+      if (maxChars && text.length > maxChars) {
+        showError(`The message is too long (${numbers.format(text.length)} characters; the limit is ${numbers.format(maxChars)}).`);
+        return;
+      }
+      if (streamingId !== null) { showError("A reply is still being written. Stop it or wait for it to finish."); return; }
+      showError("");
+      pending = { type: "edit", message_id: parseInt(article.dataset.id, 10), text };
+      if (!transmit(pending)) setStatus("Reconnecting… your message will be sent when the connection is back.");
+    });
+    content.hidden = true;
+    if (tools) tools.hidden = true;
+    content.after(form);
+    box.focus();
+    box.setSelectionRange(box.value.length, box.value.length);
+  }
+
+  // The branch shown from a question on: its article and everything after it give way.
+  function showBranch(frame) {
+    const old = findArticle(frame.replaces);
+    if (!old) { location.reload(); return; } // further up than this page loaded
+    while (old.nextElementSibling) old.nextElementSibling.remove();
+    old.remove();
+    const holder = document.createElement("template");
+    holder.innerHTML = frame.html.trim();
+    const nodes = Array.from(holder.content.children);
+    messages.append(...nodes);
+    if (window.htmx) nodes.forEach((node) => htmx.process(node));
+    markLast();
+    document.dispatchEvent(new Event("chat:changed"));
+    if (nodes[0]) nodes[0].scrollIntoView({ block: "nearest" });
+  }
 
   // Undo of a "Remembered: ..." notice goes over the socket (every tab hears the result);
   // without a connection the form posts as it would without JavaScript.

@@ -21,6 +21,7 @@ def test_it_parses_each_frame_the_browser_sends():
     assert protocol.parse({"type": "retry", "message_id": 3}) == protocol.Retry(message_id=3)
     assert protocol.parse({"type": "sync", "reply_id": 4}) == protocol.Sync(reply_id=4)
     assert protocol.parse({"type": "regenerate", "message_id": 3}) == protocol.Regenerate(3)
+    assert protocol.parse({"type": "switch_branch", "message_id": 3}) == protocol.SwitchBranch(3)
     assert protocol.parse({"type": "edit", "message_id": 3, "text": "Hi"}) == protocol.Edit(
         message_id=3, text="Hi"
     )
@@ -128,6 +129,7 @@ def server_frames() -> dict[str, dict]:
         "error": {"exc": ChatError("Slow down.", code="rate_limited"), "client_id": "c-1"},
         "memory_event": {"notice": _notice()},
         "memory_elsewhere": {"notice": _notice()},
+        "branch_shown": {"replaces": 7, "messages": [user]},
     }
     return {name: build(**arguments[name]) for name, build in protocol.SERVER_FRAMES.items()}
 
@@ -152,7 +154,7 @@ def test_each_frame_the_server_sends_keeps_its_json():
     for frame in frames.values():
         if "article" in frame:
             frame["article"] = "…"
-        if frame["type"] in ("memory_event", "memory_elsewhere"):
+        if frame["type"] in ("memory_event", "memory_elsewhere", "branch_shown"):
             frame["html"] = "…"
     assert {name: json.dumps(frame) for name, frame in frames.items()} == {
         "ready": '{"type": "ready", "streaming": null, "offline": true}',
@@ -175,6 +177,8 @@ def test_each_frame_the_server_sends_keeps_its_json():
         "memory_event": '{"type": "memory_event", "id": 5, "message_id": 12, "html": "\\u2026"}',
         "memory_elsewhere": '{"type": "memory_elsewhere", "id": 5, "conversation_id": 3, '
         '"html": "\\u2026"}',
+        "branch_shown": '{"type": "branch_shown", "replaces": 7, "html": "\\u2026", '
+        '"context": {"used": null, "limit": null, "budget": null, "estimated": false}}',
     }
 
 

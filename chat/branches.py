@@ -1,0 +1,128 @@
+"""Branches of a conversation: an earlier question edited starts a new branch from there.
+
+A question written in place of another points at the first question of their group
+(``Message.branch_of``): the group's questions, in the order written, are its branches
+("1 / 2"). The conversation shows one branch: every message of the others points at the
+question that starts its branch (``Message.hidden_by``), null while shown. Hiding a branch
+marks only the messages shown from its question on; those of branches already hidden inside it
+keep their own mark, so switching back shows the branch as it was left, its own inner choices
+included. Every read of the conversation as it goes on (the page, the context, the summary's
+tail, the memory index's triggers) takes the rows whose ``hidden_by`` is null.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db import transaction
+from django.db.models import Q, QuerySet
+from django.http import Http404
+
+from chat.models import Conversation, Message
+from memory.services.summaries import summary_follow_branch
+
+
+def shown_from(question: Message) -> QuerySet:
+    """The messages shown from ``question`` on, itself included (the page's order)."""
+    after = Q(created_at__gt=question.created_at) | Q(
+        created_at=question.created_at, pk__gte=question.pk
+    )
+    return Message.objects.filter(
+        conversation_id=question.conversation_id, hidden_by__isnull=True
+    ).filter(after)
+
+
+def hide_from(question: Message) -> int:
+    """Hide ``question`` and every message shown after it (its branch); how many."""
+    return shown_from(question).update(hidden_by=question)
+
+
+def follow(*, conversation: Conversation, hidden: Message, shown: Message) -> str:
+    """After the branch shown changed from ``hidden``'s to ``shown``'s: the title follows the
+    first question when it was the title that question gave (a title the user chose stays),
+    and the rolling summary gives way to one of what the branches share. The new title, or ""."""
+    from chat.services import title_from_text  # services stores through this module
+
+    summary_follow_branch(conversation=conversation, branch_point=shown.branch_of_id or shown.pk)
+    first = not Message.objects.filter(
+        conversation=conversation,
+        role=Message.Role.USER,
+        hidden_by__isnull=True,
+        created_at__lt=shown.created_at,
+    ).exists()
+    if not first or conversation.title != title_from_text(hidden.content):
+        return ""
+    title = title_from_text(shown.content)
+    if not title or title == conversation.title:
+        return ""
+    conversation.title = title
+    conversation.save(update_fields=["title"])
+    return title
+
+
+@dataclass(frozen=True)
+class Switched:
+    question: Message  # the question shown now
+    hidden_id: int  # the question whose branch was shown before
+    new_title: str = ""
+
+
+def branch_switch(*, conversation: Conversation, message_id: int) -> Switched:
+    """Show the branch that question ``message_id`` starts, in place of its sibling shown now.
+    Refused while a reply streams (busy); a question of another conversation, or of a branch
+    not reachable from the one shown, is not found."""
+    from chat.services import ChatError, _lock_and_check_idle
+
+    with transaction.atomic():
+        target = Message.objects.filter(
+            conversation=conversation, pk=message_id, role=Message.Role.USER
+        ).first()
+        if target is None:
+            raise ChatError("That message is not in this conversation.", code="not_found")
+        _lock_and_check_idle(conversation)
+        root_id = target.branch_of_id or target.pk
+        shown = (
+            Message.objects.filter(
+                conversation=conversation, role=Message.Role.USER, hidden_by__isnull=True
+            )
+            .filter(Q(pk=root_id) | Q(branch_of_id=root_id))
+            .first()
+        )
+        if shown is None:
+            raise ChatError("That branch is not reachable from the one shown.", code="not_found")
+        if shown.pk == target.pk:
+            return Switched(question=target, hidden_id=shown.pk)
+        hide_from(shown)
+        Message.objects.filter(conversation=conversation, hidden_by=target).update(hidden_by=None)
+        target.hidden_by = None
+        new_title = follow(conversation=conversation, hidden=shown, shown=target)
+    return Switched(question=target, hidden_id=shown.pk, new_title=new_title)
+
+
+def branch_question_for_user(*, user, conversation_id: int, message_id: int) -> Message:
+    """A question of the user's conversation that has branches (edited, or edited from), or
+    404: another user's id is indistinguishable from none."""
+    question = (
+        Message.objects.filter(
+            pk=message_id,
+            conversation_id=conversation_id,
+            conversation__user=user,
+            role=Message.Role.USER,
+        )
+        .select_related("conversation")
+        .first()
+    )
+    if question is None:
+        raise Http404("No such question.")
+    root_id = question.branch_of_id or question.pk
+    if not Message.objects.filter(branch_of_id=root_id).exists():
+        raise Http404("That question has no other branch.")
+    return question
+
+
+def branch_messages(question: Message) -> QuerySet:
+    """The messages of the branch ``question`` starts: hidden with it, or shown from it on.
+    Branches hidden inside it are their own."""
+    if question.hidden_by_id is not None:
+        return Message.objects.filter(conversation_id=question.conversation_id, hidden_by=question)
+    return shown_from(question)
