@@ -32,7 +32,15 @@ ALLOWED = {
     "profiles": {"audit", "web"},
     # Of chat, only its models: what memory tells the tabs goes through its own signal, which
     # chat publishes (memory.signals, chat.publisher).
-    "memory": {"audit", "chat.models", "contextwindow", "llm", "profiles", "projects.models", "web"},
+    "memory": {
+        "audit",
+        "chat.models",
+        "contextwindow",
+        "llm",
+        "profiles",
+        "projects.models",
+        "web",
+    },
     "chat": {"contextwindow", "llm", "memory", "profiles", "web"},
     "userdata": {"audit", "chat", "memory", "profiles", "projects", "web"},
     # Projects build on the chat and the memory (a project's page lists its conversations
