@@ -65,7 +65,7 @@ def sidebar_groups(
     *, user, conversations: list[Conversation], current_project_id: int | None, listing: bool
 ) -> tuple[list[ProjectGroup], list[Conversation], list]:
     """The listed conversations split: each project's under it (by name), the rest apart;
-    and the user's active projects, where a conversation may move. ``listing`` (the plain
+    and the projects a conversation may move to (the active ones, and those listed). ``listing`` (the plain
     list, not a search nor the archived view) shows the active projects that list no
     conversation too, so that a chat can be started in each. One read of the projects."""
     by_project: dict[int, list[Conversation]] = {}
@@ -85,7 +85,8 @@ def sidebar_groups(
         for project in projects
         if project.pk in by_project or (listing and project.archived_at is None)
     ]
-    return groups, rest, [project for project in projects if project.archived_at is None]
+    # An archived project is offered only to the conversations listed in it (kept, not lost).
+    return groups, rest, projects
 
 
 def conversation_titles_matching(*, user, query: str, limit: int = 5) -> QuerySet:

@@ -74,7 +74,7 @@ class DeleteProjectForm(forms.Form):
     confirm = forms.CharField(
         required=False,
         max_length=NAME_MAX,
-        label="To delete them, type the project's name",
+        label="Type the project's name",
     )
 
     def __init__(self, *args, project: Project, **kwargs):

@@ -97,3 +97,14 @@ def test_the_projects_page_lists_its_conversations_archived_ones_marked(
     conversation_create(user=alice, title="Holiday")
     page = alice_client.get(garden.get_absolute_url()).text
     assert "Tomato beds" in page and "Last year&#x27;s beans" in page and "Holiday" not in page
+
+
+def test_a_conversation_in_an_archived_project_keeps_it_in_its_menus(alice_client, alice, garden):
+    """Its Move select shows the project it is in (not "No project"), so a Move does not take
+    it out by mistake; no other conversation is offered the archived project."""
+    inside = conversation_create(user=alice, title="Tomato beds", project=garden)
+    conversation_create(user=alice, title="Holiday")
+    project_set_archived(project=garden, archived=True)
+    page = alice_client.get(inside.get_absolute_url()).text
+    assert page.count(f'<option value="{garden.pk}" selected>Garden (archived)</option>') == 2
+    assert page.count("Garden (archived)</option>") == 2
