@@ -15,7 +15,14 @@ chat N's sessions, the last one's user turns as the new messages) and a
 conversation that grows turn by turn (each reply stored and the after-turn work done, as the
 app does), 50 turns of the deterministic corpus (``bench/corpus.py``), the first 10 not
 counted. It prints, per checkout, the median over turns of the thread's CPU time and wall
-time before the request, per round, and the median of the rounds. ``--before`` alternates the
+time before the request, per round, and the median of the rounds.
+
+``--project N`` (issue 37, scoped memory): N more messages in the conversations of a project
+(the earlier ones stay outside any project), and the measured conversation is in the project:
+its search reads the project's rows beside everything outside. A second conversation, outside
+any project, takes every other turn and is reported beside it (``outside``). A checkout
+without projects seeds the same messages outside any project: its "project" conversation is
+today's cost for a user of that size. ``--before`` alternates the
 two checkouts round by round, so the machine's load falls on both alike: compare the ratio.
 """
 
@@ -50,6 +57,19 @@ from contextwindow.tokens import count_tokens
 
 user = get_user_model().objects.create_user("bench", password="bench-password-1")
 earlier_count, beam_path, beam_chat = int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+project_count = int(sys.argv[5])
+try:
+    from projects.models import Project
+except ImportError:  # a checkout before projects: the same messages, outside any project
+    Project = None
+project = Project.objects.create(user=user, name="Bench") if Project and project_count else None
+
+
+def in_project(conversation):
+    if project is not None:
+        type(conversation).objects.filter(pk=conversation.pk).update(project=project)
+        conversation.refresh_from_db()
+    return conversation
 if beam_path:
     # A real user: a BEAM chat's sessions but its last as the earlier conversations, the
     # user's turns of the last one as the new messages.
@@ -65,22 +85,32 @@ if beam_path:
         ])
     questions = [t["text"] for t in sessions[-1]["turns"] if t["role"] == "user"][:50]
 else:
-    texts = chat_messages(120 + earlier_count, lambda s: count_tokens(s, "gpt-4o-mini"))
-    # The user's earlier conversations, 50 messages each: what the search looks through.
-    for start in range(0, earlier_count, 50):
+    seeded = earlier_count + project_count
+    texts = chat_messages(120 + seeded, lambda s: count_tokens(s, "gpt-4o-mini"))
+    # The user's earlier conversations, 50 messages each: what the search looks through
+    # (the last project_count of them in the project, with --project).
+    for start in range(0, seeded, 50):
         earlier = services.conversation_create(user=user)
+        if start >= earlier_count:
+            earlier = in_project(earlier)
         services.message_create_many(conversation=earlier, messages=[
             services.NewMessage(role, text)
-            for role, text in texts[start : min(start + 50, earlier_count)]
+            for role, text in texts[start : min(start + 50, seeded)]
         ])
-    questions = [t for r, t in texts[earlier_count:] if r == "user"][:50]
+    questions = [t for r, t in texts[seeded:] if r == "user"][:50]
 conversation = services.conversation_create(user=user)
+conversations = [conversation]
+if project_count:
+    conversations = [in_project(conversation), services.conversation_create(user=user)]
+    questions = [q for q in questions for _ in range(2)][:100]
 split = hasattr(turn, "prepare_context")
 # The package (issue 36) or the module before it.
 finish = turn.reply._finish if hasattr(turn, "reply") else turn._finish
 after_turns = turn.after.after_turns if hasattr(turn, "after") else turn._after_turns
 cpu, wall = [], []
+cpu_outside = []
 for i, text in enumerate(questions):
+    conversation = conversations[i % len(conversations)]
     t0, c0 = time.perf_counter(), time.thread_time()
     if split:
         draft = turn.prepare_context(conversation=conversation, text=text, client_id=f"q{i}")
@@ -91,9 +121,12 @@ for i, text in enumerate(questions):
     else:
         prepared = turn.prepare_turn(conversation=conversation, text=text, client_id=f"q{i}")
         c1, t1 = time.thread_time(), time.perf_counter()
-    if i >= 10:
-        cpu.append(c1 - c0)
-        wall.append(t1 - t0)
+    if i >= 10 * len(conversations):
+        if i % len(conversations):
+            cpu_outside.append(c1 - c0)
+        else:
+            cpu.append(c1 - c0)
+            wall.append(t1 - t0)
     report = prepared.built.report
     finish(
         reply=prepared.start.reply, content=f"About {text[:40]}: noted.",
@@ -106,6 +139,8 @@ print(json.dumps({
     "split": split,
     "cpu_ms": 1000 * statistics.median(cpu),
     "wall_ms": 1000 * statistics.median(wall),
+    "outside_cpu_ms": 1000 * statistics.median(cpu_outside) if cpu_outside else None,
+    "scoped": project is not None,
 }))
 """
 
@@ -124,6 +159,7 @@ def run_once(checkout: Path, args) -> dict:
                 str(args.earlier),
                 str(BEAM_PATH) if args.beam is not None else "",
                 str(args.beam or 0),
+                str(args.project),
             ],
             cwd=checkout,
             env=env,
@@ -153,6 +189,14 @@ def main() -> None:
         help="a real user instead: BEAM chat CHAT's sessions (../shared/memdata), the last one's "
         "user turns as the new messages",
     )
+    parser.add_argument(
+        "--project",
+        type=int,
+        default=0,
+        metavar="N",
+        help="N more messages in a project's conversations; the measured conversation in the "
+        "project, another outside it beside (issue 37)",
+    )
     args = parser.parse_args()
     sides = [(args.after_label, ROOT)]
     if args.before is not None:
@@ -165,6 +209,11 @@ def main() -> None:
             print(f"round {round_ + 1} {label}: {results[label][-1]}", file=sys.stderr)
     print("| checkout | before the request | CPU ms per round | median CPU ms | median wall ms |")
     print("|---|---|---|---:|---:|")
+    if args.project:
+        print(
+            "(the measured conversation: in the project when the checkout has projects, "
+            "else outside; `outside` is the other conversation, outside any project)"
+        )
     medians = {}
     for label, _ in sides:
         runs = results[label]
@@ -173,6 +222,16 @@ def main() -> None:
         per_round = " / ".join(f"{r['cpu_ms']:.1f}" for r in runs)
         wall = statistics.median(r["wall_ms"] for r in runs)
         print(f"| {label} | {path} | {per_round} | {medians[label]:.2f} | {wall:.2f} |")
+        if args.project:
+            outside = [r["outside_cpu_ms"] for r in runs if r.get("outside_cpu_ms") is not None]
+            where = "in the project" if runs[0].get("scoped") else "outside (no projects)"
+            print(f"|  | measured conversation: {where} | | | |")
+            if outside:
+                shown = " / ".join(f"{v:.1f}" for v in outside)
+                print(
+                    f"| {label}, outside | prepare_turn | {shown} | "
+                    f"{statistics.median(outside):.2f} | |"
+                )
     if args.before is not None:
         ratio = medians[args.after_label] / medians[args.before_label]
         print(f"\n{args.after_label} / {args.before_label}, median CPU: {ratio:.2f}x")

@@ -4,6 +4,10 @@
 (``project=None``). ``conversation_move``: a conversation into a project, out of one, or to
 another; what came only from it (the memories ``conversation_forget_plan`` would delete with
 it) and still in its old scope follows it, each move a history record naming the actor.
+``project_empty``: what deleting a project does to what points at it, as the user chose:
+``DELETE`` (its conversations forgotten and deleted, its memories deleted) or ``EVERYWHERE``
+(all of it moved out, outside any project). ``project_learning_forget``: the same choice for
+what the project learned (its memories and summaries), its conversations staying.
 
 The index follows through its triggers (``memory.search.schema``): the rows are re-indexed in
 their new scope, and their vectors, stored under the old one, are dropped; the vectors are
@@ -25,9 +29,19 @@ from audit import attribute
 from chat.models import Conversation, Message
 from memory.models import ActionItem, Decision, Embedding, Fact, Summary
 from memory.search import scope as scoping
-from memory.services.forget import FORGETTABLE, _chunks, conversation_forget_plan
+from memory.services.forget import (
+    FORGETTABLE,
+    _chunks,
+    _delete,
+    conversation_forget,
+    conversation_forget_plan,
+)
 
 KINDS = {Fact: "fact", Decision: "decision", ActionItem: "action_item"}
+DELETE, EVERYWHERE = (
+    "delete",
+    "everywhere",
+)  # what becomes of a project's conversations and memories
 
 
 @dataclass
@@ -122,3 +136,54 @@ def _carry_vectors(saved: list[Embedding], scope: int) -> None:
         for e in saved
     ]
     Embedding.objects.bulk_create(fresh, batch_size=500, ignore_conflicts=True)
+
+
+def _check_keep(keep: str) -> None:
+    if keep not in (DELETE, EVERYWHERE):
+        raise ValidationError("Choose whether to delete them or move them to everywhere.")
+
+
+def _project_memories_delete(project, *, actor, reason: str) -> None:
+    for _name, model, kind in FORGETTABLE:
+        ids = list(model.objects.filter(project=project).values_list("pk", flat=True))
+        _delete(model, kind, ids, actor=actor, reason=reason)
+
+
+def _project_memories_release(project, *, actor) -> None:
+    for _name, model, _kind in FORGETTABLE:
+        for obj in model.objects.filter(project=project):
+            memory_move(obj=obj, project=None, actor=actor)
+
+
+def project_learning_forget(*, project, keep: str, actor) -> None:
+    """What the project learned: ``DELETE`` forgets it (each conversation's summaries and the
+    memories only from it, as ``conversation_forget``, then the project's other memories);
+    ``EVERYWHERE`` moves its memories outside any project. Its conversations stay."""
+    _check_keep(keep)
+    with transaction.atomic():
+        if keep == EVERYWHERE:
+            _project_memories_release(project, actor=actor)
+            return
+        for conversation in project.conversations.all():
+            conversation_forget(conversation=conversation, actor=actor)
+        reason = f"forgotten by the user (project {project.name!r})"
+        _project_memories_delete(project, actor=actor, reason=reason)
+
+
+def project_empty(*, project, keep: str, actor) -> None:
+    """Before a project is deleted: ``DELETE`` forgets and deletes its conversations and
+    deletes its memories; ``EVERYWHERE`` moves its conversations (with what came only from
+    them) and its memories outside any project. Nothing points at it afterwards (RESTRICT)."""
+    _check_keep(keep)
+    with transaction.atomic():
+        for conversation in project.conversations.all():
+            if keep == EVERYWHERE:
+                conversation_move(conversation=conversation, project=None, actor=actor)
+            else:
+                conversation_forget(conversation=conversation, actor=actor, keep_place=False)
+                conversation.delete()
+        if keep == EVERYWHERE:
+            _project_memories_release(project, actor=actor)
+        else:
+            reason = f"deleted with project {project.name!r}"
+            _project_memories_delete(project, actor=actor, reason=reason)

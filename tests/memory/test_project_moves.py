@@ -147,3 +147,54 @@ def test_vectors_follow_a_moved_conversation(alice, garden, settings):
     in_garden.refresh_from_db()
     assert _recalls(in_garden, question, "message", dog.pk)
     vectors.forget_all()
+
+
+def _project_world(alice, garden):
+    talk = conversation_create(user=alice, title="Beds")
+    Conversation.objects.filter(pk=talk.pk).update(project=garden)
+    talk.refresh_from_db()
+    said = message_create(conversation=talk, role="user", content="The quagberry bed is east")
+    fact = _fact(talk, "The quagberry bed faces east", said)
+    loose = Fact.objects.create(user=alice, project=garden, text="Quagberries fruit in June")
+    return talk, said, fact, loose
+
+
+def test_deleting_a_project_can_move_everything_to_everywhere(alice, garden):
+    from memory.services.moves import EVERYWHERE, project_empty
+
+    talk, said, _, loose = _project_world(alice, garden)
+    project_empty(project=garden, keep=EVERYWHERE, actor=alice)
+    garden.delete()  # nothing points at it any more
+    talk.refresh_from_db()
+    assert talk.project_id is None
+    assert set(Fact.objects.values_list("project_id", flat=True)) == {None}
+    outside = conversation_create(user=alice)
+    assert _recalls(outside, "quagberry bed east", "message", said.pk)
+    assert _recalls(outside, "quagberries fruit june", "fact", loose.pk)
+
+
+def test_deleting_a_project_can_delete_its_conversations_and_memories(alice, garden):
+    from memory.services.moves import DELETE, project_empty
+
+    talk, _said, fact, _loose = _project_world(alice, garden)
+    kept = _fact(conversation_create(user=alice), "Likes Porto")
+    project_empty(project=garden, keep=DELETE, actor=alice)
+    garden.delete()
+    assert not Conversation.objects.filter(pk=talk.pk).exists()
+    assert list(Fact.objects.values_list("pk", flat=True)) == [kept.pk]
+    assert fact.history.filter(history_type="-").get().history_user == alice
+
+
+def test_forgetting_a_projects_learning_asks_delete_or_everywhere(alice, garden):
+    from memory.services.moves import DELETE, EVERYWHERE, project_learning_forget
+
+    talk, *_ = _project_world(alice, garden)
+    project_learning_forget(project=garden, keep=EVERYWHERE, actor=alice)
+    assert set(Fact.objects.values_list("project_id", flat=True)) == {None}
+    talk.refresh_from_db()
+    assert talk.project_id == garden.pk  # the conversation stays in the project
+    _fact(talk, "Quagberry netting is green")
+    project_learning_forget(project=garden, keep=DELETE, actor=alice)
+    assert not Fact.objects.filter(project=garden).exists()
+    with pytest.raises(ValidationError):
+        project_learning_forget(project=garden, keep="maybe", actor=alice)
