@@ -14,7 +14,13 @@ from django.db import transaction
 from chat.models import Conversation, Message
 from memory import search
 from memory.models import Fact, MemoryState
-from memory.selectors.owned import KINDS, MemoryRow, memory_list_for_user, memory_row_for
+from memory.selectors.owned import (
+    KINDS,
+    MemoryRow,
+    memory_list_for_user,
+    memory_row_for,
+    rows_for,
+)
 from memory.services import (
     action_item_set_done,
     memory_add,
@@ -149,7 +155,7 @@ def _project_of_hits(hits: list[search.Hit]) -> dict[tuple[str, int], int | None
     return found
 
 
-def _hit(hit: search.Hit, rows: dict[tuple[str, int], MemoryRow], base_url: str) -> dict:
+def _hit(hit: search.Hit, rows: dict, said: dict[int, Any], base_url: str) -> dict[str, Any]:
     row = rows.get((hit.kind, hit.id))
     if row is not None:
         return {**_item(row, base_url), "date": hit.date, "score": round(hit.score, 4)}
@@ -160,12 +166,9 @@ def _hit(hit: search.Hit, rows: dict[tuple[str, int], MemoryRow], base_url: str)
             "conversation_id": hit.conversation_id,
             "conversation_title": hit.source,
             "message_id": message_id,
-            "said_at": None,
+            "said_at": said[message_id].isoformat() if message_id in said else None,
             "url": _link(base_url, hit.conversation_id, message_id),
         }
-    if message_id is not None and source is not None:
-        said = Message.objects.filter(pk=message_id).values_list("created_at", flat=True).first()
-        source["said_at"] = said.isoformat() if said else None
     return {
         "kind": hit.kind,
         "id": hit.id,
@@ -186,19 +189,24 @@ def memory_search(
         raise Refused("Say what to search for.")
     scope = project_find(user=user, project=project)
     limit = _limit(limit)
-    asked = limit if scope is None else min(LIMIT_MAX * PROJECT_SEARCH_WIDENING, limit * 4)
+    asked = limit if scope is None else limit * PROJECT_SEARCH_WIDENING
     hits = search.search(user=user, query=query, k=asked)
     if scope is not None:
         projects = _project_of_hits(hits)
         hits = [hit for hit in hits if projects.get((hit.kind, hit.id)) == scope.pk]
     hits = hits[:limit]
-    rows = {}
-    for hit in hits:
-        if hit.kind in KINDS:
-            memory = KINDS[hit.kind].model.objects.filter(pk=hit.id, user=user).first()
-            if memory is not None:
-                rows[hit.kind, hit.id] = memory_row_for(kind=hit.kind, memory=memory)
-    return [_hit(hit, rows, base_url) for hit in hits]
+    # The memories' rows as the list gives them (their sources, dates), in one read per kind.
+    keys = [(KINDS[hit.kind].code, hit.id, None) for hit in hits if hit.kind in KINDS]
+    rows = {(row.kind, row.obj.pk): row for row in rows_for(keys)}
+    first_messages = [
+        hit.message_ids[0] for hit in hits if hit.message_ids and hit.kind not in KINDS
+    ]
+    said = dict(
+        Message.objects.filter(pk__in=first_messages, conversation__user=user).values_list(
+            "pk", "created_at"
+        )
+    )
+    return [_hit(hit, rows, said, base_url) for hit in hits]
 
 
 def _due(value: str | None) -> date | None:

@@ -96,3 +96,20 @@ async def test_the_key_that_opens_mcp_opens_no_web_page(alice_key):
             response = await raw.get(path)
             assert response.status_code == 302, path
             assert response.headers["location"].startswith("/accounts/login/"), path
+
+
+async def test_a_tool_is_called_with_one_plain_post(alice, alice_key):
+    """The curl example of docs/api.md: no handshake, no session, one JSON answer."""
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "remember", "arguments": {"kind": "fact", "text": "I like tea"}},
+    }
+    async with http(alice_key, ACCEPT) as raw:
+        response = await raw.post("/mcp", json=body)
+    assert response.status_code == 200
+    result = response.json()["result"]
+    assert result["isError"] is False
+    assert result["structuredContent"]["memory"]["text"] == "I like tea"
+    assert [fact.text for fact in await rows(Fact, user=alice)] == ["I like tea"]
