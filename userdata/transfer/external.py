@@ -117,8 +117,8 @@ def _load_json(body: bytes):
         raise BadFile("The file is not text (JSON in UTF-8): is it the right file?") from None
     except json.JSONDecodeError as error:
         raise BadFile(
-            f"The file is not valid JSON: {error.msg} at line {error.lineno}, column "
-            f"{error.colno}. Is it complete (not cut off while downloading)?"
+            f"The file is not valid JSON ({error.msg}: line {error.lineno}, column "
+            f"{error.colno}). Is it complete (not cut off while downloading)?"
         ) from None
 
 
