@@ -206,6 +206,54 @@ def message_create_many(
     return created
 
 
+@dataclass(frozen=True)
+class NewConversation:
+    title: str
+    created_at: datetime
+    updated_at: datetime
+    messages: tuple[NewMessage, ...]
+
+
+def conversations_create_many(
+    *, user, conversations: Iterable[NewConversation]
+) -> list[Conversation]:
+    """Store many conversations with their messages in a few inserts (a user's import of
+    another assistant's history): their dates as given, a blank title taken from the first
+    user message, each message counted as ``message_create`` counts it."""
+    items = list(conversations)
+    rows = []
+    for item in items:
+        first = next((m for m in item.messages if m.role == Message.Role.USER), None)
+        title = " ".join(item.title.split())[:200]
+        rows.append(
+            Conversation(
+                user=user,
+                title=title or (title_from_text(first.content) if first else ""),
+                created_at=item.created_at,
+                updated_at=item.updated_at,
+            )
+        )
+    with transaction.atomic():
+        created = Conversation.objects.bulk_create(rows)
+        messages = []
+        for conversation, item in zip(created, items, strict=True):
+            model = conversation.effective_model
+            for new in item.messages:
+                _validate_role(new.role)
+                content = clean_text(new.content)
+                messages.append(
+                    Message(
+                        conversation_id=conversation.pk,
+                        role=new.role,
+                        content=content,
+                        created_at=new.created_at or item.created_at,
+                        token_count=count_tokens(content, model),
+                    )
+                )
+        Message.objects.bulk_create(messages, batch_size=500)
+    return created
+
+
 def _touch(conversation: Conversation, message: Message | None, now: datetime) -> None:
     fields = {"updated_at": now}
     if message is not None and message.role == Message.Role.USER and not conversation.title:

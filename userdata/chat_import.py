@@ -28,7 +28,7 @@ from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
 from chat.models import Conversation, Message
-from chat.services import NewMessage, message_create_many
+from chat.services import NewConversation, NewMessage, conversations_create_many
 from memory import recall
 from memory.models import SummaryRun
 from memory.services import embeddings_schedule, summary_run_start
@@ -199,34 +199,35 @@ def _store_chunk(chat_import: ChatImport, chunk: list[Parsed], start: int) -> No
             ).values_list("source_id", flat=True)
         )
         new = [c for c in chunk if c.source_id not in known]
-        messages = sum(_store_conversation(user, chat_import, c) for c in new)
+        stored = conversations_create_many(
+            user=user,
+            conversations=[
+                NewConversation(
+                    title=c.title,
+                    created_at=c.created_at,
+                    updated_at=c.updated_at,
+                    messages=tuple(NewMessage(m.role, m.text, m.created_at) for m in c.messages),
+                )
+                for c in new
+            ],
+        )
+        ImportedConversation.objects.bulk_create(
+            ImportedConversation(
+                user=user,
+                source=source,
+                source_id=item.source_id,
+                conversation=conversation,
+                chat_import=chat_import,
+            )
+            for item, conversation in zip(new, stored, strict=True)
+        )
         ChatImport.objects.filter(pk=chat_import.pk).update(
             processed=start + len(chunk),
             imported=F("imported") + len(new),
             already=F("already") + len(chunk) - len(new),
-            messages=F("messages") + messages,
+            messages=F("messages") + sum(len(c.messages) for c in new),
             heartbeat_at=timezone.now(),
         )
-
-
-def _store_conversation(user, chat_import: ChatImport, item: Parsed) -> int:
-    conversation = Conversation.objects.create(
-        user=user, title=item.title, created_at=item.created_at, updated_at=item.updated_at
-    )
-    stored = message_create_many(
-        conversation=conversation,
-        messages=[NewMessage(m.role, m.text, m.created_at) for m in item.messages],
-    )
-    # message_create_many marks the conversation active now: it was active then.
-    Conversation.objects.filter(pk=conversation.pk).update(updated_at=item.updated_at)
-    ImportedConversation.objects.create(
-        user=user,
-        source=chat_import.source,
-        source_id=item.source_id,
-        conversation=conversation,
-        chat_import=chat_import,
-    )
-    return len(stored)
 
 
 def _after_storing(import_id: int) -> str:

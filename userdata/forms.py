@@ -68,8 +68,7 @@ class ChatImportForm(forms.Form):
 
     file = forms.FileField(
         label="Export file",
-        help_text="ChatGPT: the export's zip, or the conversations.json inside it. "
-        "Claude: conversations.json.",
+        help_text="From ChatGPT or Claude: the export's zip, or the conversations.json inside it.",
         widget=forms.ClearableFileInput(
             attrs={"accept": ".json,.zip,application/json,application/zip"}
         ),

@@ -221,3 +221,10 @@ def test_a_zip_whose_conversations_are_too_large_is_refused_before_reading():
     big = [chatgpt_conversation(ident=f"c-{n}", turns=[("user", "x" * 1000)]) for n in range(20)]
     with pytest.raises(BadFile, match="MB unpacked"):
         read(as_zip(big), max_bytes=len(json.dumps(big)) - 1)
+
+
+def test_a_lone_surrogate_is_replaced_not_refused():
+    """JSON may hold "\\ud800", which is no character: the text is kept, the mark replaced."""
+    data = as_json([chatgpt_conversation(turns=[("user", "caf\ud800e")])])
+    (conversation,) = read(data).conversations
+    assert conversation.messages[0].text == "caf?e"

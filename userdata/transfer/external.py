@@ -1,6 +1,6 @@
 """Conversations exported by another assistant (ChatGPT, Claude), read into one plain shape.
 
-Pure: no Django (``chat.jsonsafe`` is plain Python). ``read_export`` takes the uploaded bytes
+Pure: no Django. ``read_export`` takes the uploaded bytes
 (``conversations.json``, or a zip holding it), finds which assistant made it and hands it to
 that parser (``chatgpt.parse``, ``claude.parse``). Every check happens here, before anything
 is stored: a file refused raises ``BadFile`` whose text names what is wrong and where
@@ -14,15 +14,12 @@ import zipfile
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from chat import jsonsafe
-
 CONVERSATIONS_FILE = "conversations.json"
 # ChatGPT opened to the public at the end of 2022; a date long before or after now is not a
 # date of a real conversation (a clock, a unit mistaken: milliseconds for seconds).
 EARLIEST = datetime(2015, 1, 1, tzinfo=UTC)
 FUTURE_SLACK = timedelta(days=1)
 TITLE_MAX_CHARS = 200
-MAX_DEPTH = 64  # ChatGPT's deepest (a message's metadata) is about 12 levels down
 
 
 class BadFile(ValueError):
@@ -113,15 +110,15 @@ def _conversations_bytes(data: bytes, *, max_bytes: int) -> bytes:
 
 def _load_json(body: bytes):
     try:
-        return jsonsafe.loads(body.decode("utf-8-sig"), max_depth=MAX_DEPTH)
-    except jsonsafe.JSONRejected as error:
-        raise BadFile(f"The file's JSON cannot be imported: {error}") from None
+        return json.loads(body.decode("utf-8-sig"))
+    except RecursionError:
+        raise BadFile("The file's JSON is nested too deeply to be an export.") from None
     except UnicodeDecodeError:
         raise BadFile("The file is not text (JSON in UTF-8): is it the right file?") from None
     except json.JSONDecodeError as error:
         raise BadFile(
-            f"The file is not valid JSON: {error.msg} at line {error.lineno}, column "
-            f"{error.colno}. Is it complete (not cut off while downloading)?"
+            f"The file is not valid JSON ({error.msg}: line {error.lineno}, column "
+            f"{error.colno}). Is it complete (not cut off while downloading)?"
         ) from None
 
 
@@ -173,18 +170,29 @@ def iso_date(value, at: str, *, now: datetime) -> datetime:
     return check_date(moment.astimezone(UTC), at, now=now)
 
 
+def storable(text: str) -> str:
+    """Text a database stores: no NUL, and a lone surrogate (JSON's "\\ud800", which is no
+    character) replaced, as what is only read back is checked, not every string of the file."""
+    text = text.replace("\x00", "")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = text.encode("utf-8", "replace").decode("utf-8")
+    return text
+
+
 def clean_title(value, at: str) -> str:
     if value is None:
         return ""
     if not isinstance(value, str):
         raise BadFile(f"{at}: the title must be text, not {_kind(value)}.")
-    return " ".join(value.replace("\x00", "").split())[:TITLE_MAX_CHARS]
+    return " ".join(storable(value).split())[:TITLE_MAX_CHARS]
 
 
 def source_id(value, at: str, name: str) -> str:
     if not isinstance(value, str) or not value.strip() or len(value) > 100:
         raise BadFile(f"{at}: “{name}” must be the conversation's id (text).")
-    return value.strip()
+    return storable(value.strip())
 
 
 def in_order(messages: list[ImportedMessage]) -> tuple[ImportedMessage, ...]:
@@ -193,7 +201,7 @@ def in_order(messages: list[ImportedMessage]) -> tuple[ImportedMessage, ...]:
     chat shows messages by date)."""
     out: list[ImportedMessage] = []
     for message in messages:
-        text = message.text.replace("\x00", "").strip()
+        text = storable(message.text).strip()
         if not text:
             continue
         at = max(message.created_at, out[-1].created_at) if out else message.created_at

@@ -1,0 +1,105 @@
+"""Importing a ChatGPT export in a real browser: from "Your data" to the progress shown by
+polling, then the conversations in the sidebar; a broken file's error. With
+``IMPORT_SHOTS=<dir>`` the page is photographed at both sizes, light and dark."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.e2e.conftest import log_in
+from tests.e2e.site import SCHEMES, VIEWPORTS
+from tests.support.live_server import create_user, manage
+from tests.userdata.exports import T0, as_zip, chatgpt_conversation
+
+pytestmark = pytest.mark.e2e
+PASSWORD = "gwen-password-1"
+
+
+@pytest.fixture(scope="module")
+def gwen(live_env):
+    create_user(live_env["env"], "gwen", PASSWORD)
+    return "gwen"
+
+
+def export(tmp_path: Path) -> Path:
+    path = tmp_path / "chatgpt-export.zip"
+    second = chatgpt_conversation(
+        ident="c-2",
+        title="Workshop move",
+        start=T0 + 86400,
+        turns=[("user", "We decided to move the workshop to Annecy."), ("assistant", "Annecy.")],
+    )
+    path.write_bytes(as_zip([chatgpt_conversation(), second]))
+    return path
+
+
+def shots(page, url: str, name: str, again=None) -> None:
+    """Each size and scheme: the page again (``again()``, or a reload) under the theme."""
+    out = os.environ.get("IMPORT_SHOTS")
+    if not out:
+        return
+    Path(out).mkdir(parents=True, exist_ok=True)
+    for size, viewport in VIEWPORTS.items():
+        page.set_viewport_size(viewport)
+        for scheme in SCHEMES:
+            page.context.add_cookies([{"name": "theme", "value": scheme, "url": url}])
+            again() if again else page.reload()
+            page.wait_for_timeout(300)
+            page.screenshot(path=f"{out}/{size}-{scheme}-{name}.png", full_page=True)
+    page.set_viewport_size(VIEWPORTS["desktop"])
+
+
+def test_a_chatgpt_export_imported_from_your_data(
+    page, app_server, live_env, gwen, tmp_path, db_rows
+):
+    """Profile → Import; the upload is received, the job stores it, the page's progress
+    follows by polling, and the conversations are in the sidebar with their titles."""
+    log_in(page, app_server, username=gwen, password=PASSWORD)
+    page.goto(f"{app_server.url}/profile/")
+    page.get_by_role("link", name="Import from ChatGPT or Claude…").click()
+    expect(page.get_by_role("heading", level=1)).to_contain_text("Import conversations")
+    shots(page, app_server.url, "import-empty")
+
+    page.get_by_label("Export file").set_input_files(export(tmp_path))
+    page.get_by_role("button", name="Import").click()
+    expect(page.locator(".notices")).to_contain_text("ChatGPT export received: 2 conversations")
+    expect(page.locator(".import").first).to_contain_text("Waiting for the background worker")
+    shots(page, app_server.url, "import-waiting")
+
+    manage("job_worker", "--batch", "--no-startup-delay", env=live_env["env"])
+    expect(page.locator(".import").first).to_contain_text(
+        "2 conversations imported (4 messages)", timeout=20_000
+    )
+    expect(page.locator(".import").first).not_to_have_attribute("hx-trigger", "every 2s")
+    shots(page, app_server.url, "import-done")
+
+    page.get_by_role("link", name="See them in your conversations").click()
+    sidebar = page.get_by_role("complementary", name="Conversations")
+    expect(sidebar).to_contain_text("Trip to Lyon")
+    expect(sidebar).to_contain_text("Workshop move")
+    facts = db_rows(
+        "SELECT f.text FROM memory_fact f JOIN auth_user u ON u.id = f.user_id "
+        "WHERE u.username = ? AND f.text LIKE '%Zenobia%'",
+        (gwen,),
+    )
+    assert facts  # learned from the imported conversation, as from any
+
+
+def test_a_broken_file_says_what_is_wrong(page, app_server, gwen, tmp_path):
+    log_in(page, app_server, username=gwen, password=PASSWORD)
+    page.goto(f"{app_server.url}/account/import/")
+    broken = tmp_path / "conversations.json"
+    broken.write_text('[{"title": "cut off')
+
+    def upload():
+        page.goto(f"{app_server.url}/account/import/")
+        page.get_by_label("Export file").set_input_files(broken)
+        page.get_by_role("button", name="Import").click()
+
+    upload()
+    expect(page.get_by_role("alert")).to_contain_text("The file is not valid JSON")
+    shots(page, app_server.url, "import-error", again=upload)
