@@ -18,8 +18,11 @@ def conversation_get(*, conversation_id: int) -> Conversation:
 
 
 def message_page(*, conversation: Conversation, page: int | str | None) -> Page:
-    """One page of the conversation's messages, oldest first (the last page by default)."""
-    qs = Message.objects.filter(conversation=conversation).order_by("created_at", "id")
+    """One page of the conversation's messages, oldest first (the last page by default): the
+    branch the user sees (chat.branches)."""
+    qs = Message.objects.filter(conversation=conversation, hidden_by__isnull=True).order_by(
+        "created_at", "id"
+    )
     paginator = Paginator(qs, MESSAGES_PER_PAGE)
     return paginator.get_page(page or paginator.num_pages)
 

@@ -2,6 +2,8 @@
 question switches it and everything after it; the page, the context, the summary and the
 memory index follow the branch shown. On the real database (SQLite and PostgreSQL)."""
 
+import json
+
 import pytest
 from django.db import connection
 
@@ -257,3 +259,24 @@ def test_what_only_the_abandoned_branch_taught_can_be_forgotten(conversation, al
     assert not Fact.objects.filter(pk=only_there.pk).exists()
     assert list(Fact.objects.get(pk=both.pk).source_messages.all()) == [porto]
     assert Message.objects.filter(hidden_by=first).count() == 6  # the branch itself stays
+
+
+@pytest.mark.django_db
+def test_an_export_and_import_keep_the_branches(conversation, alice, staff):
+    from staff.services.user_data import user_data_delete
+    from userdata.transfer.export import user_data_export
+    from userdata.transfer.importer import user_data_import
+
+    first = three_exchanges(conversation)[0][0]
+    edit(conversation, first, "Plan a trip to Porto", "Porto has port wine.")
+    document = json.loads(json.dumps(user_data_export(user=alice)))
+    user_data_delete(user=alice, actor=staff)
+
+    user_data_import(document=document, actor=staff)
+
+    imported = alice.conversations.get()
+    assert shown(imported) == ["Plan a trip to Porto", "Porto has port wine."]
+    original = Message.objects.get(conversation=imported, content="Plan a trip to Lisbon")
+    assert Message.objects.filter(hidden_by=original).count() == 6
+    branches.branch_switch(conversation=imported, message_id=original.pk)
+    assert shown(imported)[-1] == "Try pastel de nata in Belem."

@@ -54,12 +54,17 @@ MESSAGE_EXTRA = (
     "duration",
     "client_id",
     "reply_to",
+    "branch_of",
+    "hidden_by",
     "system_prompt_version",
     "lease_expires_at",
     "context_report",
 )
 # Links filled in a second pass (they may point forward in the document).
-DEFERRED = {Message: {"reply_to"}, Fact: {"superseded_by"}}
+DEFERRED = {Message: {"reply_to", "branch_of", "hidden_by"}, Fact: {"superseded_by"}}
+# A message's links to a message at or before it (a branch's first question, itself too):
+# known once its chunk is stored.
+BRANCH_LINKS = ("branch_of", "hidden_by")
 IMPORT_CHUNK = 100  # memories per transaction (about 0.7 s of SQLite writes each)
 MESSAGE_CHUNK = 500  # a long conversation's messages per transaction
 
@@ -597,6 +602,8 @@ def _import_messages(data: dict, ids: _Ids, result: ImportResult, actor, *, wher
         for name in MESSAGE_EXTRA:
             if name == "reply_to":  # an earlier message; a later one is linked at the end
                 message.reply_to_id = ids.id(Message, item["fields"].get("reply_to"))
+            elif name in BRANCH_LINKS:
+                setattr(message, f"{name}_id", ids.id(Message, item["fields"].get(name)))
             elif name in values_:
                 setattr(message, name, values_[name])
     if created:
