@@ -296,6 +296,8 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
                 await self.chat_user_frame(message)
             elif message["type"] == "chat.signed_out":
                 await self.chat_signed_out(message)
+            elif message["type"] == "chat.conversation_settings":
+                self.chat_conversation_settings(message)
             return
         if message["type"] == "websocket.receive":
             # Nor before a frame from the browser: its database work runs in our own threads
@@ -308,6 +310,14 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
     async def chat_user_frame(self, event):
         if self.conversation is not None and event.get("conversation_id") != self.conversation.pk:
             await self.send_json(event["frame"])
+
+    def chat_conversation_settings(self, event):
+        """New settings of this conversation (chat.fanout.conversation_settings_changed):
+        the next turn is answered with them."""
+        if self.conversation is not None and event.get("conversation_id") == self.conversation.pk:
+            self.conversation.model = event["model"]
+            self.conversation.strategy = event["strategy"]
+            self.conversation.context_budget = event["context_budget"]
 
     async def chat_signed_out(self, event):
         await self.close(code=CLOSE_UNAUTHENTICATED)

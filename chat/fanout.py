@@ -55,6 +55,25 @@ def send_to_users_other_tabs(user_id: int, conversation_id: int, frame: dict) ->
         async_to_sync(layer.group_send)(protocol.user_group(user_id), event)
 
 
+def conversation_settings_changed(conversation) -> None:
+    """The conversation's model, strategy or budget changed (a page's form): every tab of
+    its user keeps the conversation it answers with, so each tab on it takes the new values
+    for its next turn (``ChatConsumer.chat_conversation_settings``). Synchronous."""
+    from asgiref.sync import async_to_sync
+    from channels.layers import get_channel_layer
+
+    layer = get_channel_layer()
+    if layer is not None:
+        event = {
+            "type": "chat.conversation_settings",
+            "conversation_id": conversation.pk,
+            "model": conversation.model,
+            "strategy": conversation.strategy,
+            "context_budget": conversation.context_budget,
+        }
+        async_to_sync(layer.group_send)(protocol.user_group(conversation.user_id), event)
+
+
 class TabFanout:
     def __init__(self, channel_layer, group: str, channel_name: str):
         self.layer = channel_layer

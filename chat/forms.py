@@ -1,9 +1,11 @@
 from django import forms
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.forms import UserCreationForm
 
 from chat.models import Conversation
 from llm.catalogue import model_choices
+from llm.clients import chat_endpoint
 
 
 class SignupForm(UserCreationForm):
@@ -45,8 +47,28 @@ class RenameForm(forms.Form):
         return title
 
 
-class NewConversationForm(forms.Form):
+class ModelForm(forms.Form):
+    """The model a conversation is answered by, among those the server lists (""): the
+    configured default)."""
+
+    model = forms.ChoiceField(required=False)
+
+    def __init__(self, *args, current: str = "", **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["model"].choices = model_choices(current)
+
+
+class NewConversationForm(ModelForm):
     temporary = forms.BooleanField(required=False)
+
+
+def model_picker_choices(current: str = "") -> list[tuple[str, str]]:
+    """The header's model picker: the server's models when it lists several; none offline
+    (no model is there to name) or with one model."""
+    if not chat_endpoint().configured:
+        return []
+    choices = model_choices(current)
+    return choices if len(choices) > 1 else []
 
 
 class ConversationSettingsForm(forms.ModelForm):
@@ -54,15 +76,42 @@ class ConversationSettingsForm(forms.ModelForm):
 
     model = forms.ChoiceField(required=False)
 
+    # Plain words for what each choice does (the stored values stay the engine's names).
+    STRATEGY_CHOICES = [
+        (Conversation.Strategy.SUMMARY_BUFFER, "Summarise older messages, send recent ones"),
+        (Conversation.Strategy.TOKEN_LIMIT, "Send as many recent messages as fit"),
+        (Conversation.Strategy.SLIDING_WINDOW, "Send only the last few messages"),
+    ]
+    ADVANCED = ("strategy", "context_budget")
+
     class Meta:
         model = Conversation
         fields = ("strategy", "context_budget", "model")
-        help_texts = {"context_budget": "Tokens per request; empty for the default."}
+        labels = {
+            "strategy": "What the model is sent of this conversation",
+            "context_budget": "Most the model is sent each time (tokens)",
+        }
+        help_texts = {
+            "context_budget": "About ¾ of a word a token. Empty: the default.",
+        }
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["model"].choices = model_choices(self.instance.model)
-        self.fields["model"].help_text = "The models the model server lists."
+        self.fields["strategy"].choices = self.STRATEGY_CHOICES
+        self.fields["context_budget"].widget.attrs["placeholder"] = (
+            f"{settings.MEMORYCHAT_CONTEXT_BUDGET:,}"
+        )
+        if chat_endpoint().configured:
+            self.fields["model"].choices = model_choices(self.instance.model)
+            self.fields["model"].help_text = "The models the model server lists."
+        else:  # offline: no model answers, so none is named
+            del self.fields["model"]
+
+    def basic_fields(self):
+        return [field for field in self if field.name not in self.ADVANCED]
+
+    def advanced_fields(self):
+        return [field for field in self if field.name in self.ADVANCED]
 
     def clean_context_budget(self):
         budget = self.cleaned_data["context_budget"]

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from django.db import connection
-from django.db.models import Count, F, Q, QuerySet
+from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
@@ -277,9 +277,15 @@ def starter_suggestions(*, user, temporary: bool = False, limit: int = 3) -> lis
                     f"Let's revisit a decision: {decision.what}",
                 )
             )
+        # Only a conversation whose latest reply came whole: one that failed is not picked up.
+        latest_reply = Message.objects.filter(
+            conversation=OuterRef("pk"), role=Message.Role.ASSISTANT
+        ).order_by("-created_at", "-id")
         recent = (
             Conversation.objects.filter(user=user, archived=False, temporary=False)
             .exclude(title="")
+            .annotate(latest_status=Subquery(latest_reply.values("status")[:1]))
+            .filter(latest_status=Message.Status.COMPLETE)
             .order_by("-updated_at")
             .values_list("title", flat=True)
             .first()

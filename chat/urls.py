@@ -18,6 +18,7 @@ urlpatterns = [
     path("c/<int:conversation_id>/pin/", views.conversation_pin, name="pin"),
     path("c/<int:conversation_id>/delete/", views.conversation_delete, name="delete"),
     path("c/<int:conversation_id>/settings/", views.conversation_settings, name="settings"),
+    path("c/<int:conversation_id>/model/", views.conversation_model, name="model"),
     path(
         "c/<int:conversation_id>/m/<int:message_id>/version/<int:number>/",
         views.reply_version,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.contrib import messages as django_messages
 from django.contrib.auth import get_user_model, login
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.views import PasswordResetView
@@ -14,11 +15,19 @@ from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect
 from django_ratelimit.core import is_ratelimited
 
-from chat import limits, selectors, services
-from chat.forms import ConversationSettingsForm, NewConversationForm, RenameForm, SignupForm
+from chat import fanout, limits, selectors, services
+from chat.forms import (
+    ConversationSettingsForm,
+    ModelForm,
+    NewConversationForm,
+    RenameForm,
+    SignupForm,
+    model_picker_choices,
+)
 from chat.jsonsafe import MAX_ID
 from chat.search import message_search
 from chat.templatetags.chat_tags import report_view
+from llm import OFFLINE_MODEL
 from memory.services import conversation_forget, conversation_forget_plan
 from profiles.account import email_link_notice
 from web.access import login_required
@@ -168,6 +177,9 @@ def _page_context(request, conversation=None) -> dict:
     context["max_message_chars"] = settings.MEMORYCHAT_MAX_MESSAGE_CHARS
     context["temporary"] = temporary
     context["project"] = project if conversation is None else conversation.project
+    context["model_picker"] = model_picker_choices(conversation.model if conversation else "")
+    # A notice from the last request (a deletion): the page's "messages" are the chat's.
+    context["page_notices"] = django_messages.get_messages(request)
     if conversation is not None:
         services.replies_interrupt_stale(conversation=conversation)
         highlight = _highlight(request)
@@ -264,9 +276,10 @@ def context_report(request, conversation_id: int, message_id: int):
         conversation=conversation, reply_id=message_id, version=request.GET.get("version")
     )
     if request.htmx:
-        return render(
-            request, "chat/_context_report_body.html", report_view(message.context_report)
-        )
+        context = report_view(message.context_report)
+        # Offline, the model the report was sized for did not answer: it is not named.
+        context["offline"] = getattr(message, "model", "") == OFFLINE_MODEL
+        return render(request, "chat/_context_report_body.html", context)
     return render(
         request, "chat/context_report.html", {"conversation": conversation, "message": message}
     )
@@ -278,14 +291,18 @@ def conversation_new(request):
     """Start a conversation. The page's script calls this on the first Send and pushes the new
     URL; a plain form post (no JS) redirects."""
     form = NewConversationForm(request.POST)
-    temporary = form.is_valid() and form.cleaned_data["temporary"]
+    valid = form.is_valid()
+    temporary = valid and form.cleaned_data["temporary"]
     project = selectors.project_for_new_conversation(
         user=request.user, project_id=request.POST.get("project", "")
     )
     if temporary and project is not None:
         return HttpResponseBadRequest("A temporary conversation cannot be in a project.")
     conversation = services.conversation_create(
-        user=request.user, temporary=temporary, project=project
+        user=request.user,
+        temporary=temporary,
+        project=project,
+        model=form.cleaned_data["model"] if valid else "",
     )
     url = conversation.get_absolute_url()
     if request.headers.get("Accept") == "application/json":
@@ -355,7 +372,9 @@ def conversation_delete(request, conversation_id: int):
     if request.method == "POST":
         if request.POST.get("forget") == "1":
             conversation_forget(conversation=conversation, actor=request.user, keep_place=False)
+        title = conversation.display_title
         services.conversation_delete(conversation=conversation)
+        django_messages.success(request, f"Deleted “{title}”.")  # the next page says so
         if request.htmx:
             return HttpResponseClientRedirect("/")
         return redirect("chat:home")
@@ -375,9 +394,31 @@ def conversation_settings(request, conversation_id: int):
     form = ConversationSettingsForm(request.POST, instance=conversation)
     if form.is_valid():
         form.save()
+        fanout.conversation_settings_changed(conversation)  # the open tabs' next turns
     if request.htmx:
         context = {"conversation": conversation, "settings_form": form, "saved": form.is_valid()}
         return render_fragments(request, TEMPLATE, context, "conversation-settings")
+    return redirect(conversation)
+
+
+@login_required
+@require_POST
+def conversation_model(request, conversation_id: int):
+    """The header's model picker: the model for the conversation's next replies."""
+    conversation = selectors.conversation_get_for_user(
+        user=request.user, conversation_id=conversation_id
+    )
+    form = ModelForm(request.POST, current=conversation.model)
+    if not form.is_valid():
+        return HttpResponseBadRequest("That model is not offered by the server.")
+    services.conversation_set_model(conversation=conversation, model=form.cleaned_data["model"])
+    fanout.conversation_settings_changed(conversation)  # the open tabs' next turns
+    if request.htmx:
+        context = {
+            "conversation": conversation,
+            "model_picker": model_picker_choices(conversation.model),
+        }
+        return render_fragments(request, TEMPLATE, context, "model-picker")
     return redirect(conversation)
 
 

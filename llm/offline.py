@@ -6,10 +6,6 @@ import re
 
 from memory.report import ContextReport, memories_sent, summary_text
 
-NOTICE = (
-    "*Offline reply: no language model is configured (`OPENAI_API_KEY` is not set), so this "
-    "answer is assembled from what memorychat remembers, not generated.*"
-)
 MAX_MEMORIES = 6
 _PIECE = re.compile(r"\S+\s*|\s+")
 
@@ -20,8 +16,9 @@ def _short(text: str, limit: int) -> str:
 
 
 def compose_offline_reply(user_text: str, report: ContextReport | None) -> str:
-    """Markdown: the notice, the memories the context engine chose, the rolling summary."""
-    lines = [NOTICE, ""]
+    """Markdown: the memories the context engine chose, the rolling summary. That it is
+    offline is said once, by the chat page's banner and the reply's "offline" badge."""
+    lines: list[str] = []
     memories = memories_sent(report)
     if memories:
         lines.append("What I remember that may be relevant:")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import zoneinfo
 from functools import cache
+from pathlib import Path
 
 from django.conf import global_settings
 
@@ -14,7 +15,8 @@ LANGUAGES: tuple[tuple[str, str], ...] = tuple(
 )
 _LANGUAGE_NAMES = dict(LANGUAGES)
 
-# Aliases kept in the tz database for compatibility ("US/Eastern", "Japan", "posixrules").
+# Aliases kept in the tz database for compatibility ("US/Eastern", "Japan", "posixrules"):
+# left out when the system's zone.tab, the tz database's list of locations, is not there.
 _LEGACY_ZONE_PREFIXES = ("Etc/", "SystemV/", "US/", "Canada/", "Mexico/", "Brazil/", "Chile/")
 
 
@@ -25,11 +27,27 @@ def language_name(code: str) -> str:
 
 @cache
 def timezones() -> tuple[str, ...]:
-    """Canonical IANA zone names from ``zoneinfo.available_timezones()``, sorted, plus UTC."""
-    names = {
+    """The zones a person picks from: the tz database's locations (``zone.tab``: one name per
+    place, so no deprecated alias such as "Asia/Calcutta" or "US/Eastern"), plus UTC; without
+    that file, ``zoneinfo.available_timezones()`` minus the alias families."""
+    located = _zone_tab_names()
+    names = located or {
         name
         for name in zoneinfo.available_timezones()
         if "/" in name and not name.startswith(_LEGACY_ZONE_PREFIXES)
     }
+    names = {name for name in names if name in zoneinfo.available_timezones()}
     names.add("UTC")
     return tuple(sorted(names))
+
+
+def _zone_tab_names() -> set[str]:
+    for directory in zoneinfo.TZPATH:
+        path = Path(directory) / "zone.tab"
+        if path.is_file():
+            return {
+                line.split("\t")[2]
+                for line in path.read_text(encoding="utf-8").splitlines()
+                if line and not line.startswith("#") and line.count("\t") >= 2
+            }
+    return set()

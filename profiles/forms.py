@@ -70,7 +70,13 @@ class PreferencesForm(forms.ModelForm):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["timezone"].choices = [("", "Not set"), *((tz, tz) for tz in timezones())]
+        zones = list(timezones())
+        current = self.instance.timezone if self.instance else ""
+        if current and current not in zones:  # an older alias stays until changed
+            zones.append(current)
+        self.fields["timezone"].choices = [("", "Not set"), *((tz, tz) for tz in zones)]
+        # Unset: static/js/ui.js proposes the browser's zone (saved only with the form).
+        self.fields["timezone"].widget.attrs["data-zone-from-browser"] = ""
         for name in ("response_format", "detail_level", "tone", "technical_depth", "emoji"):
             # Every preference but the format overrides a metric learned from messages.
             blank = "No preference" if name == "response_format" else "Learn from my messages"

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
+
+from django.utils import timezone
 
 from profiles.charts import SPARK_HEIGHT, SPARK_PAD, sparkline
 from profiles.domains import BEGINNER_MAX, DOMAINS, EXPERT_MIN, PRIOR
@@ -27,6 +30,9 @@ class MetricRow:
     note: str
     chart: str  # SVG polyline points, "" when there are fewer than two points
     chart_from: int = 0  # the message count where the chart starts
+    # The chart's x axis: when its first and last points were learned (None: not known).
+    date_from: datetime | None = None
+    date_to: datetime | None = None
 
     @property
     def percent(self) -> int:
@@ -50,13 +56,12 @@ def style_overview(
     for name in METRICS:
         value, count = profile.metric(name)
         points = [(0, PRIORS[name])] if from_start and count else []
-        points += [
-            (snapshot.messages_observed, getattr(snapshot, name))
-            for snapshot in snapshots
-            if getattr(snapshot, name) is not None
-        ]
+        taken = [s for s in snapshots if getattr(s, name) is not None]
+        points += [(snapshot.messages_observed, getattr(snapshot, name)) for snapshot in taken]
+        date_to = taken[-1].taken_at if taken else None
         if count and (not points or points[-1][0] < profile.messages_observed):
             points.append((profile.messages_observed, value))
+            date_to = timezone.now()
         rows.append(
             MetricRow(
                 name=name,
@@ -67,6 +72,9 @@ def style_overview(
                 note=f"Used: {used[name]}" if name in used else f"Not used: {unused[name]}.",
                 chart=sparkline(points),
                 chart_from=points[0][0] if points else 0,
+                # The prior at 0 messages has no date: the first snapshot's stands for it.
+                date_from=taken[0].taken_at if taken else None,
+                date_to=date_to,
             )
         )
     return rows

@@ -65,6 +65,7 @@ OWNED = {
     "chat:pin",
     "chat:delete",
     "chat:settings",
+    "chat:model",
     "chat:reply_version",
     "chat:context_report",
     "chat:share",

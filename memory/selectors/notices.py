@@ -52,6 +52,11 @@ class Notice:
     def waiting(self) -> bool:
         return any(item.suggested for item in self.items)
 
+    @property
+    def asked(self) -> bool:
+        """An ask-first notice: Keep, Edit and Discard answer it (no Undo)."""
+        return any(item.action == "suggested" for item in self.items)
+
 
 def _notices(events: list[MemoryEvent]) -> list[Notice]:
     wanted: dict[str, set[int]] = defaultdict(set)

@@ -281,7 +281,7 @@
         box.appendChild(node);
       }
       if (window.htmx) htmx.process(node);
-      scrollDown(false);
+      showNotice(node);
     },
     branch_shown(frame) {
       showBranch(frame);
@@ -299,6 +299,17 @@
       if (pending && (!frame.client_id || frame.client_id === pending.client_id)) pending = null;
     },
   };
+
+  // A new notice under the latest reply comes into view (the reader at the end sees it
+  // whole); one under an older message, or while the reader is further up, does not move them.
+  function showNotice(node) {
+    const box = node.closest(".memory-notices");
+    let later = box && box.nextElementSibling;
+    while (later && !later.matches("article")) later = later.nextElementSibling;
+    const fromEnd = messages.scrollHeight - messages.scrollTop - messages.clientHeight;
+    if (!box || later || fromEnd - node.offsetHeight > 120) return;
+    node.scrollIntoView({ block: "nearest", behavior: "smooth" });
+  }
 
   function showTitle() {
     if (knownTitle === null) return;
@@ -373,6 +384,8 @@
     const body = new URLSearchParams();
     if (section.dataset.temporary) body.append("temporary", "on");
     if (section.dataset.project) body.append("project", section.dataset.project);
+    const model = document.getElementById("model-picker"); // the header's, when offered
+    if (model && model.value) body.append("model", model.value);
     const response = await fetch(section.dataset.newUrl, {
       method: "POST",
       headers: {
@@ -447,7 +460,9 @@
     transmit({ type: "stop" });
   });
   input.addEventListener("keydown", (event) => {
-    if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+    // On a touch screen Return makes a new line; the button sends (composer.js).
+    const touch = window.memorychat && window.memorychat.touchTyping && window.memorychat.touchTyping();
+    if (event.key === "Enter" && !event.shiftKey && !event.isComposing && !touch) {
       event.preventDefault();
       send();
     } else if (event.key === "Escape" && editing !== null) {

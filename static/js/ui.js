@@ -31,6 +31,70 @@
     if (event.target.matches("[data-theme-choice]")) chooseTheme(event.target.value);
   });
 
+  // -- a time zone not chosen yet: the browser's is proposed (saved only with its form) ----
+  document.querySelectorAll("select[data-zone-from-browser]").forEach((select) => {
+    if (select.value) return;
+    let zone = "";
+    try { zone = Intl.DateTimeFormat().resolvedOptions().timeZone || ""; } catch (e) { return; }
+    if (!Array.from(select.options).some((option) => option.value === zone)) return;
+    select.value = zone;
+    const note = document.createElement("span");
+    note.className = "helptext zone-proposed";
+    note.textContent = `Proposed from your browser: save to keep it.`;
+    select.insertAdjacentElement("afterend", note);
+  });
+
+  // -- confirmations: the page's own dialog, not the browser's confirm() -------------------
+  // Every hx-confirm asks here. The asking element may name its button (data-confirm-button,
+  // red with data-confirm-danger) and the notice shown once it is done (data-done).
+  let confirmDialog = null;
+  function confirmBox() {
+    if (confirmDialog) return confirmDialog;
+    confirmDialog = document.createElement("dialog");
+    confirmDialog.className = "confirm-dialog";
+    confirmDialog.setAttribute("aria-labelledby", "confirm-question");
+    confirmDialog.innerHTML = '<form method="dialog"><p id="confirm-question"></p>' +
+      '<div class="confirm-actions"><button type="submit" value="cancel" class="secondary" autofocus>Cancel</button>' +
+      '<button type="submit" value="ok" class="confirm-ok"></button></div></form>';
+    document.body.appendChild(confirmDialog);
+    return confirmDialog;
+  }
+  document.addEventListener("htmx:confirm", (event) => {
+    const question = event.detail.question;
+    if (!question) return; // nothing to ask
+    event.preventDefault();
+    const asker = event.detail.elt.closest("[hx-confirm]") || event.detail.elt;
+    const dialog = confirmBox();
+    dialog.querySelector("#confirm-question").textContent = question;
+    const ok = dialog.querySelector(".confirm-ok");
+    ok.textContent = asker.dataset.confirmButton || "Confirm";
+    ok.classList.toggle("danger", asker.hasAttribute("data-confirm-danger"));
+    dialog.returnValue = "";
+    dialog.addEventListener("close", () => {
+      if (dialog.returnValue === "ok") event.detail.issueRequest(true);
+    }, { once: true });
+    dialog.showModal();
+  });
+  function notify(text) {
+    let region = document.getElementById("page-notice");
+    if (!region) {
+      region = document.createElement("div");
+      region.id = "page-notice";
+      region.setAttribute("role", "status");
+      document.body.appendChild(region);
+    }
+    region.textContent = text;
+    region.classList.add("shown");
+    clearTimeout(notify.timer);
+    notify.timer = setTimeout(() => region.classList.remove("shown"), 4000);
+  }
+  const shown = document.querySelector("#page-notice.shown"); // the server's, after a redirect
+  if (shown) notify.timer = setTimeout(() => shown.classList.remove("shown"), 6000);
+  document.addEventListener("htmx:afterRequest", (event) => {
+    const asker = event.detail.elt && event.detail.elt.closest && event.detail.elt.closest("[data-done]");
+    if (asker && event.detail.successful) notify(asker.dataset.done);
+  });
+
   // -- the phone's menu and conversation drawer ---------------------------------------------
   function setOpen(button, open) {
     const target = document.getElementById(button.getAttribute("aria-controls"));

@@ -350,14 +350,16 @@ async def test_stop_from_another_tab_stops_the_reply(aconversation, alice, fake_
 
 
 async def test_offline_replies_stream_and_say_so(aconversation, alice, settings):
-    """With no API key the offline provider answers, labelled offline."""
+    """With no API key the offline provider answers, labelled offline by its badge (the page's
+    banner says why once, not a paragraph in every reply)."""
     settings.OPENAI_API_KEY = ""
     socket = await connected(alice, aconversation.pk)
     await socket.send_json_to({"type": "send", "text": "Hello offline"})
     frames = await frames_until(socket, "reply_end")
     await socket.disconnect()
     assert sum(f["type"] == "chunk" for f in frames) > 1
-    assert "Offline reply" in frames[-1]["html"]
+    assert "Offline reply" not in frames[-1]["html"]
+    assert 'class="badge offline"' in frames[-1]["article"]
     reply = await Message.objects.aget(role="assistant")
     assert reply.model == "offline" and reply.status == "complete"
 

@@ -102,6 +102,11 @@ def test_ask_first_keeps_a_suggestion_out_of_the_context_until_it_is_kept(
     page.wait_for_url(re.compile(r"/c/\d+/$"))
     notice = page.locator(".memory-notice").last
     expect(notice).to_contain_text("Remember this?")
+    # Keep / Edit / Discard answer it; no Undo beside them.
+    expect(notice.get_by_role("button", name="Keep")).to_be_visible()
+    expect(notice.get_by_role("link", name="Edit")).to_be_visible()
+    expect(notice.get_by_role("button", name="Discard")).to_be_visible()
+    expect(notice.get_by_role("button", name="Undo")).to_have_count(0)
     last_reply_done(page)
 
     page.goto(f"{app_server.url}/")

@@ -59,6 +59,7 @@ def test_deleting_a_conversation_can_forget_what_was_learned_there(
     expect(page.locator("#forget-detail")).to_contain_text("1 memory came only")
     page.get_by_role("button", name="Delete").click()
     page.wait_for_url(f"{app_server.url}/")
+    expect(page.locator("#page-notice")).to_contain_text("Deleted “")  # said after it
     assert facts_of(db_rows, fiona, "Zenobia") == []
 
 

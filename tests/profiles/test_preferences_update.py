@@ -140,6 +140,10 @@ def test_it_offers_zoneinfo_timezones_and_no_preference():
     assert "Europe/Paris" in zones
     assert "America/Argentina/Buenos_Aires" in zones
     assert "US/Eastern" not in zones  # legacy alias
+    # Deprecated aliases under a region's name too: only the tz database's locations.
+    assert "Asia/Kolkata" in zones and "Asia/Calcutta" not in zones
+    assert "Europe/Amsterdam" in zones and "Etc/GMT+5" not in zones
+    assert "America/Buenos_Aires" not in zones
     for name in ("response_format", "detail_level", "tone", "technical_depth", "emoji"):
         assert form.fields[name].choices[0][0] == ""
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.support.live_server import ServerProcess, create_user, manage, project_env
 
@@ -66,14 +67,23 @@ def test_the_memory_switch_flips_in_place(browser, server):
     assert "Memory is off" not in page.locator("#learned-style").inner_text()
 
 
-def test_reset_asks_the_browser_to_confirm(browser, server):
-    """With HTMX the reset button asks for confirmation, then resets in place."""
+def test_reset_asks_in_the_page_then_resets_in_place(browser, server):
+    """With HTMX the reset button asks in the page's own dialog (not the browser's
+    confirm()), then resets in place and says so."""
     page = open_profile(browser, server)
-    dialogs = []
-    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.accept()))
+    browser_dialogs = []
+    page.on("dialog", lambda dialog: (browser_dialogs.append(dialog.message), dialog.dismiss()))
     page.get_by_role("button", name="Reset learned style…").click()
-    page.get_by_text("Your learned style was reset.").wait_for()
-    assert dialogs and "Forget the style" in dialogs[0]
+    asking = page.get_by_role("dialog")
+    expect(asking).to_contain_text("Forget the style learned from your messages?")
+    expect(asking.get_by_role("button", name="Cancel")).to_be_focused()
+    asking.get_by_role("button", name="Cancel").click()
+    expect(asking).to_be_hidden()
+    page.get_by_role("button", name="Reset learned style…").click()
+    asking.get_by_role("button", name="Reset").click()
+    page.get_by_text("Your learned style was reset.").first.wait_for()
+    expect(page.locator("#page-notice")).to_have_text("The learned style was reset.")
+    assert browser_dialogs == []
 
 
 def test_the_page_works_without_javascript(browser, server):
