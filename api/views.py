@@ -22,7 +22,7 @@ from chat.models import Message
 from chat.services import ChatError
 from chat.turn import in_db_thread, run_turn
 from llm.catalogue import server_models
-from profiles.keys import key_user
+from profiles.keys import key_lookup, key_mark_used, key_used_due, key_user
 
 logger = logging.getLogger(__name__)
 
@@ -60,23 +60,48 @@ def _user(secret: str):
     return user
 
 
+def _key(secret: str):
+    """The key ``secret`` is (its user with it), or a 401. Not marked used here: that write
+    waits until the turn has started (``_mark_used_later``)."""
+    key = key_lookup(secret)
+    if key is None:
+        raise ApiError(401, "Incorrect or revoked API key.", code="invalid_api_key")
+    return key
+
+
+_marking: set[asyncio.Task] = set()  # the writes of last_used_at in flight (kept referenced)
+
+
+def _mark_used_later(key) -> None:
+    """The key's last use written in a thread of its own, off the first token's path."""
+    if key_used_due(key):
+        task = asyncio.create_task(in_db_thread(key_mark_used)(key))
+        _marking.add(task)
+        task.add_done_callback(_marking.discard)
+
+
+def _model_known(model: str) -> bool:
+    """The configured model needs no look at the server's list (a cache read a request)."""
+    return model == settings.OPENAI_MODEL or model in _model_names()
+
+
 def _model_names() -> list[str]:
     default = settings.OPENAI_MODEL
     return [default, *(name for name in server_models() if name != default)]
 
 
 def _turn_for(secret: str, chat: wire.ChatRequest):
-    """The key's user, the model checked and the conversation: one thread trip before the
-    turn (each trip costs the first token a little)."""
-    user = _user(secret)
-    if chat.model not in _model_names():
+    """The key, the model checked and the conversation: one thread trip before the turn
+    (each trip costs the first token a little)."""
+    key = _key(secret)
+    if not _model_known(chat.model):
         raise ApiError(
             404, f"The model {chat.model!r} does not exist.", param="model", code="model_not_found"
         )
     conversation, created = conversation_for_request(
-        user=user, history=chat.history, model=chat.model, temporary=chat.temporary
+        user=key.user, history=chat.history, model=chat.model, temporary=chat.temporary
     )
-    return user, conversation, created
+    return key, conversation, created
 
 
 def _refusal(error: ChatError) -> ApiError:
@@ -147,9 +172,10 @@ async def chat_completions(request: HttpRequest) -> HttpResponse:
         except ApiError:
             await in_db_thread(_user)(secret)  # a 401 before any word on the body
             raise
-        user, conversation, created = await in_db_thread(_turn_for)(secret, chat)
+        key, conversation, created = await in_db_thread(_turn_for)(secret, chat)
     except ApiError as error:
         return _error(error)
+    user = key.user
     try:
         if chat.stream:
             response = await _streamed(user, conversation, chat)
@@ -159,6 +185,7 @@ async def chat_completions(request: HttpRequest) -> HttpResponse:
         if created:
             await in_db_thread(conversation_discard)(conversation=conversation)
         return _error(_refusal(refused))
+    _mark_used_later(key)
     response[CONVERSATION_HEADER] = str(conversation.pk)
     return response
 
