@@ -229,10 +229,6 @@ MEMORYCHAT_REPLY_VERSIONS_KEPT = env_int("REPLY_VERSIONS_KEPT", 10, minimum=1)
 # Rows (messages, memories, history records) one staff import may store; it stores them in
 # short transactions (userdata/transfer/importer.py), so a reply never waits long for it.
 MEMORYCHAT_IMPORT_MAX_ROWS = env_int("IMPORT_MAX_ROWS", 500_000, minimum=1)
-# Processes each server process starts for turns' set-up (chat.setup_workers: the context
-# build and the message's store off the server's GIL; about 200 MB each); 0 keeps it in the
-# server's threads.
-MEMORYCHAT_SETUP_PROCESSES = env_int("SETUP_PROCESSES", 1)
 # Abuse limits (0 turns a limit off).
 MEMORYCHAT_MESSAGES_PER_MINUTE = env_int("MESSAGES_PER_MINUTE", 20)
 MEMORYCHAT_MAX_CONCURRENT_STREAMS = env_int("MAX_CONCURRENT_STREAMS", 3)
