@@ -96,12 +96,22 @@ def figures(level: dict) -> dict[str, float | None]:
         else None,
         "delivered": percentile(shares, 50),
         "cpu_ratio": cpu["app"] / cpu["relay"] if cpu["relay"] else None,
+        "load": statistics.fmean(level["load"]) if level["load"] else None,
     }
 
 
 def median(values: list[float | None]) -> float | None:
     kept = [v for v in values if v is not None]
     return statistics.median(kept) if kept else None
+
+
+def _ms(value: float | None) -> str:
+    return "—" if value is None else f"{value:.1f}"
+
+
+def _ratio(row: dict, base: dict, key: str) -> str:
+    a, b = row[key], base.get(key)
+    return f"{a / b:.2f}x" if a is not None and b else "—"
 
 
 def report(runs: dict[str, list[dict]], args, seconds: float) -> str:
@@ -113,32 +123,23 @@ def report(runs: dict[str, list[dict]], args, seconds: float) -> str:
         f" ({seconds / 60:.0f} min, uvicorn, Redis channel layer, SQLite): medians over"
         f" {args.repeats} alternating runs; ratios to `{shapes[0]}`.",
         "",
-        "| chats | shape | app TTFT p50 ms | ratio | app − relay p50 ms | p95 ms"
-        " | delivered p50 | ratio | CPU per chunk / relay's | runs' app − relay ms |",
-        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---|",
+        "| chats | shape | app TTFT p50 ms | ratio | app - relay p50 ms | p95 ms"
+        " | delivered p50 | ratio | CPU per chunk / relay's | runs' app - relay ms | load |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---:|",
     ]
     for index, chats in enumerate(levels):
         base: dict[str, float | None] = {}
         for shape in shapes:
             per_run = [figures(run["levels"][index]) for run in runs[shape]]
             row = {key: median([f[key] for f in per_run]) for key in per_run[0]}
-            if shape == shapes[0]:
-                base = row
-
-            def ratio(key: str, row=row) -> str:
-                a, b = row[key], base.get(key)
-                return f"{a / b:.2f}×" if a is not None and b else "—"
-
-            def ms(value: float | None) -> str:
-                return "—" if value is None else f"{value:.1f}"
-
-            spread = ", ".join(ms(f["over_relay"]) for f in per_run)
+            base = base or row
+            spread = ", ".join(_ms(f["over_relay"]) for f in per_run)
             delivered = "—" if row["delivered"] is None else f"{row['delivered'] * 100:.1f} %"
-            cpu = "—" if row["cpu_ratio"] is None else f"{row['cpu_ratio']:.2f}×"
+            cpu = "—" if row["cpu_ratio"] is None else f"{row['cpu_ratio']:.2f}x"
             lines.append(
-                f"| {chats} | {shape} | {ms(row['app_ttft'])} | {ratio('app_ttft')}"
-                f" | {ms(row['over_relay'])} | {ms(row['app_ttft_p95'])} | {delivered}"
-                f" | {ratio('delivered')} | {cpu} | {spread} |"
+                f"| {chats} | {shape} | {_ms(row['app_ttft'])} | {_ratio(row, base, 'app_ttft')}"
+                f" | {_ms(row['over_relay'])} | {_ms(row['app_ttft_p95'])} | {delivered}"
+                f" | {_ratio(row, base, 'delivered')} | {cpu} | {spread} | {_ms(row['load'])} |"
             )
     problems = [p for shape in shapes for run in runs[shape] for p in run["problems"]]
     lines += [
