@@ -13,6 +13,7 @@ import time
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.http.response import HttpResponseBase
 from django.views.decorators.csrf import csrf_exempt
 
 from api import wire
@@ -124,12 +125,12 @@ def _refusal(error: ChatError) -> ApiError:
     return ApiError(400, error.message, code=error.code)
 
 
-def _upstream(reply: Message) -> ApiError:
+def _upstream(reply: Message | None) -> ApiError:
     return ApiError(
         502,
-        reply.error or "The model did not answer.",
+        (reply and reply.error) or "The model did not answer.",
         type="upstream_error",
-        code=reply.error_kind or "upstream_error",
+        code=(reply and reply.error_kind) or "upstream_error",
     )
 
 
@@ -156,7 +157,7 @@ async def models(request: HttpRequest) -> HttpResponse:
 
 
 @csrf_exempt
-async def chat_completions(request: HttpRequest) -> HttpResponse:
+async def chat_completions(request: HttpRequest) -> HttpResponseBase:
     try:
         secret = _secret(request)
         if request.method != "POST":
@@ -190,12 +191,12 @@ async def chat_completions(request: HttpRequest) -> HttpResponse:
     return response
 
 
-async def _answered(user, conversation, chat: wire.ChatRequest) -> HttpResponse:
+async def _answered(user, conversation, chat: wire.ChatRequest) -> HttpResponseBase:
     async def ignore(frame):
         pass
 
     reply = await run_turn(user=user, conversation=conversation, text=chat.text, sink=ignore)
-    if _failed(reply):
+    if reply is None or _failed(reply):  # None: no reply stored (never for a new message)
         return _error(_upstream(reply))
     body = wire.completion(
         id=f"chatcmpl-{reply.pk}",
@@ -236,7 +237,7 @@ def _retrieve(task: asyncio.Task) -> None:
         logger.error("a /v1 turn failed", exc_info=error)
 
 
-async def _streamed(user, conversation, chat: wire.ChatRequest) -> HttpResponse:
+async def _streamed(user, conversation, chat: wire.ChatRequest) -> HttpResponseBase:
     frames = _Frames(
         lambda sink: run_turn(user=user, conversation=conversation, text=chat.text, sink=sink)
     )
@@ -263,8 +264,14 @@ async def _streamed(user, conversation, chat: wire.ChatRequest) -> HttpResponse:
 
 async def _events(frames: _Frames, reply_id: int, chat: wire.ChatRequest):
     """The reply as OpenAI's chunks: its text as it streams, then how it ended."""
-    ids = {"id": f"chatcmpl-{reply_id}", "model": chat.model, "created": int(time.time())}
-    yield wire.event(wire.chunk(**ids, delta={"role": "assistant", "content": ""}))
+    chunk_id, created = f"chatcmpl-{reply_id}", int(time.time())
+
+    def chunk(delta: dict, finish: str | None = None) -> bytes:
+        return wire.event(
+            wire.chunk(id=chunk_id, model=chat.model, created=created, delta=delta, finish=finish)
+        )
+
+    yield chunk({"role": "assistant", "content": ""})
     sent = ""
     end = None
     while (frame := await frames.next()) is not None:
@@ -280,7 +287,7 @@ async def _events(frames: _Frames, reply_id: int, chat: wire.ChatRequest):
             break
         if text:
             sent += text
-            yield wire.event(wire.chunk(**ids, delta={"content": text}))
+            yield chunk({"content": text})
     reply = None
     with contextlib.suppress(Exception):
         reply = await asyncio.shield(frames.task)
@@ -290,8 +297,9 @@ async def _events(frames: _Frames, reply_id: int, chat: wire.ChatRequest):
         yield wire.event(error.body())
         yield wire.DONE
         return
-    yield wire.event(wire.chunk(**ids, delta={}, finish=_finish(end["status"])))
+    yield chunk({}, finish=_finish(end["status"]))
     if chat.include_usage:
         usage = wire.usage(reply.prompt_tokens, reply.completion_tokens)
-        yield wire.event(wire.usage_chunk(**ids, usage=usage))
+        last = wire.usage_chunk(id=chunk_id, model=chat.model, created=created, usage=usage)
+        yield wire.event(last)
     yield wire.DONE
