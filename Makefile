@@ -15,7 +15,9 @@ PORT ?= 8000
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 
-WORKERS ?= 2
+# make serve: one uvicorn worker per core (bench/README.md, "Pool or workers": more server
+# processes on Redis, not processes of the server's own).
+WORKERS ?= $(shell nproc 2>/dev/null || echo 2)
 
 .PHONY: install install-dev migrate run serve test test-sqlite test-postgres test-fast test-llama lint browser bench clean
 
@@ -52,8 +54,9 @@ run: migrate
 	$(PY) manage.py job_supervisor -- --queue-name '*' & \
 	$(PY) manage.py runserver $(HOST):$(PORT)
 
-# Production: uvicorn with WORKERS processes (several need REDIS_URL: the in-memory channel
-# layer cannot cross processes) and a job worker (restarted if it exits). Needs the settings of docs/deploy.md.
+# Production: uvicorn with WORKERS processes, one per core by default (several need
+# REDIS_URL: the in-memory channel layer cannot cross processes) and a job worker (restarted
+# if it exits). Needs the settings of docs/deploy.md.
 serve: install
 	$(PY) manage.py check --deploy --fail-level WARNING
 	$(PY) manage.py migrate --noinput

@@ -7,32 +7,34 @@ it. Either shows in the web UI like any other conversation."""
 from __future__ import annotations
 
 from django.conf import settings
+from django.db.models import Exists, OuterRef
 
 from api.wire import Turn
 from chat.models import Conversation, Message
 from chat.services import NewMessage, clean_text, conversation_create, message_create_many
 
-CANDIDATES = 10  # conversations whose last message matches, compared in full
+CANDIDATES = 10  # conversations whose last two turns match, compared in full
+SHOWN_ROLES = [Message.Role.USER, Message.Role.ASSISTANT]
 
 
-def _thread(conversation_id: int) -> list[Turn]:
-    """A conversation's messages as a client would have them: a reply that failed with no
-    text left out, and the message it answered (the client got an error, not a turn)."""
+def _threads(conversation_ids: list[int]) -> dict[int, list[Turn]]:
+    """Conversations' messages as a client would have them, in one query: a reply that failed
+    with no text left out, and the message it answered (the client got an error, not a turn)."""
     rows = list(
         Message.objects.filter(
-            conversation_id=conversation_id,
-            role__in=[Message.Role.USER, Message.Role.ASSISTANT],
+            conversation_id__in=conversation_ids,
+            role__in=SHOWN_ROLES,
             hidden_by__isnull=True,  # the branch shown
         )
-        .order_by("id")
-        .values_list("id", "role", "content", "reply_to_id")
+        .order_by("conversation_id", "id")
+        .values_list("conversation_id", "id", "role", "content", "reply_to_id")
     )
-    unanswered = {to for _, role, content, to in rows if role == "assistant" and not content}
-    return [
-        Turn(role, content)
-        for pk, role, content, _ in rows
-        if (content or role == "user") and pk not in unanswered
-    ]
+    unanswered = {to for _, _, role, content, to in rows if role == "assistant" and not content}
+    threads: dict[int, list[Turn]] = {pk: [] for pk in conversation_ids}
+    for conversation_id, pk, role, content, _ in rows:
+        if (content or role == "user") and pk not in unanswered:
+            threads[conversation_id].append(Turn(role, content))
+    return threads
 
 
 def _same(a: list[Turn], b: list[Turn]) -> bool:
@@ -43,24 +45,38 @@ def _same(a: list[Turn], b: list[Turn]) -> bool:
 
 def conversation_matching(*, user, history: list[Turn], temporary: bool) -> Conversation | None:
     """The user's latest conversation (temporary or not, as asked) whose stored turns are
-    ``history``; None when none is (or ``history`` is empty)."""
+    ``history``; None when none is (or ``history`` is empty). The candidates hold the
+    history's last turn with its turn before it earlier (one query: a reply text many
+    conversations share, as a model's stock answer, no longer makes each of them a
+    candidate to load); their messages come in one more."""
     if not history:
         return None
     history = [Turn(t.role, clean_text(t.text)) for t in history]
     last = history[-1]
-    ids = list(
-        Message.objects.filter(
-            conversation__user=user,
-            conversation__temporary=temporary,
-            role=last.role,
-            content=last.text,
+    candidates = Message.objects.filter(
+        conversation__user=user,
+        conversation__temporary=temporary,
+        role=last.role,
+        content=last.text,
+        hidden_by__isnull=True,
+    )
+    if len(history) > 1:
+        before = history[-2]
+        earlier = Message.objects.filter(
+            conversation_id=OuterRef("conversation_id"),
+            id__lt=OuterRef("id"),
+            role=before.role,
+            content=before.text,
             hidden_by__isnull=True,
         )
-        .order_by("-id")
-        .values_list("conversation_id", flat=True)[: CANDIDATES * 2]
-    )
-    for conversation_id in list(dict.fromkeys(ids))[:CANDIDATES]:
-        if _same(_thread(conversation_id), history):
+        candidates = candidates.filter(Exists(earlier))
+    ids = candidates.order_by("-id").values_list("conversation_id", flat=True)
+    latest_first = list(dict.fromkeys(ids[: CANDIDATES * 2]))[:CANDIDATES]
+    if not latest_first:
+        return None
+    threads = _threads(latest_first)
+    for conversation_id in latest_first:
+        if _same(threads[conversation_id], history):
             return Conversation.objects.get(pk=conversation_id, user=user)
     return None
 

@@ -13,6 +13,7 @@ import time
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.http.response import HttpResponseBase
 from django.views.decorators.csrf import csrf_exempt
 
 from api import wire
@@ -22,7 +23,7 @@ from chat.models import Message
 from chat.services import ChatError
 from chat.turn import in_db_thread, run_turn
 from llm.catalogue import server_models
-from profiles.keys import key_user
+from profiles.keys import key_lookup, key_mark_used, key_used_due, key_user
 
 logger = logging.getLogger(__name__)
 
@@ -60,23 +61,48 @@ def _user(secret: str):
     return user
 
 
+def _key(secret: str):
+    """The key ``secret`` is (its user with it), or a 401. Not marked used here: that write
+    waits until the turn has started (``_mark_used_later``)."""
+    key = key_lookup(secret)
+    if key is None:
+        raise ApiError(401, "Incorrect or revoked API key.", code="invalid_api_key")
+    return key
+
+
+_marking: set[asyncio.Task] = set()  # the writes of last_used_at in flight (kept referenced)
+
+
+def _mark_used_later(key) -> None:
+    """The key's last use written in a thread of its own, off the first token's path."""
+    if key_used_due(key):
+        task = asyncio.create_task(in_db_thread(key_mark_used)(key))
+        _marking.add(task)
+        task.add_done_callback(_marking.discard)
+
+
+def _model_known(model: str) -> bool:
+    """The configured model needs no look at the server's list (a cache read a request)."""
+    return model == settings.OPENAI_MODEL or model in _model_names()
+
+
 def _model_names() -> list[str]:
     default = settings.OPENAI_MODEL
     return [default, *(name for name in server_models() if name != default)]
 
 
 def _turn_for(secret: str, chat: wire.ChatRequest):
-    """The key's user, the model checked and the conversation: one thread trip before the
-    turn (each trip costs the first token a little)."""
-    user = _user(secret)
-    if chat.model not in _model_names():
+    """The key, the model checked and the conversation: one thread trip before the turn
+    (each trip costs the first token a little)."""
+    key = _key(secret)
+    if not _model_known(chat.model):
         raise ApiError(
             404, f"The model {chat.model!r} does not exist.", param="model", code="model_not_found"
         )
     conversation, created = conversation_for_request(
-        user=user, history=chat.history, model=chat.model, temporary=chat.temporary
+        user=key.user, history=chat.history, model=chat.model, temporary=chat.temporary
     )
-    return user, conversation, created
+    return key, conversation, created
 
 
 def _refusal(error: ChatError) -> ApiError:
@@ -99,12 +125,12 @@ def _refusal(error: ChatError) -> ApiError:
     return ApiError(400, error.message, code=error.code)
 
 
-def _upstream(reply: Message) -> ApiError:
+def _upstream(reply: Message | None) -> ApiError:
     return ApiError(
         502,
-        reply.error or "The model did not answer.",
+        (reply and reply.error) or "The model did not answer.",
         type="upstream_error",
-        code=reply.error_kind or "upstream_error",
+        code=(reply and reply.error_kind) or "upstream_error",
     )
 
 
@@ -131,7 +157,7 @@ async def models(request: HttpRequest) -> HttpResponse:
 
 
 @csrf_exempt
-async def chat_completions(request: HttpRequest) -> HttpResponse:
+async def chat_completions(request: HttpRequest) -> HttpResponseBase:
     try:
         secret = _secret(request)
         if request.method != "POST":
@@ -147,9 +173,10 @@ async def chat_completions(request: HttpRequest) -> HttpResponse:
         except ApiError:
             await in_db_thread(_user)(secret)  # a 401 before any word on the body
             raise
-        user, conversation, created = await in_db_thread(_turn_for)(secret, chat)
+        key, conversation, created = await in_db_thread(_turn_for)(secret, chat)
     except ApiError as error:
         return _error(error)
+    user = key.user
     try:
         if chat.stream:
             response = await _streamed(user, conversation, chat)
@@ -159,16 +186,17 @@ async def chat_completions(request: HttpRequest) -> HttpResponse:
         if created:
             await in_db_thread(conversation_discard)(conversation=conversation)
         return _error(_refusal(refused))
+    _mark_used_later(key)
     response[CONVERSATION_HEADER] = str(conversation.pk)
     return response
 
 
-async def _answered(user, conversation, chat: wire.ChatRequest) -> HttpResponse:
+async def _answered(user, conversation, chat: wire.ChatRequest) -> HttpResponseBase:
     async def ignore(frame):
         pass
 
     reply = await run_turn(user=user, conversation=conversation, text=chat.text, sink=ignore)
-    if _failed(reply):
+    if reply is None or _failed(reply):  # None: no reply stored (never for a new message)
         return _error(_upstream(reply))
     body = wire.completion(
         id=f"chatcmpl-{reply.pk}",
@@ -209,7 +237,7 @@ def _retrieve(task: asyncio.Task) -> None:
         logger.error("a /v1 turn failed", exc_info=error)
 
 
-async def _streamed(user, conversation, chat: wire.ChatRequest) -> HttpResponse:
+async def _streamed(user, conversation, chat: wire.ChatRequest) -> HttpResponseBase:
     frames = _Frames(
         lambda sink: run_turn(user=user, conversation=conversation, text=chat.text, sink=sink)
     )
@@ -236,8 +264,14 @@ async def _streamed(user, conversation, chat: wire.ChatRequest) -> HttpResponse:
 
 async def _events(frames: _Frames, reply_id: int, chat: wire.ChatRequest):
     """The reply as OpenAI's chunks: its text as it streams, then how it ended."""
-    ids = {"id": f"chatcmpl-{reply_id}", "model": chat.model, "created": int(time.time())}
-    yield wire.event(wire.chunk(**ids, delta={"role": "assistant", "content": ""}))
+    chunk_id, created = f"chatcmpl-{reply_id}", int(time.time())
+
+    def chunk(delta: dict, finish: str | None = None) -> bytes:
+        return wire.event(
+            wire.chunk(id=chunk_id, model=chat.model, created=created, delta=delta, finish=finish)
+        )
+
+    yield chunk({"role": "assistant", "content": ""})
     sent = ""
     end = None
     while (frame := await frames.next()) is not None:
@@ -253,7 +287,7 @@ async def _events(frames: _Frames, reply_id: int, chat: wire.ChatRequest):
             break
         if text:
             sent += text
-            yield wire.event(wire.chunk(**ids, delta={"content": text}))
+            yield chunk({"content": text})
     reply = None
     with contextlib.suppress(Exception):
         reply = await asyncio.shield(frames.task)
@@ -263,8 +297,9 @@ async def _events(frames: _Frames, reply_id: int, chat: wire.ChatRequest):
         yield wire.event(error.body())
         yield wire.DONE
         return
-    yield wire.event(wire.chunk(**ids, delta={}, finish=_finish(end["status"])))
+    yield chunk({}, finish=_finish(end["status"]))
     if chat.include_usage:
         usage = wire.usage(reply.prompt_tokens, reply.completion_tokens)
-        yield wire.event(wire.usage_chunk(**ids, usage=usage))
+        last = wire.usage_chunk(id=chunk_id, model=chat.model, created=created, usage=usage)
+        yield wire.event(last)
     yield wire.DONE

@@ -31,7 +31,7 @@ OUTBOX_LIMIT = 500  # events waiting for the channel layer before the other tabs
 DRAIN_SECONDS = 2.0
 
 
-def send_to_conversation(conversation_id: int, frame: dict) -> None:
+def send_to_conversation(conversation_id: int, frame: protocol.ServerFrame) -> None:
     """From code outside a consumer (a view, a job worker, a database thread): ``frame`` to
     every tab on the conversation, in every process. Synchronous; never on the event loop."""
     from asgiref.sync import async_to_sync
@@ -43,7 +43,9 @@ def send_to_conversation(conversation_id: int, frame: dict) -> None:
         async_to_sync(layer.group_send)(group, protocol.group_frame(frame, sender=""))
 
 
-def send_to_users_other_tabs(user_id: int, conversation_id: int, frame: dict) -> None:
+def send_to_users_other_tabs(
+    user_id: int, conversation_id: int, frame: protocol.ServerFrame
+) -> None:
     """Like ``send_to_conversation``: ``frame`` to the user's tabs on their other
     conversations (the tabs on ``conversation_id`` get that conversation's frames)."""
     from asgiref.sync import async_to_sync

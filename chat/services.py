@@ -36,15 +36,6 @@ class ChatError(Exception):
         self.code = code
         self.retry_after = retry_after  # seconds, for a limit's HTTP Retry-After (api.views)
 
-    def __reduce__(self):  # pickled whole (a set-up process raises it: chat.setup_workers)
-        return _chat_error, (type(self), self.message, self.code, self.retry_after)
-
-
-def _chat_error(cls, message: str, code: str, retry_after: int | None = None) -> ChatError:
-    error = ChatError.__new__(cls)
-    ChatError.__init__(error, message, code=code, retry_after=retry_after)
-    return error
-
 
 def conversation_create(
     *,

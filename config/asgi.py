@@ -11,7 +11,6 @@ django_asgi_app = get_asgi_application()  # before importing anything that touch
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
-from chat import setup_workers  # noqa: E402
 from chat.origin import SameOriginValidator  # noqa: E402
 from chat.routing import websocket_urlpatterns  # noqa: E402
 from mcp_server import endpoint as mcp  # noqa: E402
@@ -34,7 +33,3 @@ application = ProtocolTypeRouter(
         "lifespan": mcp.lifespan,  # uvicorn's; daphne sends none
     }
 )
-
-# Each server process starts its turns' set-up processes now, not when the first message
-# comes: Django takes seconds to load in them.
-setup_workers.warm()

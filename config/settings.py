@@ -232,10 +232,6 @@ MEMORYCHAT_IMPORT_MAX_ROWS = env_int("IMPORT_MAX_ROWS", 500_000, minimum=1)
 # A user's upload of a ChatGPT or Claude export (userdata.chat_import): the file, and the
 # conversations.json inside a zip, at most this many megabytes.
 MEMORYCHAT_CHAT_IMPORT_MAX_MB = env_int("CHAT_IMPORT_MAX_MB", 100, minimum=1)
-# Processes each server process starts for turns' set-up (chat.setup_workers: the context
-# build and the message's store off the server's GIL; about 200 MB each); 0 keeps it in the
-# server's threads.
-MEMORYCHAT_SETUP_PROCESSES = env_int("SETUP_PROCESSES", 1)
 # Abuse limits (0 turns a limit off).
 MEMORYCHAT_MESSAGES_PER_MINUTE = env_int("MESSAGES_PER_MINUTE", 20)
 MEMORYCHAT_MAX_CONCURRENT_STREAMS = env_int("MAX_CONCURRENT_STREAMS", 3)

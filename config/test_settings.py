@@ -12,9 +12,6 @@ os.environ.setdefault("SIGNUPS_PER_HOUR", "0")
 os.environ.setdefault("MAX_SOCKETS_PER_USER", "0")
 os.environ.setdefault("PASSWORD_RESETS_PER_HOUR", "0")
 os.environ.setdefault("PASSWORD_RESETS_PER_ADDRESS", "0")
-# Turns set up in the test's own process, where its settings and transactions are; a test
-# of the set-up processes turns them on (tests/chat/test_setup_workers.py).
-os.environ.setdefault("SETUP_PROCESSES", "0")
 # Connections in worker threads would outlive a test and keep its database open.
 os.environ.setdefault("CONN_MAX_AGE", "0")
 # Tests never talk to a real provider unless a test points the client at its own server.

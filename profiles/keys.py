@@ -67,18 +67,33 @@ def key_revoke(*, key: ApiKey, actor) -> ApiKey:
     return key
 
 
-def key_user(secret: str):
-    """The active user an unrevoked key belongs to, or None. Marks the key used."""
+def key_lookup(secret: str) -> ApiKey | None:
+    """The unrevoked key of an active user that ``secret`` is, with its user; None if none.
+    One query on the hash's unique index, no write."""
     if not secret.startswith(SECRET_PREFIX) or len(secret) > 200:
         return None
-    key = (
+    return (
         ApiKey.objects.select_related("user")
         .filter(secret_hash=_digest(secret), revoked_at=None, user__is_active=True)
         .first()
     )
+
+
+def key_used_due(key: ApiKey) -> bool:
+    """Whether ``key_mark_used`` would write (at most once per LAST_USED_GRANULARITY)."""
+    return key.last_used_at is None or timezone.now() - key.last_used_at >= LAST_USED_GRANULARITY
+
+
+def key_mark_used(key: ApiKey) -> None:
+    if key_used_due(key):
+        key.last_used_at = timezone.now()
+        ApiKey.objects.filter(pk=key.pk).update(last_used_at=key.last_used_at)
+
+
+def key_user(secret: str):
+    """The active user an unrevoked key belongs to, or None. Marks the key used."""
+    key = key_lookup(secret)
     if key is None:
         return None
-    now = timezone.now()
-    if key.last_used_at is None or now - key.last_used_at >= LAST_USED_GRANULARITY:
-        ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)
+    key_mark_used(key)
     return key.user

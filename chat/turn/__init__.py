@@ -3,11 +3,11 @@
 - ``drive``: the turn in order, with no websocket in it (``take_turn``, ``take_turn_again``;
   ``run_turn`` with a sink for the frames): what the consumer and any other driver call;
 - ``setup``: the database steps before the model streams (the store and its checks, then the
-  context), in one trip to a set-up process or a database thread;
+  context), in one database thread trip;
 - ``reply``: the stream on the event loop (``ReplyTask``), run by the conversation's room
   (``chat.live``), and the reply's store;
 - ``after``: the work after the reply (style, memory, activity), in a database thread;
-- ``gate``: which thread or process each runs in, and the after-turn batching.
+- ``gate``: the database threads each runs in, and the after-turn batching.
 
 docs/architecture.md ("The hops of one turn") lists the steps with where each runs.
 """

@@ -18,10 +18,10 @@ from functools import partial
 
 from django.conf import settings
 
-from chat import limits, live, protocol, services, setup_workers
+from chat import limits, live, protocol, services
 from chat.models import Message
 from chat.services import ChatError
-from chat.turn.gate import in_db_thread, run_setup
+from chat.turn.gate import run_setup
 from chat.turn.reply import ReplyTask
 from chat.turn.setup import (
     PreparedTurn,
@@ -65,14 +65,8 @@ def _admitted(fn, user, **kwargs):
 async def admitted_setup(fn, *, user, conversation, **kwargs):
     """A set-up step that makes the model work, once the call is counted against the user's
     per-minute limit (the counter may live in Redis: never a blocking call on the event
-    loop): in one thread trip with the step, or, with set-up processes, in a thread before
-    it (the count is never made in a process)."""
-    if not setup_workers.enabled():
-        return await run_setup(
-            partial(_admitted, fn, user), conversation=conversation, in_process=False, **kwargs
-        )
-    await in_db_thread(admit_model_call)(user)
-    return await run_setup(fn, conversation=conversation, **kwargs)
+    loop), in one thread trip with the step."""
+    return await run_setup(partial(_admitted, fn, user), conversation=conversation, **kwargs)
 
 
 async def take_turn(*, user, conversation, text: str, client_id: str, room: live.Room) -> Turn:

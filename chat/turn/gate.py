@@ -1,6 +1,7 @@
-"""Where a turn's work runs, besides the event loop: database threads (``in_db_thread``),
-set-up processes or threads (``run_setup``), and the after-turn work batched behind the
-set-ups (``after_turn``)."""
+"""Where a turn's work runs, besides the event loop: database threads (``in_db_thread``;
+``run_setup`` for a turn's set-up), and the after-turn work batched behind the set-ups
+(``after_turn``). More cores are used by more server processes (uvicorn workers on Redis,
+``make serve``), not by processes of the server's own (bench/README.md, "Pool or workers")."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ import weakref
 
 from channels.db import database_sync_to_async
 
-from chat import setup_workers
 from chat.models import Message
 from chat.turn.after import after_turns
 
@@ -75,17 +75,13 @@ def _gate() -> _Gate:
     return gate
 
 
-async def run_setup(fn, *, conversation, in_process: bool | None = None, **kwargs):
-    """A turn's set-up step, ``fn(conversation=conversation, **kwargs)``: in a set-up process
-    when the server has them (``chat.setup_workers``; ``in_process`` for a caller that
-    decided already), else in a database thread. After-turn work waits while any runs."""
+async def run_setup(fn, *, conversation, **kwargs):
+    """A turn's set-up step, ``fn(conversation=conversation, **kwargs)``, in a database
+    thread. After-turn work waits while any runs."""
     gate = _gate()
     gate.setups += 1
     gate.idle.clear()
     try:
-        if setup_workers.enabled() if in_process is None else in_process:
-            with contextlib.suppress(setup_workers.BrokenProcessPool):  # then in a thread
-                return await setup_workers.run(fn, conversation=conversation, **kwargs)
         return await in_db_thread(fn)(conversation=conversation, **kwargs)
     finally:
         gate.setups -= 1

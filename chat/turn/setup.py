@@ -1,5 +1,5 @@
-"""A turn's database steps before the model streams, run in a set-up process or a database
-thread (``chat.turn.gate.run_setup``), one trip a turn: the message stored (its checks under
+"""A turn's database steps before the model streams, run in a database thread
+(``chat.turn.gate.run_setup``), one trip a turn: the message stored (its checks under
 the store's locks), then the context built once (``prepare_turn``); the same for retry,
 regenerate, edit and Continue. Each returns a ``PreparedTurn``; the first frames' articles
 are rendered here, off the event loop."""

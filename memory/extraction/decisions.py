@@ -261,7 +261,13 @@ def _decision_of(
         return None
     following = sents[pos + 1] if pos + 1 < len(sents) else None
     same_message = following is not None and following.index == s.index
-    if last and not rationale and same_message and (m2 := _NEXT_RATIONALE.match(following.text)):
+    if (
+        last
+        and not rationale
+        and following is not None
+        and same_message
+        and (m2 := _NEXT_RATIONALE.match(following.text))
+    ):
         rationale = short(strip_end(m2["r"]), 300)
     if m2 := _CONSIDERED_RE.search(text):
         for alt in _split_list(m2["alts"]):

@@ -301,7 +301,7 @@ def validate_action(
 
 
 def _keep(items, check, limit: int, label: str, key, dropped: list[str]) -> list:
-    kept = []
+    kept: list = []
     for item in items:
         valid = check(item)
         if valid is None:

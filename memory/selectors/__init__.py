@@ -54,16 +54,7 @@ def system_prompt_current() -> SystemPrompt:
     return prompt
 
 
-# Bumped whenever this process drops the cached prompt. A set-up process (chat.setup_workers)
-# has a cache of its own when the cache is local memory: each job carries the server's
-# generation, and a worker that saw another one drops its copy too.
-_prompt_generation = 0
-_prompt_generation_seen = 0
-
-
 def _prompt_drop() -> None:
-    global _prompt_generation
-    _prompt_generation += 1
     _cache_call("delete", SYSTEM_PROMPT_CACHE_KEY)
 
 
@@ -72,19 +63,6 @@ def system_prompt_forget() -> None:
     the transaction commits, so no turn caches the old text in between."""
     _prompt_drop()
     transaction.on_commit(_prompt_drop)
-
-
-def system_prompt_generation() -> int:
-    return _prompt_generation
-
-
-def system_prompt_seen(generation: int) -> None:
-    """In a set-up process: the server that sent a job had dropped its cached prompt
-    ``generation`` times; drop this process's copy if that changed since the last job."""
-    global _prompt_generation_seen
-    if generation != _prompt_generation_seen:
-        _prompt_generation_seen = generation
-        _cache_call("delete", SYSTEM_PROMPT_CACHE_KEY)
 
 
 def forgotten_through(*, conversation_ids) -> dict[int, int]:
@@ -229,7 +207,5 @@ __all__ = [
     "summary_run_active",
     "summary_runs_active_for",
     "system_prompt_current",
-    "system_prompt_generation",
-    "system_prompt_seen",
     "unsummarised_tails",
 ]

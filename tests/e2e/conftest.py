@@ -36,7 +36,6 @@ def live_env(tmp_path_factory, fake_upstream):
         OPENAI_API_KEY="test-key",
         OPENAI_BASE_URL=fake_upstream.base_url,
         OPENAI_MAX_RETRIES="0",
-        SETUP_PROCESSES="1",  # turns set up as in production (the tests' own default is 0)
     )
     manage("migrate", "--noinput", env=env)
     create_user(env, "alice", PASSWORD)

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.e2e  # real server processes
 @pytest.fixture(scope="module")
 def live_env(tmp_path_factory):
     db = tmp_path_factory.mktemp("mcp") / "db.sqlite3"
-    env = project_env(DATABASE_URL=f"sqlite:///{db}", SETUP_PROCESSES="0")
+    env = project_env(DATABASE_URL=f"sqlite:///{db}")
     manage("migrate", "--noinput", env=env)
     create_user(env, "alice", "alice-password-1")
     secret = manage(

@@ -45,7 +45,6 @@ def scaleout_env(fake_upstream, tmp_path_factory):
         OPENAI_API_KEY="test-key",
         OPENAI_BASE_URL=fake_upstream.base_url,
         OPENAI_MAX_RETRIES="0",
-        SETUP_PROCESSES="1",  # turns set up as in production (the tests' own default is 0)
         SUMMARY_RUN_STALE_SECONDS="2",
         SECURE_SSL_REDIRECT="false",
         SESSION_COOKIE_SECURE="false",
