@@ -41,7 +41,7 @@ from django.db import connection
 from llm.clients import embedding_client, embedding_endpoint
 from llm.slots import background_slot
 from memory.models import Embedding
-from memory.search import vectors
+from memory.search import calibration, vectors
 
 BATCH = 32
 MAX_CHARS = 2000  # what is read of a row (the model sees its first MAX_TOKENS tokens)
@@ -206,12 +206,19 @@ class Semantic:
 
 
 def compare(
-    *, user, query: str, keys: list[tuple[str, int]], nearest: int = 0, floor: float = 0.0
+    *,
+    user,
+    query: str,
+    keys: list[tuple[str, int]],
+    nearest: int = 0,
+    calibrated: bool = True,
 ) -> Semantic | None:
     """The query's similarity to ``keys`` and, when ``nearest``, to every vector the process
     holds of the user (``vectors``: all of theirs, or their newest): the ``nearest`` best at
-    ``floor`` or above. None when the user has no vector to compare (the query is then not
-    embedded at all)."""
+    the model's floor or above. ``calibrated``: similarities on the model's own scale
+    (``calibration``: 0 for unrelated text whatever the model), else raw cosines. None when
+    the user has no vector to compare (the query is then not embedded at all), or the model
+    could not be calibrated."""
     import numpy as np
 
     model = model_name()
@@ -229,6 +236,7 @@ def compare(
     _users_with_vectors.add(user.pk)
     try:
         (query_vector,) = embed_texts([query], query=True, user_id=user.pk)
+        scale = calibration.for_model(model, embed_texts) if calibrated else _RAW
     except Exception:
         return None
     query_array = np.frombuffer(query_vector.tobytes(), dtype="float32")
@@ -238,33 +246,41 @@ def compare(
         # One matrix product in C (a Python loop over 260 x 384 floats took 3.3 ms).
         matrix = np.vstack([np.frombuffer(blob, dtype="float32") for _, blob in stored])
         dots = np.maximum(matrix @ query_array, 0.0)
-        cosines.update({key: float(d) for (key, _), d in zip(stored, dots, strict=True)})
+        cosines.update(
+            {key: scale.similarity(float(d)) for (key, _), d in zip(stored, dots, strict=True)}
+        )
     if held is None or held.size == 0 or held.matrix.shape[1] != len(query_array):
         return Semantic(cosines, []) if cosines else None
     dots = held.cosines(query_array)
     for key in keys:
         row = held.row_of(key)
         if row is not None:
-            cosines[key] = float(dots[row])
-    best = _best(dots, held.keys, nearest, floor)
+            cosines[key] = scale.similarity(float(dots[row]))
+    best = _best(dots, held.keys, nearest, scale)
     cosines.update(best)
     return Semantic(cosines, best)
 
 
-def _best(dots, keys: list[tuple[str, int]], n: int, floor: float) -> list:
+_RAW = calibration.Calibration(center=0.0, floor=0.0)  # cosines as they are
+
+
+def _best(dots, keys: list[tuple[str, int]], n: int, scale: calibration.Calibration) -> list:
+    """The ``n`` rows nearest the query at the model's floor or above, with their
+    similarity."""
     import numpy as np
 
     if n <= 0 or not len(dots):
         return []
+    floor = scale.cosine_at(scale.floor)
     top = np.argpartition(-dots, n - 1)[:n] if len(dots) > n else np.arange(len(dots))
     top = sorted((int(i) for i in top if dots[i] >= floor), key=lambda i: -dots[i])
-    return [(keys[i], float(dots[i])) for i in top]
+    return [(keys[i], scale.similarity(float(dots[i]))) for i in top]
 
 
 def similarities(*, user, query: str, keys: list[tuple[str, int]]) -> dict | None:
     """Cosine similarity (0..1) of the query to each (kind, id) that has a stored vector;
     None when none has one."""
-    found = compare(user=user, query=query, keys=keys)
+    found = compare(user=user, query=query, keys=keys, calibrated=False)
     return None if found is None else found.cosines
 
 
