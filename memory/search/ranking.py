@@ -54,6 +54,7 @@ ROLE_WEIGHT = {"assistant": 0.5, "system": 0.5}  # a long reply's weight; everyt
 PERSON_WORDS = exchange.PERSON_WORDS  # a reply of up to this many words weighs 1 (role_weight)
 REPLY_SHARE = 0.2
 DATE_BOOST = 1.3
+DAY_BOOST = 2.0  # ... and when the query names the very day ("on 25 May, 2022")
 SPEAKER_BOOST = 1.5  # a message said by a person the query names ("What did Caroline...")
 RESTATED = 0.8  # within this share of the best row holding the same words: a restatement
 RESTATED_WORDS = 0.6  # ... when those words are at least this share of the query's
@@ -180,7 +181,11 @@ def search(
             if after and after[0].id in by_message:
                 value += REPLY_SHARE * lexical[by_message[after[0].id]]
         if ranges and any(r.holds(row.created_at) for r in ranges):
-            value *= DATE_BOOST
+            value *= (
+                DAY_BOOST
+                if any(r.is_day and r.holds(row.created_at) for r in ranges)
+                else DATE_BOOST
+            )
         if row.kind == "message" and speakers.named(
             speakers.speaker_of(row.text, row.role, user_name), words
         ):
