@@ -6,7 +6,9 @@ from the trigger-maintained index (``index.candidates``) and are ranked here wit
 on the user's own statistics, one ranking whatever the database:
 
     relevance = BM25(row) · source weight  (+ 0.2 · BM25 of the reply, for a user's message)
-                · 1.3 when the row's date is one the query names ("in March", "last week")
+                · 1.3 when the row's date is one the query names ("in March", "last week";
+                  2 for the very day, "on 25 May, 2022")
+                · 1.5 for a message said by a person the query names (``speakers``)
     score     = relevance / best relevance                      (0..1: relevance decides)
               + 0.02 · recency (its place between the oldest and newest candidate; 0.15
                 when the query asks about "now", "latest", "still")
@@ -20,7 +22,8 @@ Recency and importance only break near ties, so an old matching turn is never pu
 weaker new one, and of two statements of the same fact the newest comes first
 (``restatements_tie``; not when the query asks for a summary: it wants the whole story, and
 turns on one topic hold the same words without restating each other). With embeddings on
-(``embeddings``), relevance is fused with the cosine similarity of each candidate.
+(``embeddings``), relevance is fused with the similarity of each candidate, on the embedding
+model's own scale (``calibration``).
 
 A message hit is the exchange around it (``exchange``): the matching turn, then those of its
 neighbours (two on each side at most) that match the query too, within a token cap; for a
