@@ -43,7 +43,7 @@ from django.utils import timezone
 
 from llm.clients import embedding_client, embedding_endpoint
 from llm.slots import background_slot
-from memory.search import vectors
+from memory.search import calibration, vectors
 from memory.search.schema import KIND_CODES
 from memory.search.scope import EVERYWHERE, Scopes
 
@@ -215,13 +215,15 @@ def compare(
     query: str,
     keys: list[tuple[str, int]],
     nearest: int = 0,
-    floor: float = 0.0,
+    calibrated: bool = True,
     scopes: Scopes = (EVERYWHERE,),
 ) -> Semantic | None:
     """The query's similarity to ``keys`` and, when ``nearest``, to every vector the process
     holds of the user in ``scopes`` (``vectors``: all of theirs, or their newest): the
-    ``nearest`` best at ``floor`` or above. None when the user has no vector to compare (the
-    query is then not embedded at all)."""
+    ``nearest`` best at the model's floor or above. ``calibrated``: similarities on the
+    model's own scale (``calibration``: 0 for unrelated text whatever the model), else raw
+    cosines. None when the user has no vector to compare (the query is then not embedded at
+    all), or the model could not be calibrated."""
     import numpy as np
 
     model = model_name()
@@ -245,6 +247,7 @@ def compare(
     _users_with_vectors.add(user.pk)
     try:
         (query_vector,) = embed_texts([query], query=True, user_id=user.pk)
+        scale = calibration.for_model(model, embed_texts) if calibrated else _RAW
     except Exception:
         return None
     query_array = np.frombuffer(query_vector.tobytes(), dtype="float32")
@@ -254,7 +257,9 @@ def compare(
         # One matrix product in C (a Python loop over 260 x 384 floats took 3.3 ms).
         matrix = np.vstack([np.frombuffer(blob, dtype="float32") for _, blob in stored])
         dots = np.maximum(matrix @ query_array, 0.0)
-        cosines.update({key: float(d) for (key, _), d in zip(stored, dots, strict=True)})
+        cosines.update(
+            {key: scale.similarity(float(d)) for (key, _), d in zip(stored, dots, strict=True)}
+        )
     usable = [h for h in held_list if h.size and h.matrix.shape[1] == len(query_array)]
     if not usable:
         return Semantic(cosines, []) if cosines else None
@@ -264,21 +269,27 @@ def compare(
         for key in keys:
             row = held.row_of(key)
             if row is not None:
-                cosines[key] = float(dots[row])
-        best += _best(dots, held.keys, nearest, floor)
+                cosines[key] = scale.similarity(float(dots[row]))
+        best += _best(dots, held.keys, nearest, scale)
     best = sorted(best, key=lambda pair: -pair[1])[:nearest]
     cosines.update(best)
     return Semantic(cosines, best)
 
 
-def _best(dots, keys: list[tuple[str, int]], n: int, floor: float) -> list:
+_RAW = calibration.Calibration(center=0.0, floor=0.0)  # cosines as they are
+
+
+def _best(dots, keys: list[tuple[str, int]], n: int, scale: calibration.Calibration) -> list:
+    """The ``n`` rows nearest the query at the model's floor or above, with their
+    similarity."""
     import numpy as np
 
     if n <= 0 or not len(dots):
         return []
+    floor = scale.cosine_at(scale.floor)
     top = np.argpartition(-dots, n - 1)[:n] if len(dots) > n else np.arange(len(dots))
     top = sorted((int(i) for i in top if dots[i] >= floor), key=lambda i: -dots[i])
-    return [(keys[i], float(dots[i])) for i in top]
+    return [(keys[i], scale.similarity(float(dots[i]))) for i in top]
 
 
 def similarities(
@@ -286,7 +297,7 @@ def similarities(
 ) -> dict | None:
     """Cosine similarity (0..1) of the query to each (kind, id) of ``scopes`` that has a
     stored vector; None when none has one."""
-    found = compare(user=user, query=query, keys=keys, scopes=scopes)
+    found = compare(user=user, query=query, keys=keys, calibrated=False, scopes=scopes)
     return None if found is None else found.cosines
 
 

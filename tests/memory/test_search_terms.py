@@ -107,3 +107,20 @@ def test_a_month_without_a_year_is_the_latest_one_the_memory_reaches():
     assert query_dates(asked, today=today, latest=date(2027, 1, 1)) == [
         DateRange(date(2026, 6, 1), date(2026, 7, 1))
     ]
+
+
+def test_a_day_or_a_year_the_query_names_is_a_date_range():
+    """ "on 25 May, 2022", "October 13, 2023" name a day; "in 2023" a year; "31 June" none."""
+    from datetime import date
+
+    from memory.search.terms import DateRange, query_dates
+
+    today = date(2026, 12, 6)
+    day = DateRange(date(2022, 5, 25), date(2022, 5, 26))
+    assert query_dates("What did Nate do on 25 May, 2022?", today=today) == [day]
+    assert query_dates("What did he paint on May 25th 2022?", today=today) == [day]
+    assert query_dates("How often did she swim in 2023?", today=today) == [
+        DateRange(date(2023, 1, 1), date(2024, 1, 1))
+    ]
+    assert query_dates("What happened on 31 June, 2022?", today=today) == []
+    assert day.is_day and not DateRange(date(2023, 1, 1), date(2024, 1, 1)).is_day
