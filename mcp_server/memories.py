@@ -11,9 +11,10 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from chat.models import Conversation, Message
+from chat.models import Message
 from memory import search
 from memory.models import Fact, MemoryState
+from memory.search.scope import EVERYWHERE
 from memory.selectors.owned import (
     KINDS,
     MemoryRow,
@@ -34,7 +35,6 @@ from profiles.selectors import memory_mode
 from projects.models import Project
 
 LIMIT_MAX = 50
-PROJECT_SEARCH_WIDENING = 4  # hits asked for per hit wanted when a project filters them
 
 
 class Refused(Exception):
@@ -138,23 +138,6 @@ def memory_list(
     return [_item(row, base_url) for row in rows]
 
 
-def _project_of_hits(hits: list[search.Hit]) -> dict[tuple[str, int], int | None]:
-    """Each hit's project: a memory's own, a message's or summary's conversation's."""
-    found: dict[tuple[str, int], int | None] = {}
-    for kind, spec in KINDS.items():
-        ids = [hit.id for hit in hits if hit.kind == kind]
-        for pk, project_id in spec.model.objects.filter(pk__in=ids).values_list("pk", "project_id"):
-            found[kind, pk] = project_id
-    conversation_ids = {hit.conversation_id for hit in hits if hit.conversation_id}
-    projects = dict(
-        Conversation.objects.filter(pk__in=conversation_ids).values_list("pk", "project_id")
-    )
-    for hit in hits:
-        if hit.kind not in KINDS:
-            found[hit.kind, hit.id] = projects.get(hit.conversation_id)
-    return found
-
-
 def _hit(hit: search.Hit, rows: dict, said: dict[int, Any], base_url: str) -> dict[str, Any]:
     row = rows.get((hit.kind, hit.id))
     if row is not None:
@@ -188,13 +171,13 @@ def memory_search(
     if not query:
         raise Refused("Say what to search for.")
     scope = project_find(user=user, project=project)
-    limit = _limit(limit)
-    asked = limit if scope is None else limit * PROJECT_SEARCH_WIDENING
-    hits = search.search(user=user, query=query, k=asked)
-    if scope is not None:
-        projects = _project_of_hits(hits)
-        hits = [hit for hit in hits if projects.get((hit.kind, hit.id)) == scope.pk]
-    hits = hits[:limit]
+    # The index reads these scopes itself: one project's, or everything the user has.
+    scopes = (
+        (scope.pk,)
+        if scope is not None
+        else (EVERYWHERE, *Project.objects.filter(user=user).values_list("pk", flat=True))
+    )
+    hits = search.search(user=user, query=query, k=_limit(limit), scopes=scopes)
     # The memories' rows as the list gives them (their sources, dates), in one read per kind.
     keys = [(KINDS[hit.kind].code, hit.id, None) for hit in hits if hit.kind in KINDS]
     rows = {(row.kind, row.obj.pk): row for row in rows_for(keys)}
