@@ -322,7 +322,7 @@
     if (!window.htmx) return;
     // Not under the user's hands: an open menu or a box being typed in would be lost.
     const list = document.getElementById("sidebar-list");
-    if (list && (list.querySelector("details[open]") || list.contains(document.activeElement))) return;
+    if (list && (list.querySelector(".conversation-actions[open]") || list.contains(document.activeElement))) return;
     const search = document.getElementById("conversation-search");
     const archived = document.getElementById("archived-view");
     htmx.ajax("GET", location.pathname, {
@@ -645,7 +645,28 @@
     }, true);
     sidebar.addEventListener("toggle", (event) => {
       if (event.target.open && event.target.matches(".conversation-actions")) actionsPanel(event.target);
+      if (event.target.matches(".project-group > details")) rememberGroup(event.target);
     }, true);
+  }
+
+  // A project's group in the sidebar is open unless the user closed it: which ones they
+  // closed is kept for the tab (sessionStorage), so a list swapped in or a new page keeps them.
+  const CLOSED_KEY = "memorychat.closedProjects";
+  function closedGroups() {
+    try { return new Set(JSON.parse(sessionStorage.getItem(CLOSED_KEY) || "[]")); } catch (e) { return new Set(); }
+  }
+  function rememberGroup(details) {
+    const id = details.parentElement.dataset.project;
+    const closed = closedGroups();
+    if (details.open) closed.delete(id); else closed.add(id);
+    try { sessionStorage.setItem(CLOSED_KEY, JSON.stringify([...closed])); } catch (e) { /* private mode */ }
+  }
+  function closeGroups() {
+    const closed = closedGroups();
+    document.querySelectorAll(".project-group[data-project] > details[open]").forEach((details) => {
+      // The group of the open conversation stays open.
+      if (closed.has(details.parentElement.dataset.project) && !details.querySelector("li.current")) details.open = false;
+    });
   }
 
   // A reply's "What the model saw" fetches its body when first opened (toggle does not
@@ -671,6 +692,7 @@
     }
   });
   document.body.addEventListener("htmx:afterSwap", () => {
+    closeGroups();
     if (keptFromBottom !== null) {
       messages.scrollTop = messages.scrollHeight - keptFromBottom;
       keptFromBottom = null;
@@ -681,6 +703,7 @@
 
   markLast();
   updateCount();
+  closeGroups();
   // A link to a message (a memory's source: #m<id>) opens the page at it, not at the end.
   const linked = /^#m\d+$/.test(location.hash) && document.getElementById(location.hash.slice(1));
   if (linked) linked.scrollIntoView({ block: "center" });

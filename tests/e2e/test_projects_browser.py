@@ -65,6 +65,8 @@ def test_create_a_project_start_a_chat_in_it_and_find_it_grouped(
     expect(current).to_be_hidden()
     group.locator("summary").first.click()
     expect(current).to_be_visible()
+    if width == "phone":
+        page.get_by_role("button", name="Close the conversation list").click()
 
     # The instructions reached the model after the user's own preferences.
     report = page.locator('[data-role="assistant"] .context-report').last

@@ -1,6 +1,7 @@
 import pytest
 
 from projects.services import project_create
+from tests.chat.conftest import fake_llm  # noqa: F401  (the chat tests' model server)
 
 
 @pytest.fixture
