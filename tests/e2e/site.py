@@ -69,6 +69,10 @@ Decision.objects.get_or_create(user=sofia, what="Travel to Lisbon in March",
                                defaults={{"rationale": "Cheaper flights", "dedupe_key": "lisbon"}})
 ActionItem.objects.get_or_create(user=sofia, what="Book the flights to Lisbon",
                                  defaults={{"owner": "Sofia", "dedupe_key": "book-flights"}})
+from projects.models import Project
+garden, _ = Project.objects.get_or_create(user=sofia, name="Garden")
+Fact.objects.get_or_create(user=sofia, text="The tomatoes grow in the east bed.",
+                           defaults={{"category": "project", "project": garden}})
 print("FACT", fact.pk, "USER", sofia.pk)
 """
 
