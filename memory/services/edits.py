@@ -305,7 +305,13 @@ def _supersede_same_subject(fact: Fact, actor) -> None:
     if not fact.subject:
         return
     older = (
-        Fact.objects.filter(user_id=fact.user_id, subject=fact.subject, status=Fact.Status.ACTIVE)
+        # Of its own scope only: a project's fact does not retire one everywhere knows.
+        Fact.objects.filter(
+            user_id=fact.user_id,
+            subject=fact.subject,
+            status=Fact.Status.ACTIVE,
+            project_id=fact.project_id,
+        )
         .exclude(pk=fact.pk)
         .exclude(state=MemoryState.SUGGESTED)
     )

@@ -91,6 +91,10 @@ hotel, _ = ActionItem.objects.get_or_create(user=sofia, what="Book a hotel in Al
 hotel.depends_on.add(book)
 Fact.objects.get_or_create(user=sofia, text="The trip is for two people.",
                            defaults={{"category": "project", "project": trip}})
+from projects.models import Project
+garden, _ = Project.objects.get_or_create(user=sofia, name="Garden")
+Fact.objects.get_or_create(user=sofia, text="The tomatoes grow in the east bed.",
+                           defaults={{"category": "project", "project": garden}})
 print("FACT", fact.pk, "USER", sofia.pk, "PROJECT", trip.pk)
 """
 
