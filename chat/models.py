@@ -1,6 +1,7 @@
 import secrets
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 from django.urls import reverse
@@ -18,7 +19,19 @@ class Conversation(models.Model):
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="conversations"
     )
+
+    class TitleSource(models.TextChoices):
+        NONE = "", "None yet"
+        MESSAGE = "message", "The first message, until a title is made"
+        GENERATED = "generated", "Made after the first exchange"
+        USER = "user", "Chosen by the user"
+
     title = models.CharField(max_length=200, blank=True)
+    # Who gave the title: a generated title replaces only the first message's stand-in,
+    # never one the user chose (chat.titles).
+    title_source = models.CharField(
+        max_length=10, choices=TitleSource.choices, default=TitleSource.NONE, blank=True
+    )
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
     archived = models.BooleanField(default=False)
@@ -53,6 +66,11 @@ class Conversation(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("chat:conversation", args=[self.pk])
+
+    def clean(self) -> None:
+        super().clean()
+        if self.temporary and self.project_id is not None:
+            raise ValidationError("A temporary conversation cannot be in a project.")
 
     @property
     def display_title(self) -> str:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from django.db import connection
-from django.db.models import Count, F, QuerySet
+from django.db.models import Count, F, Q, QuerySet
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
@@ -22,7 +22,9 @@ HISTORY_PAGE_SIZE = 50
 
 def conversation_get_for_user(*, user, conversation_id: int) -> Conversation:
     """The user's conversation, or 404 — another user's id is indistinguishable from none."""
-    return get_object_or_404(Conversation, pk=conversation_id, user=user)
+    return get_object_or_404(
+        Conversation.objects.select_related("project"), pk=conversation_id, user=user
+    )
 
 
 def conversation_find_for_user(*, user, conversation_id: int) -> Conversation | None:
@@ -35,8 +37,55 @@ def conversation_list(*, user, query: str = "", archived: bool = False) -> Query
         qs = qs.filter(title__icontains=query.strip())
     # Pinned first (the most recently pinned on top), then by activity.
     return qs.order_by(F("pinned_at").desc(nulls_last=True), "-updated_at", "-id").only(
-        "id", "title", "updated_at", "archived", "temporary", "pinned_at"
+        "id", "title", "updated_at", "archived", "temporary", "pinned_at", "project_id"
     )
+
+
+def project_for_new_conversation(*, user, project_id: str):
+    """The user's active project a new conversation starts in (``?project=``), None for
+    none; another user's, an archived or a missing one is 404. Read through the user's
+    relation: chat imports nothing of projects, which builds on chat."""
+    if not project_id:
+        return None
+    if not project_id.isdigit() or not 1 <= int(project_id) <= MAX_ID:
+        raise Http404("No such project.")
+    return get_object_or_404(user.projects.filter(archived_at=None), pk=int(project_id))
+
+
+@dataclass
+class ProjectGroup:
+    """A project in the sidebar with its listed conversations."""
+
+    project: object  # projects.models.Project
+    conversations: list[Conversation]
+    current: bool = False
+
+
+def sidebar_groups(
+    *, user, conversations: list[Conversation], current_project_id: int | None, listing: bool
+) -> tuple[list[ProjectGroup], list[Conversation], list]:
+    """The listed conversations split: each project's under it (by name), the rest apart;
+    and the user's active projects, where a conversation may move. ``listing`` (the plain
+    list, not a search nor the archived view) shows the active projects that list no
+    conversation too, so that a chat can be started in each. One read of the projects."""
+    by_project: dict[int, list[Conversation]] = {}
+    rest = []
+    for conversation in conversations:
+        if conversation.project_id is None:
+            rest.append(conversation)
+        else:
+            by_project.setdefault(conversation.project_id, []).append(conversation)
+    projects = list(
+        user.projects.filter(Q(pk__in=list(by_project)) | Q(archived_at=None))
+        .only("id", "name", "archived_at")
+        .order_by("name", "id")
+    )
+    groups = [
+        ProjectGroup(project, by_project.get(project.pk, []), project.pk == current_project_id)
+        for project in projects
+        if project.pk in by_project or (listing and project.archived_at is None)
+    ]
+    return groups, rest, [project for project in projects if project.archived_at is None]
 
 
 def conversation_titles_matching(*, user, query: str, limit: int = 5) -> QuerySet:

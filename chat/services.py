@@ -54,13 +54,18 @@ def conversation_create(
     strategy: str | None = None,
     context_budget: int | None = None,
     model: str = "",
+    project=None,
 ) -> Conversation:
+    """``project``: one of the user's projects (the caller checked whose), or None."""
+    title = title.strip()[:200]
     conversation = Conversation(
         user=user,
-        title=title.strip()[:200],
+        title=title,
+        title_source=Conversation.TitleSource.USER if title else Conversation.TitleSource.NONE,
         temporary=temporary,
         model=model,
         context_budget=context_budget,
+        project=project,
     )
     if strategy:
         conversation.strategy = strategy
@@ -74,7 +79,15 @@ def conversation_rename(*, conversation: Conversation, title: str) -> Conversati
     if not title:
         raise ChatError("A title cannot be empty.")
     conversation.title = title[:200]
-    conversation.save(update_fields=["title"])
+    conversation.title_source = Conversation.TitleSource.USER  # never replaced by a generated one
+    conversation.save(update_fields=["title", "title_source"])
+    return conversation
+
+
+def conversation_set_model(*, conversation: Conversation, model: str) -> Conversation:
+    """The model for the conversation's next replies ("": the configured default)."""
+    conversation.model = model[:100]
+    conversation.save(update_fields=["model"])
     return conversation
 
 
@@ -195,9 +208,11 @@ def _touch(conversation: Conversation, message: Message | None, now: datetime) -
     fields = {"updated_at": now}
     if message is not None and message.role == Message.Role.USER and not conversation.title:
         title = title_from_text(message.content)
-        if title:
+        if title:  # a stand-in until the first exchange gives a better one (chat.titles)
             conversation.title = title
+            conversation.title_source = Conversation.TitleSource.MESSAGE
             fields["title"] = title
+            fields["title_source"] = conversation.title_source
     plain_update(Conversation, fields, where={"pk": conversation.pk})  # on every stored message
     conversation.updated_at = now
 
@@ -407,7 +422,7 @@ def turn_begin(*, conversation: Conversation, text: str, client_id: str = "") ->
     message whose reply still streams) looks too, before it says so. Either way the
     transaction is rolled back and what exists is returned, as a lookup first would have.
     """
-    title = conversation.title
+    title, title_source = conversation.title, conversation.title_source
     try:
         for attempt in range(DEADLOCK_RETRIES + 1):
             try:
@@ -433,14 +448,15 @@ def turn_begin(*, conversation: Conversation, text: str, client_id: str = "") ->
                 # write the user's search statistics): nothing was stored, so try again.
                 if attempt == DEADLOCK_RETRIES or not _is_deadlock(exc):
                     raise
-                conversation.title = title
+                conversation.title, conversation.title_source = title, title_source
     except ChatError:
         replayed = turn_replayed(conversation, client_id)
         if replayed is None:
             raise
         return replayed
     except IntegrityError:
-        conversation.title = title  # _touch may have set it before the insert was refused
+        # _touch may have set it before the insert was refused
+        conversation.title, conversation.title_source = title, title_source
         replayed = turn_replayed(conversation, client_id)
         if replayed is None:
             raise

@@ -125,16 +125,28 @@ def _current_page(request):
     )
 
 
-def _sidebar_context(request, current=None, *, archived: bool | None = None) -> dict:
+def _sidebar_context(request, current=None, *, archived: bool | None = None, project=None) -> dict:
+    """The sidebar: its conversations (each project's grouped under it), the search's hits.
+    ``project``: the project a new conversation is being started in (no ``current`` yet)."""
     # No NUL: PostgreSQL text cannot hold one, so a query with one could not even be asked.
     query = services.clean_text(request.GET.get("q", "")).strip()[:200]
     if archived is None:
         archived = request.GET.get("archived") == "1" or request.POST.get("archived_view") == "1"
     page_url = current.get_absolute_url() if current is not None else reverse("chat:home")
+    listed = list(
+        selectors.conversation_list(user=request.user, query=query, archived=archived)[:200]
+    )
+    current_project_id = current.project_id if current is not None else getattr(project, "pk", None)
+    groups, rest, move_targets = selectors.sidebar_groups(
+        user=request.user,
+        conversations=listed,
+        current_project_id=current_project_id,
+        listing=not query and not archived,
+    )
     return {
-        "conversations": selectors.conversation_list(
-            user=request.user, query=query, archived=archived
-        )[:200],
+        "conversations": rest,
+        "project_groups": groups,
+        "move_targets": move_targets,
         "message_hits": message_search(user=request.user, query=query) if query else [],
         "query": query,
         "show_archived": archived,
@@ -144,11 +156,18 @@ def _sidebar_context(request, current=None, *, archived: bool | None = None) -> 
 
 
 def _page_context(request, conversation=None) -> dict:
-    context = _sidebar_context(request, conversation)
-    context["max_message_chars"] = settings.MEMORYCHAT_MAX_MESSAGE_CHARS
-    context["temporary"] = (
+    temporary = (
         conversation.temporary if conversation is not None else request.GET.get("temporary") == "1"
     )
+    project = None
+    if conversation is None and not temporary:  # a new conversation, maybe in a project
+        project = selectors.project_for_new_conversation(
+            user=request.user, project_id=request.GET.get("project", "")
+        )
+    context = _sidebar_context(request, conversation, project=project)
+    context["max_message_chars"] = settings.MEMORYCHAT_MAX_MESSAGE_CHARS
+    context["temporary"] = temporary
+    context["project"] = project if conversation is None else conversation.project
     if conversation is not None:
         services.replies_interrupt_stale(conversation=conversation)
         highlight = _highlight(request)
@@ -260,7 +279,14 @@ def conversation_new(request):
     URL; a plain form post (no JS) redirects."""
     form = NewConversationForm(request.POST)
     temporary = form.is_valid() and form.cleaned_data["temporary"]
-    conversation = services.conversation_create(user=request.user, temporary=temporary)
+    project = selectors.project_for_new_conversation(
+        user=request.user, project_id=request.POST.get("project", "")
+    )
+    if temporary and project is not None:
+        return HttpResponseBadRequest("A temporary conversation cannot be in a project.")
+    conversation = services.conversation_create(
+        user=request.user, temporary=temporary, project=project
+    )
     url = conversation.get_absolute_url()
     if request.headers.get("Accept") == "application/json":
         return JsonResponse({"id": conversation.pk, "url": url}, status=201)

@@ -229,6 +229,9 @@ MEMORYCHAT_REPLY_VERSIONS_KEPT = env_int("REPLY_VERSIONS_KEPT", 10, minimum=1)
 # Rows (messages, memories, history records) one staff import may store; it stores them in
 # short transactions (userdata/transfer/importer.py), so a reply never waits long for it.
 MEMORYCHAT_IMPORT_MAX_ROWS = env_int("IMPORT_MAX_ROWS", 500_000, minimum=1)
+# A user's upload of a ChatGPT or Claude export (userdata.chat_import): the file, and the
+# conversations.json inside a zip, at most this many megabytes.
+MEMORYCHAT_CHAT_IMPORT_MAX_MB = env_int("CHAT_IMPORT_MAX_MB", 100, minimum=1)
 # Processes each server process starts for turns' set-up (chat.setup_workers: the context
 # build and the message's store off the server's GIL; about 200 MB each); 0 keeps it in the
 # server's threads.

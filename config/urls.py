@@ -23,6 +23,7 @@ urlpatterns = [
     path("accounts/", include("django.contrib.auth.urls")),
     path("profile/", include("profiles.urls")),
     path("memory/", include("memory.urls")),
+    path("projects/", include("projects.urls")),
     path("staff/", include("staff.urls")),
     path("v1/", include("api.urls")),  # personal keys only: api.views
     path("", include("userdata.urls")),

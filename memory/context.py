@@ -42,7 +42,7 @@ from contextwindow.window import MemoryStrategy, select_recent
 from llm import limits
 from llm.clients import chat_endpoint
 from memory import recall, selectors
-from memory.prompts import MEMORY_HEADER, PREFERENCES_HEADER, SUMMARY_HEADER
+from memory.prompts import MEMORY_HEADER, PREFERENCES_HEADER, PROJECT_HEADER, SUMMARY_HEADER
 from memory.report import (
     Block,
     ContextReport,
@@ -55,6 +55,7 @@ from memory.report import (
     message_item,
     messages_left_out,
     preferences_item,
+    project_item,
     report_new,
     summary_item,
 )
@@ -130,6 +131,13 @@ def format_memory_block(items: list[recall.Recalled]) -> str:
         lines.append(f"- [{item.kind} · {item.date}{source}] {quote(item.text)}")
     lines.append("</memory>")
     return "\n".join(lines)
+
+
+def format_project_block(name: str, instructions: str) -> str:
+    return (
+        f"{PROJECT_HEADER}\n<project>\nname: {quote(name)}\n"
+        f"instructions: {quote(instructions)}\n</project>"
+    )
 
 
 def format_summary_block(text: str) -> str:
@@ -238,6 +246,15 @@ def build(
                 text=instructions.text,
                 sources=instructions.sources,
                 skipped=instructions.skipped,
+            )
+    project = selectors.project_instructions(conversation)
+    if project is not None:
+        text = format_project_block(project.name, project.instructions)
+        cost = budget.cost_repeated("system", text)
+        if cost <= budget.left:
+            add_block(Block.PROJECT, text, project.name, cost=cost)
+            report["project"] = project_item(
+                project_id=project.id, name=project.name, instructions=project.instructions
             )
     expertise = expertise_for_turn(profile, user_text)  # the level in the message's domain(s)
     if expertise.text:

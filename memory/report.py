@@ -36,6 +36,7 @@ class Block(StrEnum):
 
     SYSTEM = "system"
     PREFERENCES = "preferences"
+    PROJECT = "project"  # the project's instructions: stable, so before the per-turn blocks
     EXPERTISE = "expertise"  # the user's level in the message's domain(s)
     SUMMARY = "summary"
     HISTORY = "history"
@@ -90,6 +91,14 @@ class ExpertiseItem(TypedDict):
     skipped: list[dict[str, Any]]
 
 
+class ProjectItem(TypedDict):
+    """The project a conversation belongs to and the instructions sent, as the user wrote them."""
+
+    id: int
+    name: str
+    instructions: str
+
+
 class SummaryItem(TypedDict):
     """The rolling summary: ``text`` when it was sent, ``left_out`` (why) when it was not."""
 
@@ -135,6 +144,9 @@ class ContextReport(TypedDict):
     nothing_relevant: NotRequired[bool]
     # The level per domain sent for this message (absent: none was, or an older report).
     expertise: NotRequired[ExpertiseItem]
+    # The project's instructions sent (absent: the conversation is in no project, the project
+    # has none, or an older report).
+    project: NotRequired[ProjectItem]
     # The prompt tokens the server reused from its cache for this request (OpenAI's
     # prompt_tokens_details.cached_tokens, llama.cpp's timings.cache_n), once the reply ended.
     cached_tokens: NotRequired[int]
@@ -214,6 +226,10 @@ def preferences_item(*, text: str, sources: list, skipped: list) -> PreferencesI
 
 def expertise_item(*, text: str, sources: list, skipped: list) -> ExpertiseItem:
     return {"text": text, "sources": sources, "skipped": skipped}
+
+
+def project_item(*, project_id: int, name: str, instructions: str) -> ProjectItem:
+    return {"id": project_id, "name": name, "instructions": instructions}
 
 
 def summary_item(summary: "Summary", tokens: int, *, left_out: str = "") -> SummaryItem:

@@ -12,20 +12,10 @@ from datetime import date
 
 from memory.models import ActionItem, Decision
 from staff.selectors.reports import ReportData
+from web.markdown_text import md
 
-_MARKUP = re.compile(r"([\\`*_\[\]<>#|~])")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-
-
-_LEADING_BLOCK = re.compile(r"^(\d+)([.)])|^([-+])")
 _BULLET = re.compile(r"^[-*•]\s+(.*)$")
-
-
-def md(text: str) -> str:
-    """Inline text, escaped so it cannot turn into Markdown markup, on one line."""
-    line = _MARKUP.sub(r"\\\1", " ".join(str(text or "").split()))
-    # Nor may it start a list ("1. ", "- ") where a paragraph begins.
-    return _LEADING_BLOCK.sub(lambda m: f"{m[1]}\\{m[2]}" if m[1] else f"\\{m[3]}", line)
 
 
 def _paragraphs(text: str) -> str:

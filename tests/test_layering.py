@@ -17,6 +17,7 @@ PACKAGES = {
     "mcp_server",
     "memory",
     "profiles",
+    "projects",
     "staff",
     "userdata",
     "web",
@@ -33,8 +34,12 @@ ALLOWED = {
     # chat publishes (memory.signals, chat.publisher).
     "memory": {"audit", "chat.models", "contextwindow", "llm", "profiles", "web"},
     "chat": {"contextwindow", "llm", "memory", "profiles", "web"},
-    "userdata": {"audit", "chat", "memory", "profiles", "web"},
-    "staff": {"audit", "chat", "contextwindow", "llm", "memory", "profiles", "userdata", "web"},
+    "userdata": {"audit", "chat", "memory", "profiles", "projects", "web"},
+    # Projects build on the chat and the memory (a project's page lists its conversations
+    # and what it knows); those reach a project only through their models' relations.
+    "projects": {"audit", "chat", "memory", "profiles", "web"},
+    "staff": {"audit", "chat", "contextwindow", "llm", "memory", "profiles", "projects"}
+    | {"userdata", "web"},
     "config": {"chat", "mcp_server"},
     # The /v1 API: a key's user (profiles) through the chat's turn; nothing imports it.
     "api": {"chat", "llm", "profiles"},

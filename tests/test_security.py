@@ -14,6 +14,8 @@ from memory.models import ActionItem, Decision, Fact, MemoryEvent
 from memory.services import summary_run_start
 from profiles.keys import key_create
 from profiles.services import profile_update_preferences
+from projects.services import project_create
+from userdata.models import ChatImport
 
 pytestmark = pytest.mark.django_db
 
@@ -48,9 +50,12 @@ SIGNED_IN = {
     "profiles:keys",
     "memory:page",
     "memory:add",
+    "projects:list",
+    "projects:new",
     "userdata:export",
     "userdata:forget_everything",
     "userdata:account_delete",
+    "userdata:chat_import",
 }
 OWNED = {
     "chat:conversation",
@@ -75,6 +80,14 @@ OWNED = {
     "memory:event_undo",
     "userdata:forget_conversation",
     "profiles:key_revoke",
+    "projects:detail",
+    "projects:edit",
+    "projects:archive",
+    "projects:delete",
+    "projects:knowledge",
+    "projects:briefing",
+    "projects:move",
+    "userdata:chat_import_progress",
 }
 
 
@@ -166,7 +179,11 @@ def world(alice, bob, staff):
         user=alice, conversation=conversation, message=message, items=[]
     )
     key = key_create(user=alice, name="laptop").key
+    project = project_create(user=alice, name="Garden", instructions="Metric units.")
+    chat_import = ChatImport.objects.create(user=alice, source="chatgpt", total=1)
     return {
+        "project": project,
+        "chat_import": chat_import,
         "conversation": conversation,
         "message": message,
         "fact": fact,
@@ -182,6 +199,10 @@ def owned_url(name, world):
         return reverse(name, args=[world["key"].pk])
     if name == "memory:event_undo":
         return reverse(name, args=[world["event"].pk])
+    if name.startswith("projects:") and name != "projects:move":
+        return reverse(name, args=[world["project"].pk])
+    if name == "userdata:chat_import_progress":
+        return reverse(name, args=[world["chat_import"].pk])
     if name.startswith("memory:"):
         return reverse(name, args=["fact", world["fact"].pk])
     if name == "chat:export":
@@ -238,6 +259,9 @@ def post_urls(world, alice, staff):
         "chat:context_report",
         "chat:export",
         "memory:row",
+        "projects:detail",
+        "projects:knowledge",
+        "projects:briefing",
     }
     urls = [(alice, owned_url(n, world)) for n in OWNED - get_only]
     urls += [
@@ -250,10 +274,12 @@ def post_urls(world, alice, staff):
             "profiles:domains",
             "profiles:keys",
             "memory:add",
+            "projects:new",
             "profiles:email",
             "password_change",
             "userdata:forget_everything",
             "userdata:account_delete",
+            "userdata:chat_import",
         )
     ]
     urls += [(None, reverse(n)) for n in ("login", "signup", "password_reset", "logout")]
@@ -396,6 +422,22 @@ def poisoned(alice, staff):
     profile_update_preferences(
         user=alice, preferences={"custom_instructions": PAYLOADS[0], "terminology": PAYLOADS[1]}
     )
+    project = project_create(
+        user=alice, name=PAYLOADS[2][:100], description=text, instructions=text
+    )
+    in_project = conversation_create(user=alice, title=PAYLOADS[1], project=project)
+    Decision.objects.create(
+        user=alice, conversation=in_project, project=project, what=text, context=PAYLOADS[1],
+        alternatives=PAYLOADS, stakeholders=PAYLOADS, dedupe_key="q",
+    )  # fmt: skip
+    ActionItem.objects.create(
+        user=alice, conversation=in_project, project=project, what=text, owner=PAYLOADS[0],
+        dedupe_key="q",
+    )  # fmt: skip
+    Fact.objects.create(
+        user=alice, conversation=in_project, project=project, text=text, dedupe_key="q"
+    )
+    conversation.poisoned_project = project
     return conversation
 
 
@@ -405,6 +447,14 @@ def test_payloads_are_inert_on_every_page_that_shows_them(client, alice, staff, 
     reply = poisoned.messages.get(role="assistant")
     report = reverse("chat:context_report", args=[poisoned.pk, reply.pk])
     pages = ["/", poisoned.get_absolute_url(), reverse("profiles:profile"), reverse("memory:page")]
+    project = poisoned.poisoned_project
+    pages += [reverse("projects:list"), project.get_absolute_url()]
+    pages += [reverse("projects:knowledge", args=[project.pk])]
+    pages += [
+        reverse("projects:edit", args=[project.pk]),
+        reverse("projects:delete", args=[project.pk]),
+    ]
+    pages += [f"/?project={project.pk}", project.conversations.get().get_absolute_url()]
     for url in pages:
         assert_safe(client.get(url).content.decode(), url)
     for headers in ({}, {"HX-Request": "true"}):  # the report's page and its fetched fragment

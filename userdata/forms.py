@@ -61,3 +61,30 @@ class AccountDeleteForm(forms.Form):
         if not self.user.check_password(password):
             raise forms.ValidationError("That is not your password: your account was not deleted.")
         return password
+
+
+class ChatImportForm(forms.Form):
+    """A ChatGPT or Claude export: ``conversations.json`` or the export's zip."""
+
+    file = forms.FileField(
+        label="Export file",
+        help_text="ChatGPT: the export's zip, or the conversations.json inside it. "
+        "Claude: conversations.json.",
+        widget=forms.ClearableFileInput(
+            attrs={"accept": ".json,.zip,application/json,application/zip"}
+        ),
+    )
+
+    def __init__(self, *args, max_bytes: int, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.max_bytes = max_bytes
+
+    def clean_file(self):
+        upload = self.cleaned_data["file"]
+        if upload.size > self.max_bytes:  # said before reading it
+            raise forms.ValidationError(
+                f"The file is {upload.size / 1e6:,.1f} MB; an import takes at most "
+                f"{self.max_bytes / 1e6:,.0f} MB. From a ChatGPT export's zip full of images, "
+                "upload the conversations.json inside it."
+            )
+        return upload

@@ -10,8 +10,9 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from chat.selectors import conversation_get_for_user
 from memory.services import conversation_forget, conversation_forget_plan
-from userdata import services
-from userdata.forms import CONFIRMATION, AccountDeleteForm, ForgetEverythingForm
+from userdata import chat_import, services
+from userdata.forms import CONFIRMATION, AccountDeleteForm, ChatImportForm, ForgetEverythingForm
+from userdata.transfer.external import BadFile
 from web.access import login_required
 from web.downloads import attachment
 
@@ -74,3 +75,45 @@ def goodbye(request):
     if request.user.is_authenticated:
         return redirect("chat:home")
     return render(request, "userdata/goodbye.html")
+
+
+@login_required(default_next="userdata:chat_import")
+@require_http_methods(["GET", "POST"])
+def chat_import_view(request):
+    """GET: the upload form and the user's recent imports. POST: check the file whole and
+    queue its import (a refused file stores nothing), then show its progress."""
+    max_bytes = chat_import.max_upload_bytes()
+    bound = request.method == "POST"
+    form = ChatImportForm(
+        request.POST if bound else None, request.FILES if bound else None, max_bytes=max_bytes
+    )
+    if bound and form.is_valid():
+        upload = form.cleaned_data["file"]
+        try:
+            started = chat_import.chat_import_start(
+                user=request.user, filename=upload.name, data=upload.read()
+            )
+        except BadFile as error:
+            form.add_error("file", str(error))
+        else:
+            messages.success(
+                request,
+                f"{started.get_source_display()} export received: {started.total:,} "
+                f"conversation{'s' if started.total != 1 else ''} to import.",
+            )
+            return redirect("userdata:chat_import")
+    imports = chat_import.chat_imports_recent(user=request.user)
+    return render(
+        request,
+        "userdata/import.html",
+        {"form": form, "imports": imports, "max_mb": max_bytes // 1_000_000},
+        status=400 if bound else 200,
+    )
+
+
+@login_required(default_next="userdata:chat_import")
+@require_GET
+def chat_import_progress(request, import_id: int):
+    """One import's progress (the page polls it while the import runs); the user's own only."""
+    item = chat_import.chat_import_get_for_user(user=request.user, import_id=import_id)
+    return render(request, "userdata/import.html#progress", {"item": item})

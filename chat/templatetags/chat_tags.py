@@ -26,6 +26,7 @@ def percent(used, limit) -> int:
 BLOCK_LABELS = {
     "system": "System prompt",
     "preferences": "Your preferences and style",
+    "project": "Project instructions",
     "expertise": "Your level in this subject",
     "summary": "Rolling summary",
     "memory": "Memories",

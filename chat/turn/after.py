@@ -6,7 +6,7 @@ import logging
 
 from django.db import DatabaseError
 
-from chat import services
+from chat import services, titles
 from chat.selectors import gaps_after_replies
 from memory import search
 from memory.recall import memory_enabled_many
@@ -50,6 +50,10 @@ def after_turns(items) -> None:
     for conversation, user_message in items:
         if user_message is None:
             continue
+        try:
+            titles.title_after_first_exchange(conversation, user_message)
+        except Exception:
+            logger.exception("could not title conversation %s", conversation.pk)
         try:
             if enabled.get(conversation.pk):
                 memories_from_turn(conversation=conversation, message=user_message)

@@ -92,11 +92,18 @@ __all__ = [
     "normalise_key",
     "parse_date",
     "same_item",
+    "topics_of",
     "validate_extraction",
     "validation",
     "withhold",
     "withhold_items",
 ]
+
+
+def topics_of(messages: list[dict]) -> list[str]:
+    """The key words and phrases of ``messages``, most telling first (a title's words)."""
+    sents, _ = prepare(messages)
+    return extract_topics(sents)
 
 
 def extract(

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import logging
+from typing import NamedTuple
 
 from django.core.cache import cache
 from django.db import connection, transaction
 from django.db.models import Max
 
-from chat.models import Message
+from chat.models import Conversation, Message
 from memory.models import Summary, SummaryRun, SystemPrompt
 from memory.prompts import DEFAULT_SYSTEM_PROMPT
 from web.compiled import CompiledRead
@@ -113,6 +114,29 @@ _SUMMARY_CURRENT = CompiledRead(
 def summary_current(conversation) -> Summary | None:
     """The current summary, with the fields a context build reads (not its extracted lists)."""
     return _SUMMARY_CURRENT.first(conversation.pk)
+
+
+class ProjectInstructions(NamedTuple):
+    id: int
+    name: str
+    instructions: str
+
+
+def project_instructions(conversation) -> ProjectInstructions | None:
+    """The project ``conversation`` is in, with its instructions, read fresh on every turn of
+    a project's conversation (the user may have edited them since the tab opened); None for a
+    conversation in no project or a project without instructions (no statement for the
+    first). Read through the conversation: memory imports nothing of projects."""
+    if conversation.project_id is None:
+        return None
+    row = (
+        Conversation.objects.filter(pk=conversation.pk, project__isnull=False)
+        .values_list("project_id", "project__name", "project__instructions")
+        .first()
+    )
+    if row is None or not row[2].strip():
+        return None
+    return ProjectInstructions(*row)
 
 
 ACTIVE_RUN = [SummaryRun.Status.QUEUED, SummaryRun.Status.RUNNING]

@@ -360,6 +360,7 @@
   async function startConversation() {
     const body = new URLSearchParams();
     if (section.dataset.temporary) body.append("temporary", "on");
+    if (section.dataset.project) body.append("project", section.dataset.project);
     const response = await fetch(section.dataset.newUrl, {
       method: "POST",
       headers: {

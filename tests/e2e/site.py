@@ -65,11 +65,33 @@ fact, _ = Fact.objects.get_or_create(user=sofia, text="Sofia is learning Portugu
                                      defaults={{"category": "other"}})
 memory_update(memory=fact, actor=sofia,
               changes={{"text": "Sofia is learning European Portuguese."}})
-Decision.objects.get_or_create(user=sofia, what="Travel to Lisbon in March",
-                               defaults={{"rationale": "Cheaper flights", "dedupe_key": "lisbon"}})
-ActionItem.objects.get_or_create(user=sofia, what="Book the flights to Lisbon",
-                                 defaults={{"owner": "Sofia", "dedupe_key": "book-flights"}})
-print("FACT", fact.pk, "USER", sofia.pk)
+from datetime import date, timedelta
+from chat.services import conversation_create, message_create
+from projects.services import project_create
+trip = project_create(user=sofia, name="Lisbon trip", description="A week in Lisbon in March.",
+                      instructions="Prices in euros. Suggest walking routes over taxis.")
+planning = conversation_create(user=sofia, title="Planning the Lisbon week", project=trip)
+said = message_create(conversation=planning, role="user",
+                      content="We fly in March: the flights are cheaper then.")
+decision, _ = Decision.objects.get_or_create(user=sofia, what="Travel to Lisbon in March",
+                               defaults={{"rationale": "Cheaper flights", "dedupe_key": "lisbon",
+                                          "context": "Flights double in April",
+                                          "alternatives": ["April", "June"],
+                                          "stakeholders": ["Sofia", "Marco"],
+                                          "project": trip, "conversation": planning}})
+decision.source_messages.add(said)
+book, _ = ActionItem.objects.get_or_create(user=sofia, what="Book the flights to Lisbon",
+                                 defaults={{"owner": "Sofia", "dedupe_key": "book-flights",
+                                            "project": trip, "conversation": planning,
+                                            "due_date": date.today() + timedelta(days=7)}})
+hotel, _ = ActionItem.objects.get_or_create(user=sofia, what="Book a hotel in Alfama",
+                                 defaults={{"owner": "Marco", "dedupe_key": "hotel",
+                                            "project": trip, "conversation": planning,
+                                            "due_date": date.today() + timedelta(days=14)}})
+hotel.depends_on.add(book)
+Fact.objects.get_or_create(user=sofia, text="The trip is for two people.",
+                           defaults={{"category": "project", "project": trip}})
+print("FACT", fact.pk, "USER", sofia.pk, "PROJECT", trip.pk)
 """
 
 
@@ -79,6 +101,7 @@ class Site:
     env: dict[str, str]
     staff_id: int
     fact_id: int
+    project_id: int
 
     @property
     def url(self) -> str:
@@ -107,9 +130,15 @@ def start_site(upstream_url: str, work: Path | None = None) -> Site:
     create_user(env, STAFF, STAFF_PASSWORD, staff=True)
     create_user(env, PLAIN, PLAIN_PASSWORD)
     out = manage("shell", "-c", SEED.format(staff=STAFF), env=env)
-    found = re.search(r"FACT (\d+) USER (\d+)", out)
+    found = re.search(r"FACT (\d+) USER (\d+) PROJECT (\d+)", out)
     server = ServerProcess(env, log_path=work / "server.log").start()
-    return Site(server=server, env=env, staff_id=int(found[2]), fact_id=int(found[1]))
+    return Site(
+        server=server,
+        env=env,
+        staff_id=int(found[2]),
+        fact_id=int(found[1]),
+        project_id=int(found[3]),
+    )
 
 
 def log_in(page, site: Site, username: str = STAFF, password: str = STAFF_PASSWORD) -> None:
@@ -137,9 +166,15 @@ def staff_pages(site: Site, conversation_id: int) -> dict[str, str]:
     }
 
 
-def user_pages(conversation_id: int) -> dict[str, str]:
+def user_pages(conversation_id: int, project_id: int) -> dict[str, str]:
     """The signed-in user's own pages beyond the chat, by a name for people, to their paths."""
     return {
+        "projects": "/projects/",
+        "project": f"/projects/{project_id}/",
+        "project-knowledge": f"/projects/{project_id}/knowledge/",
+        "project-edit": f"/projects/{project_id}/edit/",
+        "project-delete": f"/projects/{project_id}/delete/",
+        "project-new-chat": f"/?project={project_id}",
         "profile": "/profile/",
         "memory": "/memory/",
         "conversation-delete": f"/c/{conversation_id}/delete/",

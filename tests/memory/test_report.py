@@ -17,11 +17,13 @@ from memory.report import (
     MessageItem,
     MessagesLeftOut,
     PreferencesItem,
+    ProjectItem,
     SummaryItem,
     report_read,
 )
 from profiles.expertise import domains_set
 from profiles.services import profile_update_preferences
+from projects.services import project_create
 
 pytestmark = pytest.mark.django_db
 
@@ -34,15 +36,16 @@ def assert_matches(item: dict, contract) -> None:
 
 @pytest.fixture
 def busy_conversation(alice):
-    """A conversation whose report has every part: preferences, a summary, memories sent and
-    left out, messages sent and left out."""
+    """A conversation whose report has every part: preferences, a project's instructions, a
+    summary, memories sent and left out, messages sent and left out."""
     profile_update_preferences(user=alice, preferences={"response_format": "bullets"})
     domains_set(user=alice, settings={"gardening": "beginner"})  # "gardening tips": expertise
     for i in range(30):
         Fact.objects.create(
             user=alice, text=f"Fact {i} about gardening " + "soil " * 30, dedupe_key=f"g{i}"
         )
-    conversation = conversation_create(user=alice, context_budget=2500)
+    garden = project_create(user=alice, name="Garden", instructions="Metric units.")
+    conversation = conversation_create(user=alice, context_budget=2500, project=garden)
     message_create_many(
         conversation=conversation,
         messages=[NewMessage("user", f"turn {i} " + "blah " * 40) for i in range(60)],
@@ -68,6 +71,7 @@ def test_a_built_report_matches_the_contract(busy_conversation):
     assert {b["name"] for b in report["blocks"]} == set(Block) - {Block.CONTINUATION}
     assert_matches(report["preferences"], PreferencesItem)
     assert_matches(report["expertise"], ExpertiseItem)
+    assert_matches(report["project"], ProjectItem)
     assert_matches(report["summary"], SummaryItem)
     assert "text" in report["summary"]  # sent
     assert report["memories"] and report["memories_left_out"] and report["messages"]

@@ -1,0 +1,162 @@
+"""Reads of projects: the user's own (404 otherwise), their conversations, and what a project
+knows (its decisions, action items, facts and timeline), each row linked to its source message
+as on the Memory page (``memory.selectors.owned.rows_for``)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import date
+
+from django.db.models import Count, Prefetch, Q, QuerySet, prefetch_related_objects
+from django.shortcuts import get_object_or_404
+from django.utils import timezone
+
+from chat.models import Conversation, Message
+from memory.models import ActionItem, Decision, Fact, MemoryState
+from memory.selectors.owned import ACTION_ITEM, DECISION, FACT, Kind, MemoryRow, rows_for
+from projects.models import Project
+
+OPEN_STATUSES = (ActionItem.Status.OPEN, ActionItem.Status.IN_PROGRESS)
+
+
+def project_get_for_user(*, user, project_id: int) -> Project:
+    """The user's project, or 404: another user's id is indistinguishable from none."""
+    return get_object_or_404(Project, pk=project_id, user=user)
+
+
+def project_list(*, user, archived: bool = False) -> QuerySet:
+    """The user's projects (active or archived), by name, each with its conversation count."""
+    return (
+        Project.objects.filter(user=user, archived_at__isnull=not archived)
+        .annotate(conversation_count=Count("conversations"))
+        .order_by("name", "id")
+    )
+
+
+def project_conversations(*, project: Project) -> QuerySet:
+    """The project's conversations, archived ones too (marked), the most recent first."""
+    return (
+        Conversation.objects.filter(project=project)
+        .annotate(message_count=Count("messages", filter=~Q(messages__role="system")))
+        .order_by("archived", "-updated_at", "-id")
+    )
+
+
+@dataclass(frozen=True)
+class StatusChange:
+    when: object  # datetime
+    status: str  # the label
+    by: str  # who made the change ("" when the app did)
+
+
+@dataclass(frozen=True)
+class TimelineEntry:
+    day: date
+    kind: str  # "decision", "due", "done"
+    label: str
+    row: MemoryRow
+
+
+@dataclass
+class Knowledge:
+    decisions: list[MemoryRow] = field(default_factory=list)
+    open_items: list[MemoryRow] = field(default_factory=list)
+    done_items: list[MemoryRow] = field(default_factory=list)
+    facts: list[MemoryRow] = field(default_factory=list)
+    timeline: list[TimelineEntry] = field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.decisions or self.open_items or self.done_items or self.facts)
+
+
+def _rows(kind: Kind, qs: QuerySet) -> list[MemoryRow]:
+    keys = [(kind.code, pk, created) for pk, created in qs.values_list("pk", "created_at")]
+    return rows_for(keys)
+
+
+def project_memory_counts(*, project: Project) -> dict[str, int]:
+    """How many facts, decisions and open action items the project holds."""
+    kept = ~Q(state=MemoryState.SUGGESTED)
+    return {
+        "facts": Fact.objects.filter(kept, project=project, status=Fact.Status.ACTIVE).count(),
+        "decisions": Decision.objects.filter(kept, project=project).count(),
+        "open_items": ActionItem.objects.filter(
+            kept, project=project, status__in=OPEN_STATUSES
+        ).count(),
+    }
+
+
+def _status_history(items: list[ActionItem]) -> dict[int, list[StatusChange]]:
+    """Each action item's status changes, oldest first, from its simple-history records."""
+    records = (
+        ActionItem.history.filter(id__in=[item.pk for item in items])
+        .select_related("history_user")
+        .order_by("id", "history_date", "history_id")
+    )
+    labels = dict(ActionItem.Status.choices)
+    changes: dict[int, list[StatusChange]] = defaultdict(list)
+    last: dict[int, str] = {}
+    for record in records:
+        if record.history_type == "-" or last.get(record.id) == record.status:
+            continue
+        last[record.id] = record.status
+        by = record.history_user.get_username() if record.history_user else ""
+        changes[record.id].append(
+            StatusChange(record.history_date, labels.get(record.status, record.status), by)
+        )
+    return changes
+
+
+def _timeline(knowledge: Knowledge, history: dict[int, list[StatusChange]]) -> list:
+    entries: list[TimelineEntry] = []
+    local = timezone.localdate
+    for row in knowledge.decisions:
+        when = row.obj.decided_at or row.created_at
+        entries.append(TimelineEntry(local(when), "decision", "Decided", row))
+    for row in knowledge.open_items + knowledge.done_items:
+        if row.obj.due_date:
+            entries.append(TimelineEntry(row.obj.due_date, "due", "Due", row))
+        done = [c for c in history.get(row.obj.pk, []) if c.status == "Done"]
+        if row.obj.status == ActionItem.Status.DONE and done:
+            entries.append(TimelineEntry(local(done[-1].when), "done", "Done", row))
+    return sorted(entries, key=lambda e: (e.day, e.kind, e.row.obj.pk))
+
+
+def project_knowledge(*, project: Project) -> Knowledge:
+    """What the project knows: decisions (newest first), open and done action items (by due
+    date), active facts (most important first), and a timeline of decisions and milestones."""
+    kept = ~Q(state=MemoryState.SUGGESTED)
+    mine = Q(project=project) & kept
+    knowledge = Knowledge()
+    knowledge.decisions = _rows(
+        DECISION, Decision.objects.filter(mine).order_by("-decided_at", "-created_at", "-id")
+    )
+    items = ActionItem.objects.filter(mine).order_by("due_date", "created_at", "id")
+    rows = _rows(ACTION_ITEM, items)
+    knowledge.open_items = [r for r in rows if r.obj.status in OPEN_STATUSES]
+    knowledge.done_items = [r for r in rows if r.obj.status not in OPEN_STATUSES]
+    knowledge.facts = _rows(
+        FACT,
+        Fact.objects.filter(mine, status=Fact.Status.ACTIVE).order_by(
+            "-pinned", "-importance", "-created_at"
+        ),
+    )
+    objs = [row.obj for row in rows]
+    prefetch_related_objects(
+        objs, Prefetch("depends_on", queryset=ActionItem.objects.only("id", "what", "status"))
+    )
+    history = _status_history(objs)
+    for obj in objs:
+        obj.status_history = history.get(obj.pk, [])
+    knowledge.timeline = _timeline(knowledge, history)
+    return knowledge
+
+
+def project_message_span(*, project: Project) -> tuple[int, object, object]:
+    """How many messages the project's conversations hold, and the first and last one's time."""
+    messages = Message.objects.filter(conversation__project=project).exclude(role="system")
+    first = messages.order_by("created_at").values_list("created_at", flat=True).first()
+    last = messages.order_by("-created_at").values_list("created_at", flat=True).first()
+    return messages.count(), first, last

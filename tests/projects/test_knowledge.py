@@ -1,0 +1,114 @@
+"""The project's knowledge page and its Markdown briefing (issue 37 item 4)."""
+
+from datetime import date, timedelta
+
+import pytest
+from django.urls import reverse
+from django.utils import timezone
+
+from chat.services import conversation_create, message_create
+from memory.models import ActionItem, Decision, Fact
+from memory.services import action_item_set_done
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def known(alice, garden):
+    """The Garden project's talk: a decision, two tasks (one waiting on the other, one done),
+    a fact; and a fact outside the project."""
+    talk = conversation_create(user=alice, title="Beds", project=garden)
+    said = message_create(conversation=talk, role="user", content="We go with raised beds.")
+    decision = Decision.objects.create(
+        user=alice, conversation=talk, project=garden, what="Build raised beds",
+        context="Clay soil", rationale="Better drainage", alternatives=["Rows", "Pots"],
+        stakeholders=["Alice", "Sam"], decided_at=timezone.now() - timedelta(days=3),
+        dedupe_key="beds",
+    )  # fmt: skip
+    decision.source_messages.add(said)
+    wood = ActionItem.objects.create(
+        user=alice, conversation=talk, project=garden, what="Buy timber", owner="Sam",
+        due_date=date.today() + timedelta(days=5), dedupe_key="wood",
+    )  # fmt: skip
+    build = ActionItem.objects.create(
+        user=alice, conversation=talk, project=garden, what="Assemble the beds", owner="Alice",
+        due_date=date.today() + timedelta(days=10), dedupe_key="build",
+    )  # fmt: skip
+    build.depends_on.add(wood)
+    soil = ActionItem.objects.create(
+        user=alice, conversation=talk, project=garden, what="Test the soil", dedupe_key="soil"
+    )
+    action_item_set_done(item=soil, actor=alice, done=True)
+    fact = Fact.objects.create(
+        user=alice, conversation=talk, project=garden, text="The soil is heavy clay",
+        dedupe_key="clay",
+    )  # fmt: skip
+    fact.source_messages.add(said)
+    Fact.objects.create(user=alice, text="Lives in Porto", dedupe_key="porto")
+    Fact.objects.create(
+        user=alice, project=garden, text="Waiting for a yes", state="suggested", dedupe_key="s"
+    )
+    return {"said": said, "decision": decision, "wood": wood, "build": build, "soil": soil}
+
+
+def test_the_knowledge_page_shows_decisions_tasks_timeline_and_facts(alice_client, garden, known):
+    page = alice_client.get(reverse("projects:knowledge", args=[garden.pk])).text
+    for text in (
+        "Build raised beds", "Clay soil", "Better drainage", "Rows; Pots", "Alice, Sam",
+        "Buy timber", "Assemble the beds", "Test the soil", "The soil is heavy clay",
+    ):  # fmt: skip
+        assert text in page, text
+    assert "Lives in Porto" not in page  # not the project's
+    assert "Waiting for a yes" not in page  # a suggestion waits on the Memory page
+    open_part = page[page.index('id="open-items"') : page.index('id="done-items"')]
+    done_part = page[page.index('id="done-items"') : page.index('id="timeline"')]
+    assert "Buy timber" in open_part and "Test the soil" not in open_part
+    assert "Test the soil" in done_part
+    # Dependencies and the status history (simple-history) of each task.
+    assert f'href="#action_item-{known["wood"].pk}"' in open_part
+    assert "Open" in done_part and "Done" in done_part and f"by {garden.user.username}" in done_part
+
+
+def test_each_item_links_to_its_source_message_and_can_be_edited(alice_client, garden, known):
+    page = alice_client.get(reverse("projects:knowledge", args=[garden.pk])).text
+    said = known["said"]
+    assert f"?highlight={said.pk}#m{said.pk}" in page
+    assert reverse("memory:edit", args=["decision", known["decision"].pk]) in page
+    assert reverse("memory:done", args=["action_item", known["wood"].pk]) in page
+
+
+def test_the_timeline_lists_decisions_and_milestones_by_date(alice_client, garden, known):
+    page = alice_client.get(reverse("projects:knowledge", args=[garden.pk])).text
+    timeline = page[page.index('id="timeline"') : page.index('id="facts"')]
+    order = [timeline.index(t) for t in ("Build raised beds", "Buy timber", "Assemble the beds")]
+    assert order == sorted(order)
+    assert "Test the soil" in timeline  # done today: a milestone
+
+
+def test_the_briefing_downloads_as_markdown(alice_client, garden, known):
+    response = alice_client.get(reverse("projects:briefing", args=[garden.pk]))
+    assert response["Content-Type"].startswith("text/markdown")
+    assert 'filename="briefing-Garden.md"' in response["Content-Disposition"]
+    text = response.content.decode()
+    assert text.startswith("# Project briefing: Garden\n")
+    assert "1. **Build raised beds** (Decided)" in text
+    assert "   - Rationale: Better drainage" in text
+    assert "| Buy timber | Sam |" in text
+    assert "## Timeline" in text and "## Facts" in text and "- The soil is heavy clay" in text
+    assert "Lives in Porto" not in text
+
+
+def test_the_briefing_escapes_markdown_in_stored_text(alice_client, alice, garden):
+    Fact.objects.create(
+        user=alice, project=garden, text="[click](javascript:alert(1)) # not a heading",
+        dedupe_key="x",
+    )  # fmt: skip
+    text = alice_client.get(reverse("projects:briefing", args=[garden.pk])).content.decode()
+    assert r"- \[click\](javascript:alert(1)) \# not a heading" in text
+
+
+def test_an_empty_project_says_it_knows_nothing_yet(alice_client, garden):
+    page = alice_client.get(reverse("projects:knowledge", args=[garden.pk])).text
+    assert "Nothing learned yet" in page
+    text = alice_client.get(reverse("projects:briefing", args=[garden.pk])).content.decode()
+    assert "None recorded." in text and "no messages yet" in text

@@ -1,0 +1,98 @@
+"""Small ChatGPT and Claude exports, shaped as the real ones, for the import tests."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+
+T0 = 1_700_000_000.0  # 2023-11-14
+
+
+def chatgpt_message(node_id, role, text, *, at, parent, children=(), **extra):
+    content = extra.pop("content", {"content_type": "text", "parts": [text]})
+    message = {
+        "id": node_id,
+        "author": {"role": role, "name": None, "metadata": {}},
+        "create_time": at,
+        "update_time": None,
+        "content": content,
+        "status": "finished_successfully",
+        "end_turn": True,
+        "weight": 1.0,
+        "metadata": extra.pop("metadata", {}),
+        "recipient": extra.pop("recipient", "all"),
+    }
+    return {"id": node_id, "message": message, "parent": parent, "children": list(children)}
+
+
+def chatgpt_conversation(ident="c-1", title="Trip to Lyon", start=T0, turns=None):
+    """A root, a hidden system message, then the turns (user, assistant, ...) in one branch."""
+    turns = turns or [
+        ("user", "My daughter's name is Zenobia."),
+        ("assistant", "Noted: Zenobia."),
+    ]
+    mapping = {"root": {"id": "root", "message": None, "parent": None, "children": ["sys"]}}
+    mapping["sys"] = chatgpt_message(
+        "sys",
+        "system",
+        "",
+        at=None,
+        parent="root",
+        metadata={"is_visually_hidden_from_conversation": True},
+    )
+    parent = "sys"
+    for n, (role, text) in enumerate(turns):
+        node = f"{ident}-n{n}"
+        mapping[node] = chatgpt_message(node, role, text, at=start + 60 * n, parent=parent)
+        mapping[parent]["children"].append(node)
+        parent = node
+    return {
+        "id": ident,
+        "conversation_id": ident,
+        "title": title,
+        "create_time": start,
+        "update_time": start + 60 * len(turns),
+        "mapping": mapping,
+        "current_node": parent,
+        "moderation_results": [],
+    }
+
+
+def claude_conversation(ident="u-1", name="Garden plans", turns=None):
+    turns = turns or [
+        ("human", "I live in Grenoble and grow tomatoes."),
+        ("assistant", "Tomatoes like Grenoble's summers."),
+    ]
+    return {
+        "uuid": ident,
+        "name": name,
+        "created_at": "2024-03-01T09:00:00.000000Z",
+        "updated_at": "2024-03-01T09:10:00.000000Z",
+        "account": {"uuid": "acct"},
+        "chat_messages": [
+            {
+                "uuid": f"{ident}-m{n}",
+                "text": text,
+                "content": [{"type": "text", "text": text}],
+                "sender": sender,
+                "created_at": f"2024-03-01T09:0{n}:00.000000Z",
+                "updated_at": f"2024-03-01T09:0{n}:00.000000Z",
+                "attachments": [],
+                "files": [],
+            }
+            for n, (sender, text) in enumerate(turns)
+        ],
+    }
+
+
+def as_json(document) -> bytes:
+    return json.dumps(document).encode()
+
+
+def as_zip(document, name="conversations.json") -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr(name, json.dumps(document))
+        archive.writestr("user.json", "{}")
+    return buffer.getvalue()

@@ -1,0 +1,235 @@
+"""Importing ChatGPT and Claude exports from "Your data": the upload, the background job, the
+memory built after it, and what the page shows."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import override_settings
+from django.urls import reverse
+
+from chat.models import Conversation, Message
+from memory.models import Fact, Summary
+from profiles.services import profile_set_memory_mode
+from tests.support.tasks import run_pending_tasks
+from tests.userdata.exports import (
+    T0,
+    as_json,
+    as_zip,
+    chatgpt_conversation,
+    claude_conversation,
+)
+from userdata import chat_import
+from userdata.models import ChatImport, ImportedConversation
+
+pytestmark = pytest.mark.django_db(transaction=True)
+URL = "/account/import/"
+
+
+def upload(client, data: bytes, name="conversations.json"):
+    return client.post(URL, {"file": SimpleUploadedFile(name, data)})
+
+
+def two_chatgpt_conversations():
+    return [
+        chatgpt_conversation(),
+        chatgpt_conversation(
+            ident="c-2",
+            title="Work",
+            start=T0 + 86400,
+            turns=[
+                ("user", "I live in Grenoble and I work as a luthier."),
+                ("assistant", "A luthier in Grenoble: noted."),
+                ("user", "We decided to move the workshop to Annecy."),
+                ("assistant", "Annecy it is."),
+            ],
+        ),
+    ]
+
+
+def test_a_chatgpt_export_becomes_the_users_conversations(alice_client, alice):
+    """Titles, dates and messages as in the export; the memory is then built from them."""
+    response = upload(alice_client, as_json(two_chatgpt_conversations()))
+    assert response.status_code == 302
+    assert ChatImport.objects.get(user=alice).status == ChatImport.Status.QUEUED
+    run_pending_tasks()
+
+    done = ChatImport.objects.get(user=alice)
+    assert done.status == ChatImport.Status.DONE, done.error
+    assert (done.imported, done.messages, done.already) == (2, 6, 0)
+    assert done.payload in (b"", memoryview(b""))
+    trip = Conversation.objects.get(user=alice, title="Trip to Lyon")
+    assert trip.created_at == datetime.fromtimestamp(T0, tz=UTC)
+    assert trip.updated_at == datetime.fromtimestamp(T0 + 120, tz=UTC)  # its update_time
+    assert list(trip.messages.values_list("role", "content")) == [
+        ("user", "My daughter's name is Zenobia."),
+        ("assistant", "Noted: Zenobia."),
+    ]
+    assert trip.messages.first().token_count > 0
+    assert ImportedConversation.objects.get(conversation=trip).source_id == "c-1"
+    # Built as any conversation's memory: a summary each, facts from what the user said.
+    assert Summary.objects.filter(conversation__user=alice, is_current=True).count() == 2
+    assert Fact.objects.filter(user=alice, text__icontains="Zenobia").exists()
+    assert (done.memory_done, done.memory_total) == (2, 2)
+
+
+def test_the_conversations_appear_in_the_sidebar(alice_client, alice):
+    upload(alice_client, as_json(two_chatgpt_conversations()))
+    alice_client.get(URL)  # the notice "export received" shown
+    run_pending_tasks()
+    page = alice_client.get(reverse("chat:home")).content.decode()
+    assert "Trip to Lyon" in page and "Work" in page
+
+
+def test_a_claude_export_in_its_zip(alice_client, alice):
+    response = upload(alice_client, as_zip([claude_conversation()]), name="data-2024.zip")
+    assert response.status_code == 302
+    run_pending_tasks()
+    item = ChatImport.objects.get(user=alice)
+    assert (item.source, item.status, item.imported) == ("claude", "done", 1)
+    garden = Conversation.objects.get(user=alice, title="Garden plans")
+    assert garden.created_at == datetime(2024, 3, 1, 9, 0, tzinfo=UTC)
+    assert garden.messages.first().content == "I live in Grenoble and grow tomatoes."
+
+
+def test_a_chatgpt_zip(alice_client, alice):
+    upload(alice_client, as_zip(two_chatgpt_conversations()), name="export.zip")
+    run_pending_tasks()
+    assert Conversation.objects.filter(user=alice).count() == 2
+
+
+def test_a_second_import_adds_only_what_is_new(alice_client, alice):
+    """The same export again stores nothing; a later export adds only its new conversation."""
+    first = two_chatgpt_conversations()
+    upload(alice_client, as_json(first))
+    run_pending_tasks()
+    upload(alice_client, as_json(first))
+    run_pending_tasks()
+    later = [*first, chatgpt_conversation(ident="c-3", title="Later", start=T0 + 2 * 86400)]
+    upload(alice_client, as_json(later))
+    run_pending_tasks()
+
+    assert Conversation.objects.filter(user=alice).count() == 3
+    assert Message.objects.filter(conversation__user=alice).count() == 8
+    second, third = ChatImport.objects.filter(user=alice).order_by("pk")[1:]
+    assert (second.imported, second.already, second.status) == (0, 2, "done")
+    assert (third.imported, third.already) == (1, 2)
+
+
+def test_the_same_export_in_another_account_is_imported_there_too(alice_client, alice, bob):
+    upload(alice_client, as_json([chatgpt_conversation()]))
+    alice_client.force_login(bob)
+    upload(alice_client, as_json([chatgpt_conversation()]))
+    run_pending_tasks()
+    assert Conversation.objects.filter(user=alice).count() == 1
+    assert Conversation.objects.filter(user=bob).count() == 1
+
+
+@pytest.mark.parametrize(
+    ("data", "words"),
+    [
+        (b'[{"title": "cut off', "not valid JSON"),
+        (as_json({"format": "memorychat-user-export"}), "not a ChatGPT or Claude export"),
+        (as_zip([], name="chat.html"), "The zip holds no conversations.json"),
+        (as_json([chatgpt_conversation(start=T0 * 1000)]), "is not a plausible date"),
+        (as_json([{"uuid": "x", "name": "n", "chat_messages": "no"}]), "must be a date"),
+    ],
+)
+def test_a_broken_file_is_refused_and_nothing_is_stored(alice_client, alice, data, words):
+    response = upload(alice_client, data)
+    assert response.status_code == 400
+    assert words in response.content.decode()
+    assert not ChatImport.objects.exists()
+    assert not Conversation.objects.filter(user=alice).exists()
+
+
+def test_a_wrong_shape_deep_in_the_file_names_the_conversation(alice_client, alice):
+    bad = chatgpt_conversation(ident="c-9", title="Taxes")
+    bad["mapping"]["c-9-n1"]["message"]["author"] = "assistant"
+    response = upload(alice_client, as_json([*two_chatgpt_conversations(), bad]))
+    assert "conversation 3 (“Taxes”), message &#x27;c-9-n1&#x27;: has no author" in (
+        response.content.decode()
+    )
+    assert not Conversation.objects.filter(user=alice).exists()
+
+
+@override_settings(MEMORYCHAT_CHAT_IMPORT_MAX_MB=1)
+def test_a_file_over_the_size_limit_is_refused_saying_the_limit(alice_client, alice):
+    response = upload(alice_client, b" " * 1_200_000)
+    assert response.status_code == 400
+    assert "The file is 1.2 MB; an import takes at most 1 MB" in response.content.decode()
+    assert not ChatImport.objects.exists()
+
+
+def test_a_stopped_import_goes_on_when_the_file_is_uploaded_again(alice, alice_client):
+    """Stopped after its first chunk (a worker lost): the conversations stored are whole;
+    uploading the file again stores the rest, none twice, and builds the memory of all."""
+    conversations = [
+        chatgpt_conversation(ident=f"c-{n}", title=f"Chat {n}", start=T0 + n)
+        for n in range(chat_import.CHUNK + 5)
+    ]
+    data = as_json(conversations)
+    started = chat_import.chat_import_start(user=alice, filename="c.json", data=data)
+    chat_import._store_chunk(
+        started, chat_import._unpack(bytes(started.payload))[: chat_import.CHUNK], 0
+    )
+    ChatImport.objects.filter(pk=started.pk).update(status="failed", error="The worker died.")
+    assert Conversation.objects.filter(user=alice).count() == chat_import.CHUNK
+
+    upload(alice_client, data)
+    run_pending_tasks()
+    again = ChatImport.objects.filter(user=alice).latest("pk")
+    assert (again.imported, again.already, again.status) == (5, chat_import.CHUNK, "done")
+    assert Conversation.objects.filter(user=alice).count() == chat_import.CHUNK + 5
+    assert again.memory_total == chat_import.CHUNK + 5
+    assert Summary.objects.filter(conversation__user=alice).count() == chat_import.CHUNK + 5
+
+
+def test_a_second_upload_waits_for_the_first(alice_client, alice):
+    upload(alice_client, as_json([chatgpt_conversation()]))
+    response = upload(alice_client, as_json([claude_conversation()]))
+    assert response.status_code == 400
+    assert "An import is already under way" in response.content.decode()
+
+
+def test_with_memory_off_nothing_is_learned(alice_client, alice):
+    profile_set_memory_mode(user=alice, mode="off")
+    upload(alice_client, as_json(two_chatgpt_conversations()))
+    run_pending_tasks()
+    item = ChatImport.objects.get(user=alice)
+    assert (item.status, item.imported, item.memory_total) == ("done", 2, 0)
+    assert not Summary.objects.filter(conversation__user=alice).exists()
+    assert not Fact.objects.filter(user=alice).exists()
+
+
+def test_the_page_polls_while_importing_and_stops_when_done(alice_client, alice):
+    upload(alice_client, as_json(two_chatgpt_conversations()))
+    item = ChatImport.objects.get(user=alice)
+    progress = reverse("userdata:chat_import_progress", args=[item.pk])
+    page = alice_client.get(URL).content.decode()
+    assert f'hx-get="{progress}"' in page and "Waiting for the background worker" in page
+    ChatImport.objects.filter(pk=item.pk).update(status="importing", processed=1)
+    fragment = alice_client.get(progress).content.decode()
+    assert "Importing: 1 of 2 conversations" in fragment and "every 2s" in fragment
+    assert "<html" not in fragment
+    ChatImport.objects.filter(pk=item.pk).update(status="queued", processed=0)
+    run_pending_tasks()
+    fragment = alice_client.get(progress).content.decode()
+    assert "2 conversations imported (6 messages)" in fragment
+    assert "hx-trigger" not in fragment
+
+
+def test_another_users_import_is_not_visible(alice_client, alice, bob, bob_client):
+    upload(alice_client, as_json([chatgpt_conversation(title="Alice's secret trip")]))
+    item = ChatImport.objects.get(user=alice)
+    progress = reverse("userdata:chat_import_progress", args=[item.pk])
+    bob_client.force_login(bob)
+    assert bob_client.get(progress).status_code == 404
+    assert "Alice" not in bob_client.get(URL).content.decode()
+
+
+def test_the_profile_links_to_the_import(alice_client):
+    page = alice_client.get(reverse("profiles:profile")).content.decode()
+    assert f'href="{URL}"' in page
