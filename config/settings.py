@@ -234,6 +234,8 @@ MEMORYCHAT_IMPORT_MAX_ROWS = env_int("IMPORT_MAX_ROWS", 500_000, minimum=1)
 MEMORYCHAT_CHAT_IMPORT_MAX_MB = env_int("CHAT_IMPORT_MAX_MB", 100, minimum=1)
 # Abuse limits (0 turns a limit off).
 MEMORYCHAT_MESSAGES_PER_MINUTE = env_int("MESSAGES_PER_MINUTE", 20)
+# Requests to /mcp per user per minute (its tools call no model; this bounds a runaway client).
+MEMORYCHAT_MCP_REQUESTS_PER_MINUTE = env_int("MCP_REQUESTS_PER_MINUTE", 120)
 MEMORYCHAT_MAX_CONCURRENT_STREAMS = env_int("MAX_CONCURRENT_STREAMS", 3)
 MEMORYCHAT_SIGNUPS_PER_HOUR = env_int("SIGNUPS_PER_HOUR", 10)
 MEMORYCHAT_MAX_SOCKETS_PER_USER = env_int("MAX_SOCKETS_PER_USER", 20)  # open chat tabs

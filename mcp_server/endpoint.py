@@ -23,6 +23,7 @@ from django.http.request import split_domain_port, validate_host
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 
+from chat.limits import Verdict, hit
 from mcp_server.tools import server
 from profiles.keys import key_user
 
@@ -69,7 +70,17 @@ def _secret(scope) -> str:
     return secret.strip() if scheme.lower() == "bearer" else ""
 
 
-_key_user = database_sync_to_async(key_user, thread_sensitive=False)
+def _admit_now(secret: str):
+    """The key's user (None: no such key) and whether this request is within their
+    per-minute limit: one thread trip (the key's row, the cache's counter)."""
+    user = key_user(secret)
+    if user is None:
+        return None, Verdict(True)
+    limit = settings.MEMORYCHAT_MCP_REQUESTS_PER_MINUTE
+    return user, hit(f"mcp:{user.pk}", limit=limit, window=60)
+
+
+_admit = database_sync_to_async(_admit_now, thread_sensitive=False)
 
 
 class _Running:
@@ -128,13 +139,13 @@ async def stop() -> None:
 
 async def endpoint(scope, receive, send) -> None:
     """The ASGI app of ``/mcp``: 400 for a host Django would refuse, 401 without a valid key
-    (no key, a wrong or revoked one, a session cookie), else the MCP server as the key's
-    user."""
+    (no key, a wrong or revoked one, a session cookie), 429 past the user's per-minute
+    limit, else the MCP server as the key's user."""
     if not _host_allowed(scope):
         await _respond(send, 400, {"error": "bad_request", "error_description": "Bad host."})
         return
     secret = _secret(scope)
-    user = await _key_user(secret) if secret else None
+    user, verdict = await _admit(secret) if secret else (None, Verdict(True))
     if user is None:
         description = "Send your API key as 'Authorization: Bearer <key>'."
         if secret:
@@ -146,6 +157,12 @@ async def endpoint(scope, receive, send) -> None:
             {"error": "invalid_token", "error_description": description},
             ((b"www-authenticate", challenge.encode()),),
         )
+        return
+    if not verdict.allowed:
+        wait = str(verdict.retry_after)
+        message = f"Too many requests: try again in {wait} s."
+        body = {"error": "rate_limited", "error_description": message}
+        await _respond(send, 429, body, ((b"retry-after", wait.encode()),))
         return
     # The tools read the user from the request's state (starlette's Request.state).
     scope = {**scope, "state": {**scope.get("state", {}), "user": user}}

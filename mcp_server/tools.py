@@ -34,8 +34,8 @@ Project = Annotated[
 ]
 Limit = Annotated[int, Field(ge=1, le=memories.LIMIT_MAX)]
 MemoryId = Annotated[int, Field(ge=1, description="The memory's id, as search or list gave it.")]
-READ = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
-WRITE = ToolAnnotations(readOnlyHint=False, destructiveHint=False, openWorldHint=False)
+READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
 
 
 def _request(ctx: Context):
@@ -134,7 +134,7 @@ async def update_memory(
     return {"memory": memory}
 
 
-@server.tool(annotations=ToolAnnotations(destructiveHint=True, openWorldHint=False))
+@server.tool(annotations=ToolAnnotations(destructive_hint=True, open_world_hint=False))
 async def forget_memory(ctx: Context, kind: Kind, id: MemoryId) -> dict[str, Any]:
     """Forget one memory: it is no longer recalled (its history keeps the record)."""
     return await _run(ctx, memories.memory_forget, kind=kind, memory_id=id)

@@ -52,7 +52,7 @@ ALLOWED = {
     # The /v1 API: a key's user (profiles) through the chat's turn; nothing imports it.
     "api": {"chat", "llm", "profiles"},
     # The MCP server: a key's user (profiles) over memory's services; config mounts it.
-    "mcp_server": {"audit", "chat.models", "memory", "profiles", "projects.models"},
+    "mcp_server": {"audit", "chat.limits", "chat.models", "memory", "profiles", "projects.models"},
 }
 
 

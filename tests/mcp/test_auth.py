@@ -113,3 +113,12 @@ async def test_a_tool_is_called_with_one_plain_post(alice, alice_key):
     assert result["isError"] is False
     assert result["structuredContent"]["memory"]["text"] == "I like tea"
     assert [fact.text for fact in await rows(Fact, user=alice)] == ["I like tea"]
+
+
+async def test_past_the_per_minute_limit_it_is_429_with_retry_after(alice_key, settings):
+    settings.MEMORYCHAT_MCP_REQUESTS_PER_MINUTE = 2
+    async with http(alice_key, ACCEPT) as raw:
+        answers = [await raw.post("/mcp", json=INITIALIZE) for _ in range(3)]
+    assert [a.status_code for a in answers] == [200, 200, 429]
+    assert int(answers[2].headers["Retry-After"]) >= 1
+    assert answers[2].json()["error"] == "rate_limited"
