@@ -61,6 +61,12 @@ def test_a_chatgpt_export_imported_from_your_data(
     follows by polling, and the conversations are in the sidebar with their titles."""
     log_in(page, app_server, username=gwen, password=PASSWORD)
     page.goto(f"{app_server.url}/profile/")
+    if os.environ.get("IMPORT_SHOTS"):  # the profile's "Your data", where the link is
+        for size, viewport in VIEWPORTS.items():
+            page.set_viewport_size(viewport)
+            section = page.locator("#your-data")
+            section.screenshot(path=f"{os.environ['IMPORT_SHOTS']}/{size}-your-data.png")
+        page.set_viewport_size(VIEWPORTS["desktop"])
     page.get_by_role("link", name="Import from ChatGPT or Claude…").click()
     expect(page.get_by_role("heading", level=1)).to_contain_text("Import conversations")
     shots(page, app_server.url, "import-empty")
