@@ -23,7 +23,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
@@ -166,8 +166,15 @@ def _unpack(payload: bytes) -> list[Parsed]:
 
 def chat_import_run(*, import_id: int) -> str:
     """Store the import's conversations from where it stands; then queue the memory build."""
-    claimed = ChatImport.objects.filter(pk=import_id, status__in=ACTIVE).update(
-        status=ChatImport.Status.IMPORTING, heartbeat_at=timezone.now()
+    # Queued, or importing with its worker lost (a job run again): never two jobs at once.
+    now = timezone.now()
+    claimed = (
+        ChatImport.objects.filter(pk=import_id)
+        .filter(
+            Q(status=ChatImport.Status.QUEUED)
+            | Q(status=ChatImport.Status.IMPORTING, heartbeat_at__lt=now - STALE_AFTER)
+        )
+        .update(status=ChatImport.Status.IMPORTING, heartbeat_at=now)
     )
     if not claimed:
         return "not waiting"

@@ -185,6 +185,7 @@ def user_pages(conversation_id: int, project_id: int) -> dict[str, str]:
         "conversation-forget": f"/c/{conversation_id}/forget/",
         "forget-everything": "/account/forget/",
         "account-delete": "/account/delete/",
+        "import": "/account/import/",
         "search": "/search/?q=week+lisbon",
         "share": f"/c/{conversation_id}/share/",
     }

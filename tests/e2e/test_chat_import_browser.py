@@ -5,6 +5,7 @@ polling, then the conversations in the sidebar; a broken file's error. With
 from __future__ import annotations
 
 import os
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -60,6 +61,12 @@ def test_a_chatgpt_export_imported_from_your_data(
     follows by polling, and the conversations are in the sidebar with their titles."""
     log_in(page, app_server, username=gwen, password=PASSWORD)
     page.goto(f"{app_server.url}/profile/")
+    if os.environ.get("IMPORT_SHOTS"):  # the profile's "Your data", where the link is
+        for size, viewport in VIEWPORTS.items():
+            page.set_viewport_size(viewport)
+            section = page.locator("#your-data")
+            section.screenshot(path=f"{os.environ['IMPORT_SHOTS']}/{size}-your-data.png")
+        page.set_viewport_size(VIEWPORTS["desktop"])
     page.get_by_role("link", name="Import from ChatGPT or Claude…").click()
     expect(page.get_by_role("heading", level=1)).to_contain_text("Import conversations")
     shots(page, app_server.url, "import-empty")
@@ -69,6 +76,18 @@ def test_a_chatgpt_export_imported_from_your_data(
     expect(page.locator(".notices")).to_contain_text("ChatGPT export received: 2 conversations")
     expect(page.locator(".import").first).to_contain_text("Waiting for the background worker")
     shots(page, app_server.url, "import-waiting")
+    if os.environ.get("IMPORT_SHOTS"):  # the progress bars, as the polled fragment shows them
+        with sqlite3.connect(live_env["db"]) as connection:
+            connection.execute(
+                "UPDATE userdata_chatimport SET status='building', imported=2, messages=4, "
+                "memory_total=2, memory_done=1 WHERE filename='chatgpt-export.zip'"
+            )
+        shots(page, app_server.url, "import-building")
+        with sqlite3.connect(live_env["db"]) as connection:
+            connection.execute(
+                "UPDATE userdata_chatimport SET status='queued', imported=0, messages=0, "
+                "memory_total=0, memory_done=0 WHERE filename='chatgpt-export.zip'"
+            )
 
     manage("job_worker", "--batch", "--no-startup-delay", env=live_env["env"])
     expect(page.locator(".import").first).to_contain_text(
