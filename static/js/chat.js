@@ -655,11 +655,11 @@
     }
   });
   document.body.addEventListener("htmx:afterSwap", () => {
+    markLast(); // first: the older batch's Edit buttons show, and take their room
     if (keptFromBottom !== null) {
       messages.scrollTop = messages.scrollHeight - keptFromBottom;
       keptFromBottom = null;
     }
-    markLast();
   });
   window.addEventListener("popstate", () => location.reload());
 
