@@ -162,6 +162,7 @@ def unsummarised_tails(*, conversation_ids: list[int], statuses) -> dict[int, tu
             f"FROM {Message._meta.db_table} m "
             f"WHERE m.conversation_id IN ({', '.join(['%s'] * len(conversation_ids))}) "
             f"AND m.status IN ({', '.join(['%s'] * len(statuses))}) "
+            "AND m.hidden_by_id IS NULL "  # the branch shown, as the summary folds it
             f"AND m.id > coalesce((SELECT s.covered_through FROM {Summary._meta.db_table} s "
             "WHERE s.conversation_id = m.conversation_id AND s.is_current = %s), 0) "
             "GROUP BY m.conversation_id",

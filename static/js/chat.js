@@ -692,12 +692,12 @@
     }
   });
   document.body.addEventListener("htmx:afterSwap", () => {
+    markLast(); // first: the older batch's Edit buttons show, and take their room
     closeGroups();
     if (keptFromBottom !== null) {
       messages.scrollTop = messages.scrollHeight - keptFromBottom;
       keptFromBottom = null;
     }
-    markLast();
   });
   window.addEventListener("popstate", () => location.reload());
 
