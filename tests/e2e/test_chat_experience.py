@@ -178,6 +178,6 @@ def test_a_welcoming_start(page, app_server, fake_upstream):
     wait_for_reply(page)
     settings = page.locator(".conversation-settings-panel")
     settings.locator("summary").click()
-    expect(settings.get_by_label("Context budget")).to_be_visible()
+    expect(settings.get_by_role("button", name="Save")).to_be_visible()
     page.keyboard.press("Escape")
-    expect(settings.get_by_label("Context budget")).to_be_hidden()
+    expect(settings.get_by_role("button", name="Save")).to_be_hidden()

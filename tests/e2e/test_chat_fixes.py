@@ -58,7 +58,8 @@ def test_typing_in_the_rename_or_budget_box_keeps_the_menu_and_the_text(
     expect(title).to_have_value("A new title being typed")
 
     page.locator(".conversation-settings-panel summary").click()
-    budget = page.get_by_label("Context budget")
+    page.locator(".conversation-settings-panel").get_by_text("Advanced").click()
+    budget = page.get_by_label("At most, each time (tokens)")
     budget.fill("4096")
     page.wait_for_timeout(700)
     expect(budget).to_be_visible()
