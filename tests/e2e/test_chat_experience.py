@@ -177,7 +177,7 @@ def test_a_welcoming_start(page, app_server, fake_upstream):
     page.wait_for_url(re.compile(r"/c/\d+/$"))
     wait_for_reply(page)
     settings = page.locator(".conversation-settings-panel")
-    settings.locator("summary").click()
+    settings.locator(":scope > summary").click()
     expect(settings.get_by_role("button", name="Save")).to_be_visible()
     page.keyboard.press("Escape")
     expect(settings.get_by_role("button", name="Save")).to_be_hidden()
