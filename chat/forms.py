@@ -78,9 +78,9 @@ class ConversationSettingsForm(forms.ModelForm):
 
     # Plain words for what each choice does (the stored values stay the engine's names).
     STRATEGY_CHOICES = [
-        (Conversation.Strategy.SUMMARY_BUFFER, "Summarise older messages, send recent ones"),
-        (Conversation.Strategy.TOKEN_LIMIT, "Send as many recent messages as fit"),
-        (Conversation.Strategy.SLIDING_WINDOW, "Send only the last few messages"),
+        (Conversation.Strategy.SUMMARY_BUFFER, "A summary + recent messages"),
+        (Conversation.Strategy.TOKEN_LIMIT, "As many recent messages as fit"),
+        (Conversation.Strategy.SLIDING_WINDOW, "Only the last few messages"),
     ]
     ADVANCED = ("strategy", "context_budget")
 
@@ -88,8 +88,8 @@ class ConversationSettingsForm(forms.ModelForm):
         model = Conversation
         fields = ("strategy", "context_budget", "model")
         labels = {
-            "strategy": "What the model is sent of this conversation",
-            "context_budget": "Most the model is sent each time (tokens)",
+            "strategy": "What the model is sent",
+            "context_budget": "At most, each time (tokens)",
         }
         help_texts = {
             "context_budget": "About ¾ of a word a token. Empty: the default.",

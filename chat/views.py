@@ -178,8 +178,11 @@ def _page_context(request, conversation=None) -> dict:
     context["temporary"] = temporary
     context["project"] = project if conversation is None else conversation.project
     context["model_picker"] = model_picker_choices(conversation.model if conversation else "")
-    # A notice from the last request (a deletion): the page's "messages" are the chat's.
+    # A notice from the last request (a deletion) is "page_notices": the page's "messages"
+    # are the chat's, none on a blank page (not the messages framework's, which would be
+    # rendered as chat messages).
     context["page_notices"] = django_messages.get_messages(request)
+    context["messages"] = []
     if conversation is not None:
         services.replies_interrupt_stale(conversation=conversation)
         highlight = _highlight(request)

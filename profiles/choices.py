@@ -30,13 +30,11 @@ def timezones() -> tuple[str, ...]:
     """The zones a person picks from: the tz database's locations (``zone.tab``: one name per
     place, so no deprecated alias such as "Asia/Calcutta" or "US/Eastern"), plus UTC; without
     that file, ``zoneinfo.available_timezones()`` minus the alias families."""
-    located = _zone_tab_names()
+    available = zoneinfo.available_timezones()  # walks the zone files: once
+    located = _zone_tab_names() & available
     names = located or {
-        name
-        for name in zoneinfo.available_timezones()
-        if "/" in name and not name.startswith(_LEGACY_ZONE_PREFIXES)
+        name for name in available if "/" in name and not name.startswith(_LEGACY_ZONE_PREFIXES)
     }
-    names = {name for name in names if name in zoneinfo.available_timezones()}
     names.add("UTC")
     return tuple(sorted(names))
 

@@ -90,9 +90,11 @@
   }
   const shown = document.querySelector("#page-notice.shown"); // the server's, after a redirect
   if (shown) notify.timer = setTimeout(() => shown.classList.remove("shown"), 6000);
-  document.addEventListener("htmx:afterRequest", (event) => {
-    const asker = event.detail.elt && event.detail.elt.closest && event.detail.elt.closest("[data-done]");
-    if (asker && event.detail.successful) notify(asker.dataset.done);
+  // Before the swap: the asking element may be inside what the answer replaces.
+  document.addEventListener("htmx:beforeSwap", (event) => {
+    const elt = event.detail.requestConfig && event.detail.requestConfig.elt;
+    const asker = elt && elt.closest && elt.closest("[data-done]");
+    if (asker && !event.detail.isError) notify(asker.dataset.done);
   });
 
   // -- the phone's menu and conversation drawer ---------------------------------------------

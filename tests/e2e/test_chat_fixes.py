@@ -57,8 +57,9 @@ def test_typing_in_the_rename_or_budget_box_keeps_the_menu_and_the_text(
     expect(title).to_be_visible()
     expect(title).to_have_value("A new title being typed")
 
-    page.locator(".conversation-settings-panel summary").click()
-    budget = page.get_by_label("Context budget")
+    page.locator(".conversation-settings-panel > summary").click()
+    page.locator(".conversation-settings-panel").get_by_text("Advanced").click()
+    budget = page.get_by_label("At most, each time (tokens)")
     budget.fill("4096")
     page.wait_for_timeout(700)
     expect(budget).to_be_visible()
@@ -155,7 +156,7 @@ def test_a_conversation_started_from_the_blank_page_is_complete_without_a_reload
     log_in(page, app_server)
     page.evaluate("window.notReloaded = true")
     start_conversation(page, "Start from blank")
-    expect(page.locator(".conversation-settings-panel summary")).to_be_visible()
+    expect(page.locator(".conversation-settings-panel > summary")).to_be_visible()
     reply = page.locator('[data-role="assistant"]').last
     expect(reply.get_by_role("button", name="Copy")).to_be_visible()
     expect(reply.get_by_role("button", name="Regenerate")).to_be_visible()
