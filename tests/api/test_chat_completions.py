@@ -77,6 +77,31 @@ async def test_the_whole_history_continues_the_conversation_it_matches(alice, al
     ]
 
 
+async def test_a_reply_many_conversations_share_still_continues_the_right_one(
+    alice, alice_key, fake_llm
+):
+    """A model's stock answer ending a dozen newer conversations does not hide the one the
+    history sent belongs to (each candidate must hold the turn before it too)."""
+    api = client(alice_key)
+    model = settings.OPENAI_MODEL
+    fake_llm.behaviour.reply = "Sure, happy to help."
+    history = [{"role": "user", "content": "The first question"}]
+    await api.chat.completions.create(model=model, messages=history)
+    for n in range(12):
+        await api.chat.completions.create(
+            model=model, messages=[{"role": "user", "content": f"Another chat {n}"}]
+        )
+    history += [
+        {"role": "assistant", "content": "Sure, happy to help."},
+        {"role": "user", "content": "The follow-up"},
+    ]
+    made = await api.chat.completions.with_raw_response.create(model=model, messages=history)
+    continued = int(made.headers["X-Memorychat-Conversation"])
+    users = await rows(Message, conversation_id=continued, role="user")
+    assert [m.content for m in users] == ["The first question", "The follow-up"]
+    assert len(await rows(Conversation, user=alice)) == 13
+
+
 async def test_streamed_chunks_concatenate_to_the_stored_reply(alice, alice_key, fake_llm):
     fake_llm.behaviour.reply = "One two three four five six seven."
     stream = await client(alice_key).chat.completions.create(
