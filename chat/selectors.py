@@ -65,9 +65,10 @@ def sidebar_groups(
     *, user, conversations: list[Conversation], current_project_id: int | None, listing: bool
 ) -> tuple[list[ProjectGroup], list[Conversation], list]:
     """The listed conversations split: each project's under it (by name), the rest apart;
-    and the projects a conversation may move to (the active ones, and those listed). ``listing`` (the plain
-    list, not a search nor the archived view) shows the active projects that list no
-    conversation too, so that a chat can be started in each. One read of the projects."""
+    and the projects a conversation may move to (the active ones, and those listed).
+    ``listing`` (the plain list, not a search nor the archived view) shows the active projects
+    that list no conversation too, so that a chat can be started in each. One read of the
+    projects."""
     by_project: dict[int, list[Conversation]] = {}
     rest = []
     for conversation in conversations:
