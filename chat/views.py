@@ -182,6 +182,7 @@ def _page_context(request, conversation=None) -> dict:
     # are the chat's, none on a blank page (not the messages framework's, which would be
     # rendered as chat messages).
     context["page_notices"] = django_messages.get_messages(request)
+    context["messages"] = []  # the chat's, never the notices the context processor would give
     context["messages"] = []
     if conversation is not None:
         services.replies_interrupt_stale(conversation=conversation)
