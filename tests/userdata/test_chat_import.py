@@ -11,6 +11,8 @@ from django.test import Client, override_settings
 from django.urls import reverse
 
 from chat.models import Conversation, Message
+from chat.services import conversation_create
+from memory import context
 from memory.models import Fact, Summary
 from profiles.services import profile_set_memory_mode
 from tests.support.tasks import run_pending_tasks
@@ -235,3 +237,31 @@ def test_another_users_import_is_not_visible(alice_client, alice, bob):
 def test_the_profile_links_to_the_import(alice_client):
     page = alice_client.get(reverse("profiles:profile")).content.decode()
     assert f'href="{URL}"' in page
+
+
+def test_a_fact_from_the_export_is_recalled_in_a_new_conversation(alice_client, alice):
+    """Issue 38's "done when": what the user told ChatGPT is in the memory of a new chat here.
+    The real jobs run (import, then memory), the offline extractor learns the fact."""
+    export = [
+        chatgpt_conversation(
+            ident="c-pet",
+            title="Pets",
+            turns=[
+                ("user", "My tortoise is named Bartholomew and he is 43 years old."),
+                ("assistant", "Bartholomew sounds like a wise tortoise."),
+            ],
+        )
+    ]
+    upload(alice_client, as_json(export))
+    run_pending_tasks()
+    done = ChatImport.objects.get(user=alice)
+    assert done.status == ChatImport.Status.DONE, done.error
+    assert (done.memory_done, done.memory_total) == (1, 1)
+
+    later = conversation_create(user=alice)  # a web conversation, not imported
+    assert not ImportedConversation.objects.filter(conversation=later).exists()
+    built = context.build(conversation=later, user_text="What is my tortoise called?")
+    recalled = [m["text"] for m in built.report["memories"]]
+    assert any("Bartholomew" in text for text in recalled), recalled
+    memory_block = next(m["content"] for m in built.messages if "<memory>" in m["content"])
+    assert "Bartholomew" in memory_block.split("<memory>", 1)[1]
