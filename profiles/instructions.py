@@ -258,9 +258,9 @@ def _metric_unused_because(profile: UserProfile, name: str, value: float, count:
         return f"{count} message{'' if count == 1 else 's'} behind it, fewer than {MIN_MESSAGES}"
     low, _, high, _ = BANDS[name]
     if low < 0 and value < high:
-        return f"not frequent enough (below {high})"
+        return f"not frequent enough (below {high:.0%})"  # in %, as the page shows values
     if low < value < high:
-        return f"neutral (between {low} and {high})"
+        return f"neutral (between {low:.0%} and {high:.0%})"
     return ""
 
 

@@ -52,6 +52,7 @@ def style_overview(
     unused = {item["name"]: item["reason"] for item in block.skipped}
     snapshots = style_snapshot_list(profile=profile)
     from_start = not snapshots or snapshots[0].messages_observed <= SNAPSHOT_EVERY
+    joined = profile.user.date_joined
     rows = []
     for name in METRICS:
         value, count = profile.metric(name)
@@ -72,12 +73,16 @@ def style_overview(
                 note=f"Used: {used[name]}" if name in used else f"Not used: {unused[name]}.",
                 chart=sparkline(points),
                 chart_from=points[0][0] if points else 0,
-                # The prior at 0 messages has no date: the first snapshot's stands for it.
-                date_from=taken[0].taken_at if taken else None,
+                # The prior at 0 messages is where learning began: the account's start.
+                date_from=joined if points and points[0][0] == 0 else first_taken(taken),
                 date_to=date_to,
             )
         )
     return rows
+
+
+def first_taken(snapshots: list) -> datetime | None:
+    return snapshots[0].taken_at if snapshots else None
 
 
 @dataclass(frozen=True, slots=True)
