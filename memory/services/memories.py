@@ -154,7 +154,11 @@ def fact_remember(
     active = Fact.objects.select_for_update().filter(
         memories_in(scoping.readable(project_id)), user=user, status=Fact.Status.ACTIVE
     )
-    own_scope = active.filter(project_id=project_id)
+    own_scope = (
+        active.filter(project__isnull=True)
+        if project_id is None
+        else active.filter(project_id=project_id)
+    )
     with transaction.atomic():
         same = active.filter(dedupe_key=key).first()
         if (
