@@ -2,16 +2,22 @@
 time: when the turns before its new message are exactly the stored user and assistant
 messages of one of the user's conversations (the latest such), the request continues it;
 otherwise a new conversation starts, holding that history, so that the next request finds
-it. Either shows in the web UI like any other conversation."""
+it. Either shows in the web UI like any other conversation.
+
+A request names a project or none (``project_for_request``), and continues only a
+conversation in that same project (none: only one outside every project); a new
+conversation starts in it, so its instructions and its memory apply to every turn."""
 
 from __future__ import annotations
 
 from django.conf import settings
 from django.db.models import Exists, OuterRef
 
-from api.wire import Turn
+from api.wire import ApiError, Turn
 from chat.models import Conversation, Message
 from chat.services import NewMessage, clean_text, conversation_create, message_create_many
+from projects.models import Project
+from projects.selectors import project_named
 
 CANDIDATES = 10  # conversations whose last two turns match, compared in full
 SHOWN_ROLES = [Message.Role.USER, Message.Role.ASSISTANT]
@@ -43,12 +49,34 @@ def _same(a: list[Turn], b: list[Turn]) -> bool:
     )
 
 
-def conversation_matching(*, user, history: list[Turn], temporary: bool) -> Conversation | None:
-    """The user's latest conversation (temporary or not, as asked) whose stored turns are
-    ``history``; None when none is (or ``history`` is empty). The candidates hold the
-    history's last turn with its turn before it earlier (one query: a reply text many
-    conversations share, as a model's stock answer, no longer makes each of them a
-    candidate to load); their messages come in one more."""
+def project_for_request(*, user, value: str) -> Project | None:
+    """The user's project the request names (id or name, any case), None for none; another
+    user's or an unknown one is a 404, an archived one a 400 (it takes no new turns here)."""
+    if not value:
+        return None
+    project = project_named(user=user, value=value)
+    if project is None:
+        raise ApiError(
+            404, f"You have no project {value!r}.", param="project", code="project_not_found"
+        )
+    if project.archived:
+        raise ApiError(
+            400,
+            f"The project {project.name!r} is archived; restore it first.",
+            param="project",
+            code="project_archived",
+        )
+    return project
+
+
+def conversation_matching(
+    *, user, history: list[Turn], temporary: bool, project: Project | None = None
+) -> Conversation | None:
+    """The user's latest conversation (temporary or not, as asked; in ``project``, or in
+    none) whose stored turns are ``history``; None when none is (or ``history`` is empty).
+    The candidates hold the history's last turn with its turn before it earlier (one query:
+    a reply text many conversations share, as a model's stock answer, no longer makes each
+    of them a candidate to load); their messages come in one more."""
     if not history:
         return None
     history = [Turn(t.role, clean_text(t.text)) for t in history]
@@ -56,6 +84,7 @@ def conversation_matching(*, user, history: list[Turn], temporary: bool) -> Conv
     candidates = Message.objects.filter(
         conversation__user=user,
         conversation__temporary=temporary,
+        conversation__project=project,
         role=last.role,
         content=last.text,
         hidden_by__isnull=True,
@@ -82,17 +111,19 @@ def conversation_matching(*, user, history: list[Turn], temporary: bool) -> Conv
 
 
 def conversation_for_request(
-    *, user, history: list[Turn], model: str, temporary: bool
+    *, user, history: list[Turn], model: str, temporary: bool, project: Project | None = None
 ) -> tuple[Conversation, bool]:
     """The conversation the request continues, or a new one holding its history (True)."""
     model = "" if model == settings.OPENAI_MODEL else model
-    conversation = conversation_matching(user=user, history=history, temporary=temporary)
+    conversation = conversation_matching(
+        user=user, history=history, temporary=temporary, project=project
+    )
     if conversation is not None:
         if conversation.model != model:
             conversation.model = model
             conversation.save(update_fields=["model"])
         return conversation, False
-    conversation = conversation_create(user=user, temporary=temporary, model=model)
+    conversation = conversation_create(user=user, temporary=temporary, model=model, project=project)
     if history:
         message_create_many(
             conversation=conversation,

@@ -17,7 +17,11 @@ from django.http.response import HttpResponseBase
 from django.views.decorators.csrf import csrf_exempt
 
 from api import wire
-from api.conversations import conversation_discard, conversation_for_request
+from api.conversations import (
+    conversation_discard,
+    conversation_for_request,
+    project_for_request,
+)
 from api.wire import ApiError
 from chat.models import Message
 from chat.services import ChatError
@@ -28,6 +32,7 @@ from profiles.keys import key_lookup, key_mark_used, key_used_due, key_user
 logger = logging.getLogger(__name__)
 
 TEMPORARY_HEADER = "X-Memorychat-Temporary"
+PROJECT_HEADER = "X-Memorychat-Project"
 CONVERSATION_HEADER = "X-Memorychat-Conversation"
 STREAMS_RETRY_AFTER = 5  # seconds: another reply of the user's ends in about that time
 
@@ -92,15 +97,20 @@ def _model_names() -> list[str]:
 
 
 def _turn_for(secret: str, chat: wire.ChatRequest):
-    """The key, the model checked and the conversation: one thread trip before the turn
-    (each trip costs the first token a little)."""
+    """The key, the model and the project checked, and the conversation: one thread trip
+    before the turn (each trip costs the first token a little)."""
     key = _key(secret)
     if not _model_known(chat.model):
         raise ApiError(
             404, f"The model {chat.model!r} does not exist.", param="model", code="model_not_found"
         )
+    project = project_for_request(user=key.user, value=chat.project)
     conversation, created = conversation_for_request(
-        user=key.user, history=chat.history, model=chat.model, temporary=chat.temporary
+        user=key.user,
+        history=chat.history,
+        model=chat.model,
+        temporary=chat.temporary,
+        project=project,
     )
     return key, conversation, created
 
@@ -169,7 +179,11 @@ async def chat_completions(request: HttpRequest) -> HttpResponseBase:
             raise ApiError(413, "The request is too large.") from None
         temporary = request.headers.get(TEMPORARY_HEADER, "").lower() in ("1", "true", "yes")
         try:
-            chat = wire.parse_chat(raw, temporary_header=temporary)
+            chat = wire.parse_chat(
+                raw,
+                temporary_header=temporary,
+                project_header=request.headers.get(PROJECT_HEADER, ""),
+            )
         except ApiError:
             await in_db_thread(_user)(secret)  # a 401 before any word on the body
             raise

@@ -2,7 +2,9 @@
 and handed on as typed values, and the response, stream chunks and errors built here.
 
 What a request may carry beyond OpenAI's fields: ``temporary`` (true: a conversation that
-reads and writes no memory; or the header ``X-Memorychat-Temporary: true``).
+reads and writes no memory; or the header ``X-Memorychat-Temporary: true``) and ``project``
+(one of the user's projects by id or name, any case; or the header ``X-Memorychat-Project``;
+the body's field wins). A temporary chat stays outside every project, so both is a 400.
 """
 
 from __future__ import annotations
@@ -58,6 +60,7 @@ class ChatRequest:
     stream: bool = False
     include_usage: bool = False
     temporary: bool = False
+    project: str = ""  # the project the client names (id or name), "" for none
 
 
 def _bad(message: str, param: str | None = None, code: str | None = None) -> ApiError:
@@ -83,7 +86,20 @@ def _content(value: object, index: int) -> str:
     raise _bad("A message's content must be text.", param)
 
 
-def parse_chat(raw: bytes, *, temporary_header: bool = False) -> ChatRequest:
+def _project(body: dict, header: str) -> str:
+    """The project the request names: the body's ``project`` (a string or an id), else the
+    header's; "" for none."""
+    value = body.get("project")
+    if value is None:
+        return header.strip()
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise _bad("project must be a project's id or name.", "project")
+    return str(value).strip()
+
+
+def parse_chat(
+    raw: bytes, *, temporary_header: bool = False, project_header: str = ""
+) -> ChatRequest:
     """The body of ``POST /v1/chat/completions``, or ApiError 400 saying what is wrong. The
     last message is the new one (a user's, checked as the web chat checks a message); the
     earlier user and assistant messages are the history; system and developer messages are
@@ -126,6 +142,10 @@ def parse_chat(raw: bytes, *, temporary_header: bool = False) -> ChatRequest:
         if not isinstance(value, bool):
             raise _bad(f"{name} must be true or false.", name)
         flags[name] = value
+    temporary = flags["temporary"] or temporary_header
+    project = _project(body, project_header)
+    if temporary and project:
+        raise _bad("A temporary chat stays outside every project.", "project", "temporary_project")
     options = body.get("stream_options") or {}
     if not isinstance(options, dict):
         raise _bad("stream_options must be an object.", "stream_options")
@@ -135,7 +155,8 @@ def parse_chat(raw: bytes, *, temporary_header: bool = False) -> ChatRequest:
         history=turns[:-1],
         stream=flags["stream"],
         include_usage=options.get("include_usage") is True,
-        temporary=flags["temporary"] or temporary_header,
+        temporary=temporary,
+        project=project,
     )
 
 

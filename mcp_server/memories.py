@@ -33,6 +33,7 @@ from memory.services.edits import BY_USER
 from profiles.models import UserProfile
 from profiles.selectors import memory_mode
 from projects.models import Project
+from projects.selectors import project_named
 
 LIMIT_MAX = 50
 
@@ -54,12 +55,9 @@ def project_find(*, user, project: str | int | None) -> Project | None:
     user's project is not found, like one that does not exist."""
     if project is None or str(project).strip() == "":
         return None
-    value = str(project).strip()
-    owned = Project.objects.filter(user=user)
-    found = owned.filter(pk=int(value)).first() if value.isdigit() and len(value) < 19 else None
-    found = found or owned.filter(name__iexact=value).first()
+    found = project_named(user=user, value=project)
     if found is None:
-        raise Refused(f"You have no project {value!r}.")
+        raise Refused(f"You have no project {str(project).strip()!r}.")
     return found
 
 

@@ -25,6 +25,17 @@ def project_get_for_user(*, user, project_id: int) -> Project:
     return get_object_or_404(Project, pk=project_id, user=user)
 
 
+def project_named(*, user, value: str | int | None) -> Project | None:
+    """The user's project a client names by its id or its name (any case), or None: another
+    user's project is not found, like one that does not exist. (``/v1`` and ``/mcp``.)"""
+    value = "" if value is None else str(value).strip()
+    if not value:
+        return None
+    owned = Project.objects.filter(user=user)
+    found = owned.filter(pk=int(value)).first() if value.isdigit() and len(value) < 19 else None
+    return found or owned.filter(name__iexact=value).first()
+
+
 def project_list(*, user, archived: bool = False) -> QuerySet:
     """The user's projects (active or archived), by name, each with its conversation count."""
     return (

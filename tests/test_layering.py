@@ -49,10 +49,19 @@ ALLOWED = {
     "staff": {"audit", "chat", "contextwindow", "llm", "memory", "profiles", "projects"}
     | {"userdata", "web"},
     "config": {"chat", "mcp_server"},
-    # The /v1 API: a key's user (profiles) through the chat's turn; nothing imports it.
-    "api": {"chat", "llm", "profiles"},
+    # The /v1 API: a key's user (profiles) through the chat's turn, in a project the client
+    # names (projects' reads); nothing imports it.
+    "api": {"chat", "llm", "profiles", "projects.models", "projects.selectors"},
     # The MCP server: a key's user (profiles) over memory's services; config mounts it.
-    "mcp_server": {"audit", "chat.limits", "chat.models", "memory", "profiles", "projects.models"},
+    "mcp_server": {
+        "audit",
+        "chat.limits",
+        "chat.models",
+        "memory",
+        "profiles",
+        "projects.models",
+        "projects.selectors",
+    },
 }
 
 
