@@ -114,8 +114,11 @@
       if (first) first.focus();
     }
   }
+  // A <details> that is a section, not a menu (a project's group in the sidebar), says so
+  // with data-section: neither a click elsewhere nor Escape closes it.
+  const OPEN_MENUS = "details[open]:not([data-section])";
   function closeMenus(except) {
-    document.querySelectorAll("details[open]").forEach((details) => {
+    document.querySelectorAll(OPEN_MENUS).forEach((details) => {
       if (details !== except && !details.contains(except)) details.open = false;
     });
   }
@@ -175,9 +178,9 @@
   // Escape closes whatever is open: a menu, the phone menu, the drawer.
   document.addEventListener("keydown", (event) => {
     if (event.key !== "Escape") return;
-    const open = document.querySelector("details[open]");
+    const open = document.querySelector(OPEN_MENUS);
     if (open) {
-      const inner = [...document.querySelectorAll("details[open]")].pop();
+      const inner = [...document.querySelectorAll(OPEN_MENUS)].pop();
       inner.open = false;
       const summary = inner.querySelector("summary");
       if (summary) summary.focus();
