@@ -246,18 +246,26 @@ GENERIC_SUGGESTIONS = (
 )
 
 
-def starter_suggestions(*, user, temporary: bool = False, limit: int = 3) -> list[Suggestion]:
+def starter_suggestions(
+    *, user, temporary: bool = False, project_id: int | None = None, limit: int = 3
+) -> list[Suggestion]:
     """A few things to start with: what the assistant remembers is open (action items,
     recent decisions, recent conversations), then generic ones. None from memory in a
-    temporary conversation or with memory off."""
+    temporary conversation or with memory off. Only of the scopes the new conversation
+    reads (``project_id``: the project it starts in, None for none): a chat outside every
+    project is never offered a project's task, nor one project another's."""
     from memory.models import ActionItem, Decision, MemoryState
+    from memory.search import scope
     from profiles.selectors import memory_enabled
 
     found: list[Suggestion] = []
     if not temporary and memory_enabled(user):
+        in_scope = scope.memories_in(scope.readable(project_id))
         open_items = (
             ActionItem.objects.filter(
-                user=user, status__in=[ActionItem.Status.OPEN, ActionItem.Status.IN_PROGRESS]
+                in_scope,
+                user=user,
+                status__in=[ActionItem.Status.OPEN, ActionItem.Status.IN_PROGRESS],
             )
             .exclude(state=MemoryState.SUGGESTED)
             .order_by("-updated_at")[:2]
@@ -266,7 +274,7 @@ def starter_suggestions(*, user, temporary: bool = False, limit: int = 3) -> lis
             what = _short(item.what)
             found.append(Suggestion(f"Help with: {what}", f"Help me with this: {item.what}"))
         decision = (
-            Decision.objects.filter(user=user)
+            Decision.objects.filter(in_scope, user=user)
             .exclude(state=MemoryState.SUGGESTED)
             .order_by("-updated_at")
             .first()
@@ -283,7 +291,7 @@ def starter_suggestions(*, user, temporary: bool = False, limit: int = 3) -> lis
             conversation=OuterRef("pk"), role=Message.Role.ASSISTANT
         ).order_by("-created_at", "-id")
         recent = (
-            Conversation.objects.filter(user=user, archived=False, temporary=False)
+            Conversation.objects.filter(in_scope, user=user, archived=False, temporary=False)
             .exclude(title="")
             .annotate(latest_status=Subquery(latest_reply.values("status")[:1]))
             .filter(latest_status=Message.Status.COMPLETE)

@@ -199,7 +199,9 @@ def _page_context(request, conversation=None) -> dict:
         )
     if not context.get("messages"):
         context["suggestions"] = selectors.starter_suggestions(
-            user=request.user, temporary=context["temporary"]
+            user=request.user,
+            temporary=context["temporary"],
+            project_id=getattr(context["project"], "pk", None),
         )
     return context
 
