@@ -66,13 +66,7 @@ def conversation_settings_changed(conversation) -> None:
 
     layer = get_channel_layer()
     if layer is not None:
-        event = {
-            "type": "chat.conversation_settings",
-            "conversation_id": conversation.pk,
-            "model": conversation.model,
-            "strategy": conversation.strategy,
-            "context_budget": conversation.context_budget,
-        }
+        event = protocol.group_conversation_settings(conversation)
         async_to_sync(layer.group_send)(protocol.user_group(conversation.user_id), event)
 
 

@@ -535,6 +535,18 @@ def group_user_frame(frame: ServerFrame, *, conversation_id: int) -> dict:
     return {"type": "chat.user_frame", "frame": frame, "conversation_id": conversation_id}
 
 
+def group_conversation_settings(conversation) -> dict:
+    """A conversation's model, strategy and budget changed: its tabs take them for their next
+    turn (``ChatConsumer.chat_conversation_settings``)."""
+    return {
+        "type": "chat.conversation_settings",
+        "conversation_id": conversation.pk,
+        "model": conversation.model,
+        "strategy": conversation.strategy,
+        "context_budget": conversation.context_budget,
+    }
+
+
 def session_group(session_key: str) -> str:
     """The group of every socket signed in with one session (the tabs of one browser)."""
     return "session-" + hashlib.sha256(session_key.encode()).hexdigest()[:40]
@@ -561,4 +573,5 @@ GROUP_EVENTS = {
     "chat.present": group_present,
     "chat.left": group_left,
     "chat.user_frame": group_user_frame,
+    "chat.conversation_settings": group_conversation_settings,
 }

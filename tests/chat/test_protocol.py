@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from chat import protocol
+from chat.models import Conversation
 
 
 def test_it_parses_each_frame_the_browser_sends():
@@ -143,6 +144,9 @@ def group_events() -> dict[str, dict]:
         "chat.present": {"sender": "a"},
         "chat.left": {"sender": "a"},
         "chat.user_frame": {"frame": protocol.title("Trip"), "conversation_id": 3},
+        "chat.conversation_settings": {
+            "conversation": Conversation(pk=3, model="m", strategy="summary_buffer")
+        },
     }
     return {name: build(**arguments[name]) for name, build in protocol.GROUP_EVENTS.items()}
 
@@ -256,6 +260,9 @@ def test_each_channel_layer_event_keeps_its_shape():
         "chat.left": '{"type": "chat.left", "sender": "a"}',
         "chat.user_frame": '{"type": "chat.user_frame", "frame": {"type": "title", "title": '
         '"Trip"}, "conversation_id": 3}',
+        "chat.conversation_settings": '{"type": "chat.conversation_settings", '
+        '"conversation_id": 3, "model": "m", "strategy": "summary_buffer", '
+        '"context_budget": null}',
     }
 
 
