@@ -4,6 +4,7 @@ Another project's task or decision is never offered."""
 
 import pytest
 
+from chat.models import Conversation, Message
 from chat.services import conversation_create
 from memory.services.memories import action_item_remember, decision_remember
 from projects.services import project_create
@@ -53,3 +54,28 @@ def test_another_projects_task_is_never_suggested(alice_client, alice, garden, a
     _learn_in(alice, attic, "box sorting")
     for url in ("/", f"/?project={garden.pk}"):
         assert "box sorting" not in _suggested(alice_client, url)
+
+
+def test_a_projects_conversation_is_not_offered_to_pick_up_outside_it(
+    alice_client, alice, garden, attic
+):
+    _learn_in(alice, garden, "tomato staking")  # its conversation's title names it
+    Message.objects.create(
+        conversation=Conversation.objects.get(project=garden),
+        role=Message.Role.ASSISTANT,
+        content="Stake them early.",
+        status=Message.Status.COMPLETE,
+    )
+    assert "Pick up" not in _suggested(alice_client, "/")
+    assert "Pick up" not in _suggested(alice_client, f"/?project={attic.pk}")
+    assert "Pick up “Chat on tomato staking”" in _suggested(alice_client, f"/?project={garden.pk}")
+
+
+def test_an_empty_conversation_in_a_project_is_offered_the_projects_tasks(
+    alice_client, alice, garden, attic
+):
+    _learn_in(alice, garden, "tomato staking")
+    _learn_in(alice, attic, "box sorting")
+    empty = conversation_create(user=alice, project=garden)
+    shown = _suggested(alice_client, f"/c/{empty.pk}/")
+    assert "Help with: Do tomato staking" in shown and "box sorting" not in shown
