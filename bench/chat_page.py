@@ -13,6 +13,7 @@ and code blocks, so highlighting and the message template are exercised), daphne
 
     .venv/bin/python bench/chat_page.py            # about a minute
     .venv/bin/python bench/chat_page.py --json out.json
+    .venv/bin/python bench/chat_page.py --conversations 2000   # a long sidebar (issue 38)
 
 Run it from another checkout (``git archive`` of an earlier commit) to compare.
 """
@@ -50,13 +51,28 @@ for i in range(25):
         "| item | price |\\n|---|---:|\\n| tea | 2.50 |\\n\\n"
         "```python\\ndef total(prices, rate=1.2):\\n    # with tax\\n"
         "    return sum(p * rate for p in prices)\\n```\\n\\nThat is all."))
+# --conversations: more in the sidebar (as after an import, issue 38): a few pinned, a tenth in
+# a project, one an hour back from now (so every date group and many months are listed).
+from datetime import timedelta
+from django.utils import timezone
+from chat.models import Conversation
+from projects.services import project_create
+project = project_create(user=user, name="Imported work")
+now = timezone.now()
+Conversation.objects.bulk_create([
+    Conversation(user=user, title=f"Imported conversation {n}",
+                 created_at=now - timedelta(hours=n + 1), updated_at=now - timedelta(hours=n + 1),
+                 pinned_at=now - timedelta(minutes=n) if n < PINNED else None,
+                 project=project if n % 10 == 5 else None)
+    for n in range(EXTRA)
+])
 client = Client()
 client.force_login(user)
 result = {"cookie": client.cookies["sessionid"].value, "url": conversation.get_absolute_url()}
 """
 
 
-def serve(requests: int, loads: int) -> dict:
+def serve(requests: int, loads: int, conversations: int = 0) -> dict:
     work = Path(tempfile.mkdtemp(prefix="bench-page-"))
     env = bench_env(
         database_url=sqlite_url(work),
@@ -68,7 +84,8 @@ def serve(requests: int, loads: int) -> dict:
     )
     manage("migrate", "--noinput", env=env)
     manage("collectstatic", "--noinput", "-v0", env=env)
-    seeded = django_run(SEED, env=env)
+    seed = SEED.replace("EXTRA", str(conversations)).replace("PINNED", "3")
+    seeded = django_run(seed, env=env)
     server = AppServer(env).start()
     try:
         url = server.url + seeded["url"]
@@ -179,8 +196,14 @@ def main(argv=None) -> int:
     parser.add_argument("--requests", type=int, default=40)
     parser.add_argument("--loads", type=int, default=15)
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument(
+        "--conversations",
+        type=int,
+        default=0,
+        help="more conversations in the sidebar (3 pinned, a tenth in a project)",
+    )
     args = parser.parse_args(argv)
-    result = serve(args.requests, args.loads)
+    result = serve(args.requests, args.loads, args.conversations)
     print(summary(result))
     if args.json:
         args.json.write_text(json.dumps(result, indent=1))

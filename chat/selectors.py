@@ -52,42 +52,102 @@ def project_for_new_conversation(*, user, project_id: str):
     return get_object_or_404(user.projects.filter(archived_at=None), pk=int(project_id))
 
 
+SIDEBAR_PAGE_SIZE = 50  # conversations in the sidebar's first page, and in each "more"
+PROJECT_GROUP_SIZE = 5  # a project's conversations listed under it; the rest on its page
+
+
 @dataclass
 class ProjectGroup:
-    """A project in the sidebar with its listed conversations."""
+    """A project in the sidebar with its first listed conversations (``total`` in all)."""
 
     project: object  # projects.models.Project
     conversations: list[Conversation]
     current: bool = False
+    total: int = 0
+
+    @property
+    def more(self) -> int:
+        return self.total - len(self.conversations)
+
+
+@dataclass
+class SidebarPage:
+    """A page of the conversations outside projects, cut in runs under their headings
+    (``chunks``: heading or None when the previous page's last one goes on, then its
+    conversations); ``next_offset`` for the next page, None at the end."""
+
+    chunks: list[tuple[str | None, list[Conversation]]]
+    next_offset: int | None
+    last_group: str
+
+
+def sidebar_page(
+    *, user, query: str, archived: bool, offset: int = 0, previous_group: str = ""
+) -> SidebarPage:
+    """Pinned first, then by activity (``conversation_list``), ``SIDEBAR_PAGE_SIZE`` at a
+    time from ``offset``: a user with thousands of conversations gets a page, not them all."""
+    from chat.templatetags.chat_tags import list_group
+
+    qs = conversation_list(user=user, query=query, archived=archived).filter(project=None)
+    rows = list(qs[offset : offset + SIDEBAR_PAGE_SIZE + 1])
+    more = len(rows) > SIDEBAR_PAGE_SIZE
+    chunks: list[tuple[str | None, list[Conversation]]] = []
+    group = previous_group
+    for conversation in rows[:SIDEBAR_PAGE_SIZE]:
+        heading = list_group(conversation)
+        if not chunks or heading != group:
+            chunks.append((None if heading == group else heading, []))
+            group = heading
+        chunks[-1][1].append(conversation)
+    return SidebarPage(chunks, offset + SIDEBAR_PAGE_SIZE if more else None, group)
 
 
 def sidebar_groups(
-    *, user, conversations: list[Conversation], current_project_id: int | None, listing: bool
-) -> tuple[list[ProjectGroup], list[Conversation], list]:
-    """The listed conversations split: each project's under it (by name), the rest apart;
-    and the projects a conversation may move to (the active ones, and those listed).
-    ``listing`` (the plain list, not a search nor the archived view) shows the active projects
-    that list no conversation too, so that a chat can be started in each. One read of the
-    projects."""
-    by_project: dict[int, list[Conversation]] = {}
-    rest = []
-    for conversation in conversations:
-        if conversation.project_id is None:
-            rest.append(conversation)
-        else:
-            by_project.setdefault(conversation.project_id, []).append(conversation)
+    *, user, query: str, archived: bool, current_project_id: int | None
+) -> tuple[list[ProjectGroup], list]:
+    """Each project with its listed conversations (by name), the first
+    ``PROJECT_GROUP_SIZE`` of each, and the projects a conversation may move to (the active
+    ones, and those listed). The plain list (not a search nor the archived view) shows the
+    active projects that list no conversation too, so that a chat can be started in each."""
+    listing = not query and not archived
+    listed = conversation_list(user=user, query=query, archived=archived).filter(
+        project__isnull=False
+    )
+    totals = dict(
+        listed.order_by()
+        .values_list("project_id")
+        .annotate(n=Count("id"))
+        .values_list("project_id", "n")
+    )
     projects = list(
-        user.projects.filter(Q(pk__in=list(by_project)) | Q(archived_at=None))
+        user.projects.filter(Q(pk__in=list(totals)) | Q(archived_at=None))
         .only("id", "name", "archived_at")
         .order_by("name", "id")
     )
     groups = [
-        ProjectGroup(project, by_project.get(project.pk, []), project.pk == current_project_id)
+        ProjectGroup(
+            project,
+            list(listed.filter(project=project)[:PROJECT_GROUP_SIZE])
+            if project.pk in totals
+            else [],
+            project.pk == current_project_id,
+            totals.get(project.pk, 0),
+        )
         for project in projects
-        if project.pk in by_project or (listing and project.archived_at is None)
+        if project.pk in totals or (listing and project.archived_at is None)
     ]
     # An archived project is offered only to the conversations listed in it (kept, not lost).
-    return groups, rest, projects
+    return groups, projects
+
+
+def move_targets(*, user) -> list:
+    """The projects a listed conversation may move to: the active ones (a conversation in an
+    archived one shows it as its own, selected, from ``sidebar_groups``'s list)."""
+    return list(
+        user.projects.filter(archived_at=None)
+        .only("id", "name", "archived_at")
+        .order_by("name", "id")
+    )
 
 
 def conversation_titles_matching(*, user, query: str, limit: int = 5) -> QuerySet:

@@ -7,6 +7,7 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("c/new/", views.conversation_new, name="new"),
     path("search/", views.search, name="search"),
+    path("sidebar/", views.sidebar_more, name="sidebar_page"),
     path("s/<str:token>/", share_views.shared, name="shared"),
     path("c/<int:conversation_id>/share/", share_views.share, name="share"),
     path("c/<int:conversation_id>/share/revoke/", share_views.share_revoke, name="share_revoke"),

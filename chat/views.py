@@ -142,18 +142,12 @@ def _sidebar_context(request, current=None, *, archived: bool | None = None, pro
     if archived is None:
         archived = request.GET.get("archived") == "1" or request.POST.get("archived_view") == "1"
     page_url = current.get_absolute_url() if current is not None else reverse("chat:home")
-    listed = list(
-        selectors.conversation_list(user=request.user, query=query, archived=archived)[:200]
-    )
     current_project_id = current.project_id if current is not None else getattr(project, "pk", None)
-    groups, rest, move_targets = selectors.sidebar_groups(
-        user=request.user,
-        conversations=listed,
-        current_project_id=current_project_id,
-        listing=not query and not archived,
+    groups, move_targets = selectors.sidebar_groups(
+        user=request.user, query=query, archived=archived, current_project_id=current_project_id
     )
     return {
-        "conversations": rest,
+        "sidebar_page": selectors.sidebar_page(user=request.user, query=query, archived=archived),
         "project_groups": groups,
         "move_targets": move_targets,
         "message_hits": message_search(user=request.user, query=query) if query else [],
@@ -162,6 +156,42 @@ def _sidebar_context(request, current=None, *, archived: bool | None = None, pro
         "current": current,
         "page_url": page_url,
     }
+
+
+@login_required
+@require_GET
+def sidebar_more(request):
+    """The sidebar's next page of conversations (htmx, on scroll or "Show more"): the
+    requester's only; ``current`` (the open conversation, marked) another user's is 404."""
+    current = _current_of(request)
+    query = services.clean_text(request.GET.get("q", "")).strip()[:200]
+    archived = request.GET.get("archived") == "1"
+    offset = request.GET.get("offset", "")
+    page = selectors.sidebar_page(
+        user=request.user,
+        query=query,
+        archived=archived,
+        offset=int(offset) if offset.isdigit() and int(offset) <= MAX_ID else 0,
+        previous_group=request.GET.get("group", "")[:40],
+    )
+    context = {
+        "sidebar_page": page,
+        "move_targets": selectors.move_targets(user=request.user),
+        "query": query,
+        "show_archived": archived,
+        "current": current,
+        "page_url": current.get_absolute_url() if current is not None else reverse("chat:home"),
+    }
+    return render_fragments(request, TEMPLATE, context, "sidebar-page")
+
+
+def _current_of(request):
+    value = request.GET.get("current", "")
+    if not value:
+        return None
+    if not value.isdigit() or not 1 <= int(value) <= MAX_ID:
+        raise Http404("No such conversation.")
+    return selectors.conversation_get_for_user(user=request.user, conversation_id=int(value))
 
 
 def _page_context(request, conversation=None) -> dict:

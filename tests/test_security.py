@@ -40,6 +40,7 @@ SIGNED_IN = {
     "chat:home",
     "chat:new",
     "chat:search",
+    "chat:sidebar_page",  # the requester's own list; another's ?current= is 404
     "profiles:profile",
     "profiles:preferences",
     "profiles:memory",

@@ -1,0 +1,92 @@
+"""The sidebar lists a page of conversations at a time (a user with thousands, e.g. after an
+import): pinned first, the next page on scroll or "Show more", each project's few under it."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+
+import pytest
+from django.urls import reverse
+from django.utils import timezone
+
+from chat.models import Conversation
+from chat.selectors import PROJECT_GROUP_SIZE, SIDEBAR_PAGE_SIZE
+from projects.services import project_create
+
+pytestmark = pytest.mark.django_db
+MORE = reverse("chat:sidebar_page")
+
+
+def many(user, count, **fields):
+    now = timezone.now()
+    return Conversation.objects.bulk_create(
+        Conversation(
+            user=user,
+            title=f"Chat {n:04d}",
+            updated_at=now - timedelta(hours=n),
+            **fields,
+        )
+        for n in range(count)
+    )
+
+
+def listed(html: str) -> list[int]:
+    return [int(n) for n in re.findall(r'<li class="[^"]*" data-conversation="(\d+)"', html)]
+
+
+def next_url(html: str) -> str | None:
+    found = re.search(r'<p class="sidebar-more"><a class="button" href="([^"]+)"', html)
+    return found.group(1).replace("&amp;", "&") if found else None
+
+
+def test_the_first_page_is_bounded_and_more_brings_the_rest_without_gaps(alice_client, alice):
+    made = many(alice, SIDEBAR_PAGE_SIZE * 2 + 7)
+    pinned = Conversation.objects.filter(pk__in=[made[-1].pk, made[-2].pk])
+    pinned.update(pinned_at=timezone.now())
+    page = alice_client.get("/").text
+    first = listed(page)
+    assert len(first) == SIDEBAR_PAGE_SIZE
+    assert set(first[:2]) == {made[-1].pk, made[-2].pk}  # pinned first
+    assert first.index(made[-1].pk) < first.index(made[0].pk)
+    seen, url = list(first), next_url(page)
+    pages = 1
+    while url:
+        fragment = alice_client.get(url, headers={"HX-Request": "true"})
+        assert fragment.status_code == 200
+        seen += listed(fragment.text)
+        url, pages = next_url(fragment.text), pages + 1
+        assert pages < 10
+    assert pages == 3
+    assert len(seen) == len(set(seen)) == len(made)  # no duplicate, no gap
+    newest_first = [c.pk for c in sorted(made[:-2], key=lambda c: c.updated_at, reverse=True)]
+    assert seen[2:] == newest_first
+    # A heading is not repeated across pages: "Pinned" once, each date group once.
+    assert page.count('<h2 class="list-group">Pinned</h2>') == 1
+
+
+def test_the_title_search_pages_too(alice_client, alice):
+    many(alice, SIDEBAR_PAGE_SIZE + 3)
+    page = alice_client.get("/", {"q": "Chat 00"}).text  # Chat 0000-0052: 53 matches
+    assert len(listed(page)) == SIDEBAR_PAGE_SIZE
+    rest = alice_client.get(next_url(page), headers={"HX-Request": "true"}).text
+    assert len(listed(rest)) == 3 and next_url(rest) is None
+
+
+def test_a_project_lists_its_first_few_with_a_link_to_the_rest(alice_client, alice):
+    garden = project_create(user=alice, name="Garden")
+    many(alice, PROJECT_GROUP_SIZE + 4, project=garden)
+    page = alice_client.get("/").text
+    group = page[page.index(f'data-project="{garden.pk}"') :]
+    assert len(listed(group[: group.index("</ul>")])) == PROJECT_GROUP_SIZE
+    assert f'<a href="{garden.get_absolute_url()}">4 more in Garden</a>' in group
+    assert listed(page) == listed(group[: group.index("</ul>")])  # none again outside it
+    assert f'aria-label="{PROJECT_GROUP_SIZE + 4} conversations"' in group
+
+
+def test_another_users_page_shows_none_of_theirs(alice_client, alice, bob):
+    theirs = many(bob, SIDEBAR_PAGE_SIZE + 5)
+    response = alice_client.get(MORE, {"offset": SIDEBAR_PAGE_SIZE})
+    assert response.status_code == 200 and listed(response.text) == []
+    assert alice_client.get(MORE, {"current": theirs[0].pk}).status_code == 404
+    assert alice_client.get(MORE, {"current": "x"}).status_code == 404
