@@ -318,6 +318,8 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             self.conversation.model = event["model"]
             self.conversation.strategy = event["strategy"]
             self.conversation.context_budget = event["context_budget"]
+            # The project's scope and instructions (a changed id drops the cached project).
+            self.conversation.project_id = event.get("project_id")
 
     async def chat_signed_out(self, event):
         await self.close(code=CLOSE_UNAUTHENTICATED)

@@ -58,7 +58,7 @@ def send_to_users_other_tabs(
 
 
 def conversation_settings_changed(conversation) -> None:
-    """The conversation's model, strategy or budget changed (a page's form): every tab of
+    """The conversation's model, strategy, budget or project changed (a page's form): every tab of
     its user keeps the conversation it answers with, so each tab on it takes the new values
     for its next turn (``ChatConsumer.chat_conversation_settings``). Synchronous."""
     from asgiref.sync import async_to_sync

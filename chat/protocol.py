@@ -536,14 +536,15 @@ def group_user_frame(frame: ServerFrame, *, conversation_id: int) -> dict:
 
 
 def group_conversation_settings(conversation) -> dict:
-    """A conversation's model, strategy and budget changed: its tabs take them for their next
-    turn (``ChatConsumer.chat_conversation_settings``)."""
+    """A conversation's model, strategy, budget or project changed: its tabs take them for
+    their next turn (``ChatConsumer.chat_conversation_settings``)."""
     return {
         "type": "chat.conversation_settings",
         "conversation_id": conversation.pk,
         "model": conversation.model,
         "strategy": conversation.strategy,
         "context_budget": conversation.context_budget,
+        "project_id": conversation.project_id,
     }
 
 

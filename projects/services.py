@@ -6,18 +6,13 @@ scope of memory follows (what a project's conversations taught moves or goes wit
 
 from __future__ import annotations
 
-from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from chat import fanout
 from chat.models import Conversation
-from chat.services import conversation_delete
-from memory.models import ActionItem, Decision, Fact
-from memory.services import conversation_forget, memories_delete
-from memory.services.edits import BULK_MAX
+from memory.services import moves
 from projects.models import Project
-
-PROJECT_MEMORY_MODELS = (Fact, Decision, ActionItem)
 
 
 def project_create(*, user, name: str, description: str = "", instructions: str = "") -> Project:
@@ -46,41 +41,31 @@ def project_set_archived(*, project: Project, archived: bool) -> Project:
     return project
 
 
-def conversation_move(*, conversation: Conversation, project: Project | None) -> Conversation:
-    """Put ``conversation`` in ``project`` (one of its user's), or outside any (None).
-    A temporary conversation stays outside every project."""
-    if project is not None:
-        if project.user_id != conversation.user_id:
-            raise ValidationError("That project is not yours.")
-        if conversation.temporary:
-            raise ValidationError("A temporary conversation cannot be in a project.")
-    conversation.project = project
-    conversation.save(update_fields=["project"])
+def conversation_move(
+    *, conversation: Conversation, project: Project | None, actor=None
+) -> Conversation:
+    """Put ``conversation`` in ``project`` (one of its user's), or outside any (None), with
+    what came only from it (``memory.services.moves``); its open tabs take the new scope for
+    their next turn. A temporary conversation stays outside every project."""
+    moves.conversation_move(conversation=conversation, project=project, actor=actor)
+    transaction.on_commit(lambda: fanout.conversation_settings_changed(conversation))
     return conversation
 
 
 def delete_project(project: Project, keep: bool, *, actor=None) -> None:
-    """Delete ``project``. ``keep``: its conversations and memories move to everywhere (no
-    project). Else its conversations are deleted as the user deletes one (what was learned
-    only there forgotten first), then the project's remaining memories."""
-    actor = actor or project.user
+    """Delete ``project``. ``keep``: its conversations (with what came only from them) and
+    its memories move to everywhere; else its conversations are forgotten and deleted as the
+    user deletes one, then its remaining memories."""
     with transaction.atomic():
-        conversations = Conversation.objects.filter(project=project)
-        if keep:
-            conversations.update(project=None)
-            for model in PROJECT_MEMORY_MODELS:
-                model.objects.filter(project=project).update(project=None)
-        else:
-            for conversation in conversations.order_by("pk"):
-                conversation_forget(conversation=conversation, actor=actor, keep_place=False)
-                conversation_delete(conversation=conversation)
-            for model in PROJECT_MEMORY_MODELS:
-                ids = list(model.objects.filter(project=project).values_list("pk", flat=True))
-                for start in range(0, len(ids), BULK_MAX):
-                    memories_delete(
-                        model=model,
-                        ids=ids[start : start + BULK_MAX],
-                        actor=actor,
-                        by="with its project",
-                    )
+        kept = list(project.conversations.all()) if keep else []
+        moves.project_empty(
+            project=project,
+            keep=moves.EVERYWHERE if keep else moves.DELETE,
+            actor=actor or project.user,
+        )
         project.delete()
+        for conversation in kept:
+            conversation.project_id = None
+            transaction.on_commit(
+                lambda conversation=conversation: fanout.conversation_settings_changed(conversation)
+            )

@@ -262,7 +262,7 @@ def test_each_channel_layer_event_keeps_its_shape():
         '"Trip"}, "conversation_id": 3}',
         "chat.conversation_settings": '{"type": "chat.conversation_settings", '
         '"conversation_id": 3, "model": "m", "strategy": "summary_buffer", '
-        '"context_budget": null}',
+        '"context_budget": null, "project_id": null}',
     }
 
 

@@ -26,3 +26,26 @@ async def test_a_turn_in_a_project_sends_its_instructions(in_garden, alice, fake
     assert "Always give quantities in metric units." in sent
     reply = await Message.objects.aget(role="assistant")
     assert reply.context_report["project"]["name"] == "Garden"
+
+
+async def test_a_tab_open_before_its_conversation_moved_answers_in_the_new_project(
+    alice, garden, fake_llm
+):
+    """The tab keeps its conversation: the move (from another tab's menu) reaches it before
+    its next turn, so the project's instructions go out and what it learns is the project's."""
+    from asgiref.sync import sync_to_async
+
+    from chat.models import Conversation
+    from projects.services import conversation_move
+
+    outside = await sync_to_async(conversation_create)(user=alice)
+    socket = await connected(alice, outside.pk)
+    moved = await Conversation.objects.aget(pk=outside.pk)
+    await sync_to_async(conversation_move)(conversation=moved, project=garden)
+    await socket.send_json_to({"type": "send", "text": "How deep do I sow beans?"})
+    end = (await frames_until(socket, "reply_end"))[-1]
+    await socket.disconnect()
+    assert end["status"] == "complete", end.get("error")
+    assert "Always give quantities in metric units." in str(
+        fake_llm.chat_requests()[-1]["body"]["messages"]
+    )
