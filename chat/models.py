@@ -60,6 +60,15 @@ class Conversation(models.Model):
         indexes = [
             models.Index(fields=["user", "archived", "-updated_at"], name="conv_user_recent")
         ]
+        constraints = [
+            # A temporary chat is never in a project (nothing of it is remembered, so it
+            # would read a project's memory without ever adding to it): held by the
+            # database, whatever path writes the row.
+            models.CheckConstraint(
+                condition=Q(temporary=False) | Q(project__isnull=True),
+                name="conv_temporary_outside_projects",
+            )
+        ]
 
     def __str__(self) -> str:
         return self.title or f"Conversation {self.pk}"
