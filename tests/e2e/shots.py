@@ -95,7 +95,7 @@ def chat_shots(page, site: Site, out: Path, prefix: str, phone: bool) -> int:
 
 
 def other_shots(page, site: Site, out: Path, prefix: str, conversation_id: int) -> None:
-    for name, path in user_pages(conversation_id, site.project_id).items():
+    for name, path in user_pages(site, conversation_id).items():
         page.goto(site.url + path)
         take(page, out, f"{prefix}-{name}", full=True)
     for name, path in staff_pages(site, conversation_id).items():

@@ -95,7 +95,23 @@ from projects.models import Project
 garden, _ = Project.objects.get_or_create(user=sofia, name="Garden")
 Fact.objects.get_or_create(user=sofia, text="The tomatoes grow in the east bed.",
                            defaults={{"category": "project", "project": garden}})
-print("FACT", fact.pk, "USER", sofia.pk, "PROJECT", trip.pk)
+from chat import branches
+getting_around = conversation_create(user=sofia, title="Getting around Lisbon")
+ferry = message_create(conversation=getting_around, role="user",
+                       content="Is the ferry to Cacilhas worth it for the view?")
+message_create(conversation=getting_around, role="assistant", reply_to=ferry,
+               content="Yes: the crossing takes ten minutes and shows the whole waterfront.")
+branches.hide_from(ferry)  # the question edited: the ferry's branch kept, hidden
+trams = message_create(conversation=getting_around, role="user", branch_of_id=ferry.pk,
+                       content="Which trams go from Baixa to Belém?")
+message_create(conversation=getting_around, role="assistant", reply_to=trams,
+               content="The 15E from Praça da Figueira, every ten minutes or so.")
+by_ferry, _ = Fact.objects.get_or_create(user=sofia, text="Sofia wants to cross to Cacilhas.",
+                                         defaults={{"category": "preference",
+                                                    "conversation": getting_around}})
+by_ferry.source_messages.add(ferry)  # learned only in the hidden branch
+print("FACT", fact.pk, "USER", sofia.pk, "PROJECT", trip.pk,
+      "BRANCHED", getting_around.pk, "QUESTION", ferry.pk)
 """
 
 
@@ -106,6 +122,8 @@ class Site:
     staff_id: int
     fact_id: int
     project_id: int
+    branched_id: int  # a conversation with an edited question: two branches
+    branch_question_id: int  # the question of its hidden branch, with a fact learned there
 
     @property
     def url(self) -> str:
@@ -134,7 +152,7 @@ def start_site(upstream_url: str, work: Path | None = None) -> Site:
     create_user(env, STAFF, STAFF_PASSWORD, staff=True)
     create_user(env, PLAIN, PLAIN_PASSWORD)
     out = manage("shell", "-c", SEED.format(staff=STAFF), env=env)
-    found = re.search(r"FACT (\d+) USER (\d+) PROJECT (\d+)", out)
+    found = re.search(r"FACT (\d+) USER (\d+) PROJECT (\d+) BRANCHED (\d+) QUESTION (\d+)", out)
     server = ServerProcess(env, log_path=work / "server.log").start()
     return Site(
         server=server,
@@ -142,6 +160,8 @@ def start_site(upstream_url: str, work: Path | None = None) -> Site:
         staff_id=int(found[2]),
         fact_id=int(found[1]),
         project_id=int(found[3]),
+        branched_id=int(found[4]),
+        branch_question_id=int(found[5]),
     )
 
 
@@ -170,8 +190,9 @@ def staff_pages(site: Site, conversation_id: int) -> dict[str, str]:
     }
 
 
-def user_pages(conversation_id: int, project_id: int) -> dict[str, str]:
+def user_pages(site: Site, conversation_id: int) -> dict[str, str]:
     """The signed-in user's own pages beyond the chat, by a name for people, to their paths."""
+    project_id, branched, question = site.project_id, site.branched_id, site.branch_question_id
     return {
         "projects": "/projects/",
         "project": f"/projects/{project_id}/",
@@ -188,6 +209,7 @@ def user_pages(conversation_id: int, project_id: int) -> dict[str, str]:
         "import": "/account/import/",
         "search": "/search/?q=week+lisbon",
         "share": f"/c/{conversation_id}/share/",
+        "forget-branch": f"/c/{branched}/branch/{question}/forget/",
     }
 
 

@@ -141,7 +141,7 @@ def test_every_page_fits_the_screen_in_both_themes(browser, site, fake_upstream,
     else:
         assert in_view(page, page.get_by_role("button", name="Log out"))
 
-    pages = {**user_pages(conversation_id, site.project_id), **staff_pages(site, conversation_id)}
+    pages = {**user_pages(site, conversation_id), **staff_pages(site, conversation_id)}
     for where, path in pages.items():
         response = page.goto(site.url + path)
         assert response.status == 200, (where, response.status)
