@@ -379,7 +379,14 @@ def _lock_and_check_idle(conversation: Conversation) -> None:
         User.objects.select_for_update(no_key=True).filter(pk=conversation.user_id).values(
             "pk"
         ).first()
-        Conversation.objects.select_for_update().filter(pk=conversation.pk).values("pk").first()
+        # The project as it is now: another tab may have moved the conversation since this
+        # one opened it (the settings event reaches this tab's consumer later over Redis).
+        conversation.project_id = (
+            Conversation.objects.select_for_update()
+            .filter(pk=conversation.pk)
+            .values_list("project_id", flat=True)
+            .first()
+        )
     _refuse_while_streaming(conversation, interrupt_stale=True)
 
 
