@@ -71,7 +71,7 @@ def medians(fn, times, warm=5):
 
 
 def build_once(i):
-    context.build(conversation=conversation, user_text=f"and the roses {i}?", pending=True)
+    context.build(conversation=conversation, user_text=f"and the roses {i}?")
 
 
 build, build_wall = medians(build_once, 30)

@@ -172,14 +172,11 @@ def build(
     user_text: str,
     user_message: Message | None = None,
     tail: list[dict[str, str]] | None = None,
-    pending: bool = False,
 ) -> BuiltContext:
     """Assemble the request for a turn. ``user_message`` is the stored message for
     ``user_text`` (history stops before it); without it, the whole history is eligible.
-    ``pending``: ``user_text`` is the turn's new message, not stored yet (``chat.turn`` builds
-    first so that the request goes out while the message is stored): the conversation's
-    whole history is earlier. ``tail``: messages sent after the new one (a continued reply and
-    the request for its rest); their tokens are set aside first."""
+    ``tail``: messages sent after the new one (a continued reply and the request for its
+    rest); their tokens are set aside first."""
     model = conversation.effective_model
     # Never more than the server takes (its context, learned by llm.limits).
     total_budget = limits.chat_budget(conversation.effective_budget, chat_endpoint(), model)
@@ -287,7 +284,7 @@ def build(
             exclude_message_ids=frozenset([user_message.pk]) if user_message else frozenset(),
             # The newest page of history (read now, used by the fill below) tells whether
             # the conversation is past its first few messages: no query of its own for that.
-            known_earlier=history.peek() if user_message is not None or pending else 0,
+            known_earlier=history.peek() if user_message is not None else 0,
             k=recall.search_k(memory_cap),
         )
         # Pinned facts and resume items may still come: this says the search found nothing.

@@ -124,8 +124,8 @@ def test_a_new_session_resumes_with_its_projects_items_only(world, alice):
 
 def test_the_context_build_of_a_conversation_outside_holds_nothing_of_the_project(world):
     query = " ".join(QUERY.values())
-    outside = build(conversation=world["outside"], user_text=query, pending=True)
-    in_garden = build(conversation=world["in_garden"], user_text=query, pending=True)
+    outside = build(conversation=world["outside"], user_text=query)
+    in_garden = build(conversation=world["in_garden"], user_text=query)
     said_outside = " ".join(m["content"] for m in outside.messages)
     said_in_garden = " ".join(m["content"] for m in in_garden.messages[:-1])
     for text in ("zucchetti", "Quillondor", "marrowfat", "trellvine", "spindlewort"):
