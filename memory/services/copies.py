@@ -10,6 +10,11 @@ for staff (docs/security.md)."""
 
 from __future__ import annotations
 
+from functools import reduce
+from operator import or_
+
+from django.db.models import Q
+
 from chat.models import Message, ReplyVersion
 from memory.models import MemoryEvent
 
@@ -35,12 +40,24 @@ def forget_copies(*, user_id: int, forgotten: dict[str, set[int]], everything: b
 def forget_notices(*, user_id: int, kind: str, ids) -> None:
     """A deleted memory leaves the "Remembered" notices too (their Undo would bring back what
     the user just removed); the reports keep it until the user forgets, which scans them."""
-    ids = set(ids)
-    _notices(user_id, lambda k, object_id: k == kind and object_id in ids)
+    ids = {int(i) for i in ids}
+    if ids:
+        _notices(user_id, lambda k, object_id: k == kind and object_id in ids, naming=ids)
 
 
-def _notices(user_id: int, gone) -> None:
-    for event in MemoryEvent.objects.filter(user_id=user_id).only("items").iterator():
+def notices_naming(ids) -> Q:
+    """The notices whose items name one of ``ids`` (of any kind): ``"id": 5`` followed by the
+    item's next key or its end in their JSON text, as both PostgreSQL and SQLite write it. The
+    caller checks each item's kind and id; this only spares reading every notice."""
+    patterns = (f'"id": {int(i)}{end}' for i in ids for end in (",", "}"))
+    return reduce(or_, (Q(items__icontains=pattern) for pattern in patterns))
+
+
+def _notices(user_id: int, gone, naming: set[int] | None = None) -> None:
+    events = MemoryEvent.objects.filter(user_id=user_id)
+    if naming is not None:
+        events = events.filter(notices_naming(naming))
+    for event in events.only("items").iterator():
         kept = [item for item in event.items if not gone(item.get("kind"), item.get("id"))]
         if len(kept) == len(event.items):
             continue
