@@ -1,6 +1,6 @@
 """Reads of projects: the user's own (404 otherwise), their conversations, and what a project
 knows (its decisions, action items, facts and timeline), each row linked to its source message
-as on the Memory page (``memory.selectors.owned.rows_for``)."""
+as on the Memory page (``memory.selectors.owned.rows_of``)."""
 
 from __future__ import annotations
 
@@ -8,13 +8,22 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import date
 
-from django.db.models import Count, Prefetch, Q, QuerySet, prefetch_related_objects
+from django.db.models import (
+    Count,
+    OuterRef,
+    Prefetch,
+    Q,
+    QuerySet,
+    Subquery,
+    prefetch_related_objects,
+)
+from django.db.models.functions import Coalesce
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
 from chat.models import Conversation, Message
 from memory.models import ActionItem, Decision, Fact, MemoryState
-from memory.selectors.owned import ACTION_ITEM, DECISION, FACT, Kind, MemoryRow, rows_for
+from memory.selectors.owned import ACTION_ITEM, DECISION, FACT, MemoryRow, rows_of
 from projects.models import Project
 
 OPEN_STATUSES = (ActionItem.Status.OPEN, ActionItem.Status.IN_PROGRESS)
@@ -82,21 +91,31 @@ class Knowledge:
         return not (self.decisions or self.open_items or self.done_items or self.facts)
 
 
-def _rows(kind: Kind, qs: QuerySet) -> list[MemoryRow]:
-    keys = [(kind.code, pk, created) for pk, created in qs.values_list("pk", "created_at")]
-    return rows_for(keys)
+def _count_in_project(memories: QuerySet) -> Coalesce:
+    """How many of ``memories`` the outer query's project holds, as a subquery."""
+    counted = (
+        memories.filter(project=OuterRef("pk"))
+        .order_by()
+        .values("project")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    return Coalesce(Subquery(counted), 0)
 
 
 def project_memory_counts(*, project: Project) -> dict[str, int]:
-    """How many facts, decisions and open action items the project holds."""
+    """How many facts, decisions and open action items the project holds, in one statement."""
     kept = ~Q(state=MemoryState.SUGGESTED)
-    return {
-        "facts": Fact.objects.filter(kept, project=project, status=Fact.Status.ACTIVE).count(),
-        "decisions": Decision.objects.filter(kept, project=project).count(),
-        "open_items": ActionItem.objects.filter(
-            kept, project=project, status__in=OPEN_STATUSES
-        ).count(),
-    }
+    return (
+        Project.objects.filter(pk=project.pk)
+        .annotate(
+            facts=_count_in_project(Fact.objects.filter(kept, status=Fact.Status.ACTIVE)),
+            decisions=_count_in_project(Decision.objects.filter(kept)),
+            open_items=_count_in_project(ActionItem.objects.filter(kept, status__in=OPEN_STATUSES)),
+        )
+        .values("facts", "decisions", "open_items")
+        .get()
+    )
 
 
 def _status_history(items: list[ActionItem]) -> dict[int, list[StatusChange]]:
@@ -141,14 +160,14 @@ def project_knowledge(*, project: Project) -> Knowledge:
     kept = ~Q(state=MemoryState.SUGGESTED)
     mine = Q(project=project) & kept
     knowledge = Knowledge()
-    knowledge.decisions = _rows(
+    knowledge.decisions = rows_of(
         DECISION, Decision.objects.filter(mine).order_by("-decided_at", "-created_at", "-id")
     )
     items = ActionItem.objects.filter(mine).order_by("due_date", "created_at", "id")
-    rows = _rows(ACTION_ITEM, items)
+    rows = rows_of(ACTION_ITEM, items)
     knowledge.open_items = [r for r in rows if r.obj.status in OPEN_STATUSES]
     knowledge.done_items = [r for r in rows if r.obj.status not in OPEN_STATUSES]
-    knowledge.facts = _rows(
+    knowledge.facts = rows_of(
         FACT,
         Fact.objects.filter(mine, status=Fact.Status.ACTIVE).order_by(
             "-pinned", "-importance", "-created_at"

@@ -197,21 +197,9 @@ def rows_for(keys: list[tuple[int, int, datetime]]) -> list[MemoryRow]:
     found: dict[tuple[int, int], MemoryRow] = {}
     for code, kind in _CODES.items():
         ids = [pk for c, pk, _ in keys if c == code]
-        if not ids:
-            continue
-        objs = kind.model.objects.filter(pk__in=ids).select_related("conversation", "project")
-        for obj in objs.prefetch_related(_sources()):
-            found[code, obj.pk] = MemoryRow(
-                kind=kind.slug,
-                label=kind.label,
-                obj=obj,
-                text=getattr(obj, kind.text_field),
-                created_at=obj.created_at,
-                updated_at=obj.updated_at,
-                source=obj.sources[0] if obj.sources else None,
-                conversation_id=obj.conversation_id,
-            )
-        _mark_channels(kind, [found[code, pk] for pk in ids if (code, pk) in found])
+        if ids:
+            for row in rows_of(kind, kind.model.objects.filter(pk__in=ids)):
+                found[code, row.obj.pk] = row
     summary_ids = [pk for c, pk, _ in keys if c == SUMMARY_CODE]
     for summary in Summary.objects.filter(pk__in=summary_ids).select_related("conversation"):
         found[SUMMARY_CODE, summary.pk] = MemoryRow(
@@ -225,6 +213,27 @@ def rows_for(keys: list[tuple[int, int, datetime]]) -> list[MemoryRow]:
             conversation_id=summary.conversation_id,
         )
     return [found[code, pk] for code, pk, _ in keys if (code, pk) in found]
+
+
+def rows_of(kind: Kind, memories: QuerySet) -> list[MemoryRow]:
+    """The rows of ``memories`` (of ``kind``), in the queryset's order: one read of them with
+    their conversation and project, one of their sources, one of their channels."""
+    objs = memories.select_related("conversation", "project").prefetch_related(_sources())
+    rows = [
+        MemoryRow(
+            kind=kind.slug,
+            label=kind.label,
+            obj=obj,
+            text=getattr(obj, kind.text_field),
+            created_at=obj.created_at,
+            updated_at=obj.updated_at,
+            source=obj.sources[0] if obj.sources else None,
+            conversation_id=obj.conversation_id,
+        )
+        for obj in objs
+    ]
+    _mark_channels(kind, rows)
+    return rows
 
 
 def _mark_channels(kind: Kind, rows: list[MemoryRow]) -> None:
