@@ -112,3 +112,14 @@ def test_an_empty_project_says_it_knows_nothing_yet(alice_client, garden):
     assert "Nothing learned yet" in page
     text = alice_client.get(reverse("projects:briefing", args=[garden.pk])).content.decode()
     assert "None recorded." in text and "no messages yet" in text
+
+
+def test_each_row_of_the_knowledge_page_says_it_is_only_in_its_project(
+    alice_client, garden, known
+):
+    """The row's select (as on the Memory page) names the project it is in, selected: not
+    "Everywhere" alone, which would misstate where the assistant uses it."""
+    page = alice_client.get(reverse("projects:knowledge", args=[garden.pk])).text
+    decision = known["decision"]
+    select = page.split(f'id="move-decision-{decision.pk}"')[1].split("</select>")[0]
+    assert f'<option value="{garden.pk}" selected>Only in Garden</option>' in select
