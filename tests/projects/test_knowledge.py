@@ -114,9 +114,7 @@ def test_an_empty_project_says_it_knows_nothing_yet(alice_client, garden):
     assert "None recorded." in text and "no messages yet" in text
 
 
-def test_each_row_of_the_knowledge_page_says_it_is_only_in_its_project(
-    alice_client, garden, known
-):
+def test_each_row_of_the_knowledge_page_says_it_is_only_in_its_project(alice_client, garden, known):
     """The row's select (as on the Memory page) names the project it is in, selected: not
     "Everywhere" alone, which would misstate where the assistant uses it."""
     page = alice_client.get(reverse("projects:knowledge", args=[garden.pk])).text
