@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from django.db import connection
-from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery, Window
+from django.db.models.functions import RowNumber
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
@@ -31,12 +32,15 @@ def conversation_find_for_user(*, user, conversation_id: int) -> Conversation | 
     return Conversation.objects.filter(pk=conversation_id, user=user).first()
 
 
+# Pinned first (the most recently pinned on top), then by activity.
+LIST_ORDER = (F("pinned_at").desc(nulls_last=True), F("updated_at").desc(), F("id").desc())
+
+
 def conversation_list(*, user, query: str = "", archived: bool = False) -> QuerySet:
     qs = Conversation.objects.filter(user=user, archived=archived)
     if query:
         qs = qs.filter(title__icontains=query.strip())
-    # Pinned first (the most recently pinned on top), then by activity.
-    return qs.order_by(F("pinned_at").desc(nulls_last=True), "-updated_at", "-id").only(
+    return qs.order_by(*LIST_ORDER).only(
         "id", "title", "updated_at", "archived", "temporary", "pinned_at", "project_id"
     )
 
@@ -51,6 +55,10 @@ def project_for_new_conversation(*, user, project_id: str):
         raise Http404("No such project.")
     return get_object_or_404(user.projects.filter(archived_at=None), pk=int(project_id))
 
+
+# What the sidebar shows of a project. With user_id: the user's reverse manager reads it to
+# attach the user to each project, a query per project were it deferred.
+_LISTED_PROJECT_FIELDS = ("id", "user_id", "name", "archived_at")
 
 SIDEBAR_PAGE_SIZE = 50  # conversations in the sidebar's first page, and in each "more"
 PROJECT_GROUP_SIZE = 5  # a project's conversations listed under it; the rest on its page
@@ -121,15 +129,18 @@ def sidebar_groups(
     )
     projects = list(
         user.projects.filter(Q(pk__in=list(totals)) | Q(archived_at=None))
-        .only("id", "name", "archived_at")
+        .only(*_LISTED_PROJECT_FIELDS)
         .order_by("name", "id")
     )
+    # Each project's first few in one statement: their rank in their project, in list order.
+    rank = Window(RowNumber(), partition_by=F("project_id"), order_by=list(LIST_ORDER))
+    firsts: dict[int, list[Conversation]] = {}
+    for conversation in listed.annotate(rank=rank).filter(rank__lte=PROJECT_GROUP_SIZE):
+        firsts.setdefault(conversation.project_id, []).append(conversation)
     groups = [
         ProjectGroup(
             project,
-            list(listed.filter(project=project)[:PROJECT_GROUP_SIZE])
-            if project.pk in totals
-            else [],
+            firsts.get(project.pk, []),
             project.pk == current_project_id,
             totals.get(project.pk, 0),
         )
@@ -144,9 +155,7 @@ def move_targets(*, user) -> list:
     """The projects a listed conversation may move to: the active ones (a conversation in an
     archived one shows it as its own, selected, from ``sidebar_groups``'s list)."""
     return list(
-        user.projects.filter(archived_at=None)
-        .only("id", "name", "archived_at")
-        .order_by("name", "id")
+        user.projects.filter(archived_at=None).only(*_LISTED_PROJECT_FIELDS).order_by("name", "id")
     )
 
 

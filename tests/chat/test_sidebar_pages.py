@@ -91,3 +91,45 @@ def test_another_users_page_shows_none_of_theirs(alice_client, alice, bob):
     assert response.status_code == 200 and listed(response.text) == []
     assert alice_client.get(MORE, {"current": theirs[0].pk}).status_code == 404
     assert alice_client.get(MORE, {"current": "x"}).status_code == 404
+
+
+def test_the_project_groups_read_as_often_with_many_projects_as_with_two(
+    alice, django_assert_num_queries
+):
+    from chat.selectors import sidebar_groups
+
+    def groups():
+        return sidebar_groups(user=alice, query="", archived=False, current_project_id=None)
+
+    def add_projects(start, count):
+        for n in range(start, start + count):
+            project = project_create(user=alice, name=f"Project {n}")
+            many(alice, PROJECT_GROUP_SIZE + 2, project=project)
+
+    add_projects(0, 2)
+    with django_assert_num_queries(3):  # the counts, the projects, their first conversations
+        listed_two = groups()[0]
+    add_projects(2, 5)
+    with django_assert_num_queries(3):
+        listed_seven = groups()[0]
+    assert len(listed_two) == 2 and len(listed_seven) == 7
+    for group in listed_seven:
+        assert len(group.conversations) == PROJECT_GROUP_SIZE
+        assert group.total == PROJECT_GROUP_SIZE + 2
+        assert {c.project_id for c in group.conversations} == {group.project.pk}
+        # each group's newest first, as the list is ordered
+        assert [c.title for c in group.conversations] == [
+            f"Chat {n:04d}" for n in range(PROJECT_GROUP_SIZE)
+        ]
+
+
+def test_the_projects_a_conversation_may_move_to_are_one_statement(
+    alice, django_assert_num_queries
+):
+    from chat.selectors import move_targets
+
+    for n in range(4):
+        project_create(user=alice, name=f"Project {n}")
+    with django_assert_num_queries(1):
+        targets = move_targets(user=alice)
+    assert [t.name for t in targets] == [f"Project {n}" for n in range(4)]
