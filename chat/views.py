@@ -208,11 +208,9 @@ def _page_context(request, conversation=None) -> dict:
     context["temporary"] = temporary
     context["project"] = project if conversation is None else conversation.project
     context["model_picker"] = model_picker_choices(conversation.model if conversation else "")
-    # A notice from the last request (a deletion) is "page_notices": the page's "messages"
-    # are the chat's, none on a blank page (not the messages framework's, which would be
-    # rendered as chat messages).
+    # "messages" is the chat's (none on a blank page): the messages framework's notices (a
+    # deletion's) go as "page_notices", or the context processor's would show as chat messages.
     context["page_notices"] = django_messages.get_messages(request)
-    context["messages"] = []  # the chat's, never the notices the context processor would give
     context["messages"] = []
     if conversation is not None:
         services.replies_interrupt_stale(conversation=conversation)
