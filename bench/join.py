@@ -232,7 +232,6 @@ class Shape:
     joins: list[Join] = field(default_factory=list)
     load: list[float] = field(default_factory=list)
     stored: dict = field(default_factory=dict)
-    expected_turns: int = 0
     problems: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -278,7 +277,7 @@ async def _join(
                 break
     except TimeoutError:
         join.problems.append("nothing of the reply within 30 s")
-    return join, tab, view, await _owner(server, tab)
+    return join, tab, view, (await _owner(server, tab) if server.workers > 1 else None)
 
 
 async def _follow(join: Join, tab: ChatSocket, view: JoinedView, expected: str) -> None:
@@ -294,6 +293,27 @@ async def _follow(join: Join, tab: ChatSocket, view: JoinedView, expected: str) 
     join.problems += view.check(expected)
 
 
+class JoinSchedule:
+    """When each chat reloads: once every chat's reply has sent a chunk (all in flight), the
+    chats in ``order`` one ``step`` seconds after another."""
+
+    def __init__(self, order: list[int], step: float):
+        self.order = order
+        self.step = step
+        self.waiting = len(order)
+        self.all_in = asyncio.Event()
+        self.begin = 0.0
+
+    async def in_flight(self, index: int) -> float:
+        """Chat ``index`` has its reply in flight; returns its join time once all have."""
+        self.waiting -= 1
+        if self.waiting == 0:
+            self.begin = time.perf_counter()
+            self.all_in.set()
+        await self.all_in.wait()
+        return self.begin + self.order.index(index) * self.step
+
+
 async def one_chat(
     server: AppServer,
     seat: Seat,
@@ -301,8 +321,7 @@ async def one_chat(
     text: str,
     *,
     start_at: float,
-    in_flight: asyncio.Barrier,
-    join_at: dict[int, float],
+    schedule: JoinSchedule,
     index: int,
     round_: int,
     attempts: int,
@@ -313,7 +332,7 @@ async def one_chat(
     new tab that landed on the reply's worker stays open (a second tab, followed to the end
     like the others) and another one opens, up to ``attempts`` tabs."""
     sender = await _open_tab(server, seat, conversation)
-    owner = await _owner(server, sender)
+    owner = await _owner(server, sender) if server.workers > 1 else None
     await asyncio.sleep(max(0.0, start_at - time.perf_counter()))
     await sender.send({"type": "send", "text": text, "client_id": f"j{conversation}-{round_}"})
     reply_id = None
@@ -325,13 +344,13 @@ async def one_chat(
             break
         elif frame["type"] == "error":
             raise RuntimeError(f"chat {index}: {frame}")
-    await in_flight.wait()
-    await asyncio.sleep(max(0.0, join_at[index] - time.perf_counter()))
+    join_at = await schedule.in_flight(index)
+    await asyncio.sleep(max(0.0, join_at - time.perf_counter()))
     await sender.close()  # a reload: the old tab goes first
     joins, followers = [], []
     for attempt in range(attempts):
         join, tab, view, worker = await _join(server, seat, conversation, reply_id, round_, attempt)
-        if server.workers > 1 and owner is not None and worker is not None:
+        if owner is not None and worker is not None:
             join.worker = "same" if worker == owner else "other"
         joins.append(join)
         followers.append(asyncio.create_task(_follow(join, tab, view, expected)))
@@ -348,10 +367,9 @@ async def drive(shape: Shape, server: AppServer, seats: list[Seat], column: int,
     async def one_round(round_: int, chats: int, measured: bool) -> None:
         now = time.perf_counter()
         start_at = [now + 0.5 + i * args.start_spread / chats for i in range(chats)]
-        in_flight = asyncio.Barrier(chats + 1)
-        join_at: dict[int, float] = {}
         order = list(range(chats))
         rng.shuffle(order)
+        schedule = JoinSchedule(order, args.join_spread / chats)
         tasks = [
             asyncio.create_task(
                 one_chat(
@@ -360,8 +378,7 @@ async def drive(shape: Shape, server: AppServer, seats: list[Seat], column: int,
                     seats[i].conversations[column],
                     PROMPTS["stream_question"].format(chat=i, turn=round_),
                     start_at=start_at[i],
-                    in_flight=in_flight,
-                    join_at=join_at,
+                    schedule=schedule,
                     index=i,
                     round_=round_,
                     attempts=attempts,
@@ -370,12 +387,8 @@ async def drive(shape: Shape, server: AppServer, seats: list[Seat], column: int,
             )
             for i in range(chats)
         ]
-        async with asyncio.timeout(120):
-            await in_flight.wait()  # every reply has sent a chunk: all in flight
-        begin = time.perf_counter()
-        for rank, i in enumerate(order):
-            join_at[i] = begin + rank * args.join_spread / chats
-        results = await asyncio.gather(*tasks)
+        async with asyncio.timeout(180):
+            results = await asyncio.gather(*tasks)
         if measured:
             shape.joins += [j for joins in results for j in joins]
 
@@ -412,7 +425,6 @@ def run_shape(name: str, workspace: Workspace, seats: list[Seat], column: int, a
         except BaseException:
             print(server.log_tail(), file=sys.stderr)
             raise
-    shape.expected_turns = 1 + args.rounds if args.chats else 0
     conversations = [s.conversations[column] for s in seats[: args.chats]]
     shape.stored = stored_messages(workspace.env, conversations, args.expected)
     turns = 1 + (args.chats * args.rounds)

@@ -1,10 +1,11 @@
 """bench/join.py's own measurement: how a joined tab's frames are folded and checked (as
 the page folds them, docs/protocol.md), and which process holds a connection."""
 
+import asyncio
 import os
 import socket
 
-from bench.join import JoinedView, socket_inode, socket_owner
+from bench.join import JoinedView, JoinSchedule, socket_inode, socket_owner
 
 REPLY = "one two three four five"
 
@@ -116,3 +117,14 @@ def test_the_process_that_holds_an_accepted_socket_is_found():
         finally:
             accepted.close()
             client.close()
+
+
+async def test_the_joins_wait_for_every_reply_in_flight_then_follow_the_shuffled_order():
+    schedule = JoinSchedule([2, 0, 1], step=0.1)
+    first = asyncio.ensure_future(schedule.in_flight(0))
+    await asyncio.sleep(0.01)
+    assert not first.done()  # replies 1 and 2 are not in flight yet
+    times = await asyncio.gather(schedule.in_flight(1), schedule.in_flight(2))
+    at = {0: await first, 1: times[0], 2: times[1]}
+    assert at[2] == schedule.begin
+    assert abs(at[0] - at[2] - 0.1) < 1e-9 and abs(at[1] - at[2] - 0.2) < 1e-9
