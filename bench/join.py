@@ -8,6 +8,8 @@ chunk, every chat "reloads": its sending tab closes and a NEW websocket of the s
 opens on the conversation, the joins spread evenly over ``--join-spread`` seconds in a
 shuffled order. Timed from the start of the connect (TCP, upgrade, sign-in, ownership) to:
 
+* the handshake (``open``: the consumer has checked the session, the user's socket slots
+  and the conversation, and entered its room);
 * ``ready`` (the socket's first frame, whose ``streaming`` must be the reply's id);
 * the first frame carrying the reply so far (docs/protocol.md, "Resuming a reply in
   flight"): the ``resume``, or a ``snapshot`` if one comes first.
@@ -51,6 +53,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+from websockets.asyncio.client import connect  # noqa: E402
 
 from bench.data import load_json  # noqa: E402
 from bench.harness import (  # noqa: E402
@@ -217,6 +221,7 @@ class Join:
 
     round: int
     attempt: int
+    open_ms: float | None = None  # connect -> the websocket handshake done (accepted)
     ready_ms: float | None = None
     first_ms: float | None = None  # connect -> the first frame carrying the reply so far
     first_kind: str = ""
@@ -245,6 +250,9 @@ class Shape:
     def readies(self) -> list[float]:
         return [j.ready_ms for j in self.joins if j.ready_ms is not None]
 
+    def opens(self) -> list[float]:
+        return [j.open_ms for j in self.joins if j.open_ms is not None]
+
 
 async def _open_tab(server: AppServer, seat: Seat, conversation: int) -> ChatSocket:
     return await ChatSocket(server.ws_url, seat.session, conversation).connect()
@@ -263,7 +271,17 @@ async def _join(
     view = JoinedView(reply_id)
     perf = time.perf_counter
     started = perf()
-    tab = await _open_tab(server, seat, conversation)
+    tab = ChatSocket(server.ws_url, seat.session, conversation)
+    tab.connection = await connect(
+        tab.url,
+        origin=tab.origin,
+        additional_headers=tab.headers,
+        open_timeout=30,
+        compression=None,
+        max_queue=None,
+    )
+    join.open_ms = (perf() - started) * 1000  # the handshake: the consumer accepted
+    tab.ready = await tab.receive(30)
     join.ready_ms = (perf() - started) * 1000
     if tab.ready.get("streaming") != reply_id:
         join.problems.append(f"ready.streaming {tab.ready.get('streaming')}, not {reply_id}")
@@ -471,13 +489,13 @@ def report(shapes: list[Shape], args) -> str:
         "- one: uvicorn, one process, in-memory channel layer; two: uvicorn --workers 2,"
         " Redis; SQLite (WAL), DEBUG=false",
         "",
-        "| shape | joins | ready p50 / p95 ms | first frame p50 / p95 ms | max ms"
-        " | same worker: n, p50 / p95 | other worker: n, p50 / p95 | first tab on the other"
+        "| shape | joins | open p50 / p95 ms | ready p50 / p95 ms | first frame p50 / p95 ms"
+        " | max ms | same worker: n, p50 / p95 | other worker: n, p50 / p95 | first tab on the other"
         " | exact | load 1-min |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for shape in shapes:
-        firsts, readies = shape.firsts(), shape.readies()
+        firsts, readies, opens = shape.firsts(), shape.readies(), shape.opens()
         cells = []
         for worker in ("same", "other"):
             values = shape.firsts(worker)
@@ -495,6 +513,7 @@ def report(shapes: list[Shape], args) -> str:
         bad = [j for j in shape.joins if j.problems]
         lines.append(
             f"| {shape.name} | {len(firsts)}"
+            f" | {_ms(percentile(opens, 50))} / {_ms(percentile(opens, 95))}"
             f" | {_ms(percentile(readies, 50))} / {_ms(percentile(readies, 95))}"
             f" | {_ms(percentile(firsts, 50))} / {_ms(percentile(firsts, 95))}"
             f" | {_ms(max(firsts) if firsts else None)}"
