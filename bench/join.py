@@ -490,7 +490,8 @@ def report(shapes: list[Shape], args) -> str:
         " Redis; SQLite (WAL), DEBUG=false",
         "",
         "| shape | joins | open p50 / p95 ms | ready p50 / p95 ms | first frame p50 / p95 ms"
-        " | max ms | same worker: n, p50 / p95 | other worker: n, p50 / p95 | first tab on the other"
+        " | max ms | same worker: n, p50 / p95 | other worker: n, p50 / p95"
+        " | first tab on the other"
         " | exact | load 1-min |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
