@@ -130,7 +130,7 @@ def main(argv=None) -> int:
         manage("collectstatic", "--noinput", "-v0", env=env)
         create_user(env, "bench", PASSWORD)
         secret = django_run(MAKE_KEY, env=env)
-        with AppServer(env).start() as server:
+        with AppServer(env) as server:
             session = login_cookie(server.url, "bench", PASSWORD)
             asyncio.run(measure(server.url, session, secret, 2))  # warm-up
             times = asyncio.run(measure(server.url, session, secret, args.rounds))

@@ -46,6 +46,7 @@ from tests.support.live_server import (
     log_tail,
     manage,
     project_env,
+    spawn,
     stop_process,
     wait_for_port,
 )
@@ -110,7 +111,9 @@ class Upstream:
         return self.process.pid
 
     def start(self, timeout: float = 20.0) -> Upstream:
-        self.process = subprocess.Popen(
+        if self.running:
+            raise RuntimeError("the fake upstream is already running")
+        self.process = spawn(
             [
                 PYTHON,
                 str(ROOT / "bench" / "upstream.py"),
@@ -132,13 +135,17 @@ class Upstream:
         wait_for_port(port, self.process, timeout, "the fake upstream")
         return self
 
+    @property
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
     def stop(self) -> None:
         if self.process is not None and self.process.stdin is not None:
             self.process.stdin.close()
         stop_process(self.process)
 
     def __enter__(self) -> Upstream:
-        return self.start()
+        return self if self.running else self.start()
 
     def __exit__(self, *exc) -> None:
         self.stop()
@@ -274,9 +281,11 @@ class JobWorker:
 
     def start(self, settle: float = 1.0) -> JobWorker:
         """Start it; fail if it exits within ``settle`` seconds (bad settings, no database)."""
+        if self.running:
+            raise RuntimeError("the job worker is already running")
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         with self.log_path.open("w") as log:
-            self.process = subprocess.Popen(
+            self.process = spawn(
                 self.command(), cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT
             )
         try:
@@ -286,6 +295,10 @@ class JobWorker:
         raise RuntimeError(
             f"the job worker exited with {self.process.returncode}:\n{self.log_tail()}"
         )
+
+    @property
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
 
     def stop(self, timeout: float = 30.0) -> None:
         stop_process(self.process, timeout=timeout)
@@ -303,7 +316,7 @@ class JobWorker:
         return cpu_seconds(self.pid)
 
     def __enter__(self) -> JobWorker:
-        return self.start()
+        return self if self.running else self.start()
 
     def __exit__(self, *exc) -> None:
         self.stop()

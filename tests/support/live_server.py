@@ -4,11 +4,15 @@ model URL)."""
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import os
+import signal
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -36,15 +40,81 @@ def wait_for_port(port: int, process: subprocess.Popen, timeout: float, what: st
     raise RuntimeError(f"{what} did not listen on port {port} within {timeout:.0f} s")
 
 
+# Every process started by ``spawn`` and not stopped yet: stopped at exit, whatever ends us.
+_running: set[subprocess.Popen] = set()
+
+
+def spawn(command: list[str], **options) -> subprocess.Popen:
+    """``subprocess.Popen`` of a server (or a helper) in a process group of its own, stopped
+    with its whole group by ``stop_process`` and, failing that, when this interpreter exits:
+    normally, on an exception, on Ctrl-C or on SIGTERM/SIGHUP (turned into ``SystemExit``
+    when nothing else handles them). Its own group: a uvicorn master's workers, or anything a
+    server forks, go with it even when the master died first."""
+    _exit_on_termination()
+    process = subprocess.Popen(command, start_new_session=True, **options)
+    _running.add(process)
+    return process
+
+
 def stop_process(process: subprocess.Popen | None, timeout: float = 10.0) -> None:
-    if process is None or process.poll() is not None:
+    """SIGTERM to the process's group (see ``spawn``; only the process itself if it leads
+    none), SIGKILL to it after ``timeout`` seconds. Also when the process itself has already
+    exited: a uvicorn master that died may leave its workers behind."""
+    if process is None:
         return
-    process.terminate()
+    own_group = process in _running
+    _running.discard(process)
+
+    def signal_all(sig: int) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            if own_group:
+                os.killpg(process.pid, sig)
+            elif process.poll() is None:
+                process.send_signal(sig)
+
+    signal_all(signal.SIGTERM)
     try:
         process.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
-        process.kill()
+        signal_all(signal.SIGKILL)
         process.wait()
+    if own_group and _group_alive(process.pid):
+        deadline = time.monotonic() + timeout  # the leader is gone; its workers finish theirs
+        while _group_alive(process.pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        signal_all(signal.SIGKILL)
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # a member we may not signal: not ours to wait for
+        return False
+    return True
+
+
+@atexit.register
+def stop_all() -> None:
+    """Stop every process ``spawn`` started and nobody stopped (at exit, or by hand)."""
+    for process in list(_running):
+        stop_process(process, timeout=5.0)
+
+
+def _exit_on_termination() -> None:
+    """SIGTERM and SIGHUP end this interpreter through ``SystemExit`` (so ``finally`` blocks
+    and ``stop_all`` run) when they would otherwise kill it outright. Only the main thread
+    may set handlers; a handler someone else set is left alone."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(sig) is signal.SIG_DFL:
+            signal.signal(sig, _raise_system_exit)
+
+
+def _raise_system_exit(signum: int, frame) -> None:
+    raise SystemExit(128 + signum)
 
 
 def log_tail(path: Path, chars: int = 4000) -> str:
@@ -154,8 +224,10 @@ class ServerProcess:
     def start(self, timeout: float | None = None) -> ServerProcess:
         timeout = self.start_timeout if timeout is None else timeout
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        if self.running:
+            raise RuntimeError(f"the server on port {self.port} is already running")
         with self.log_path.open("w") as log:  # the child keeps its own handle
-            self.process = subprocess.Popen(
+            self.process = spawn(
                 self.command(), cwd=self.root, env=self.env, stdout=log, stderr=subprocess.STDOUT
             )
         try:
@@ -165,19 +237,32 @@ class ServerProcess:
             raise RuntimeError(f"{exc}:\n{self.log_tail()}") from None
         return self
 
+    @property
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
     def stop(self) -> None:
         stop_process(self.process)
 
     def kill(self) -> None:
-        if self.process and self.process.poll() is None:
+        """SIGKILL the server (its workers too), as a crash would: nothing of it cleans up."""
+        if self.process is None:
+            return
+        if self.process in _running:
+            _running.discard(self.process)
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGKILL)
+        elif self.process.poll() is None:
             self.process.kill()
-            self.process.wait()
+        self.process.wait()
 
     def log_tail(self, chars: int = 4000) -> str:
         return log_tail(self.log_path, chars)
 
     def __enter__(self) -> ServerProcess:
-        return self.start()
+        # ``with server.start() as ...`` must not start a second one (on the same port, the
+        # first one would be left running, unstopped).
+        return self if self.running else self.start()
 
     def __exit__(self, *exc) -> None:
         self.stop()
