@@ -119,7 +119,7 @@ class MemoryItem(models.Model):
         )
 
 
-def per_scope_keys(prefix: str) -> list[models.UniqueConstraint]:
+def per_scope_keys(prefix: str) -> list[models.BaseConstraint]:
     """One decision (or action item) per user, scope and normalised text: the same one said in
     two projects is learned in each. Two partial constraints, as a null project (everywhere)
     is distinct from every other in a plain one."""

@@ -16,6 +16,8 @@ the conversation reads, as its text is all a merge adds to.
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Q
@@ -258,9 +260,14 @@ def _taken_from(source_message: Message | None, active, subject: str, text: str)
     return False
 
 
+def _scope(project_id: int | None) -> dict[str, Any]:
+    """The lookup of one scope: a project's, or everywhere's (None: ``project IS NULL``)."""
+    return {"project_id": project_id}
+
+
 def _in_scope(model, user, project_id: int | None):
-    """The user's rows of ``model`` in one scope: a project's, or everywhere's (None)."""
-    return model.objects.filter(user=user, project_id=project_id)
+    """The user's rows of ``model`` in one scope."""
+    return model.objects.filter(user=user, **_scope(project_id))
 
 
 def _deleted_after(model, user, key: str, source_message: Message | None, project_id) -> bool:
@@ -334,8 +341,8 @@ def decision_remember(
     with transaction.atomic():
         decision, created = Decision.objects.select_for_update().get_or_create(
             user=user,
-            project_id=project_id,
             dedupe_key=key,
+            **_scope(project_id),
             defaults={
                 "conversation": conversation,
                 "what": what,
@@ -391,8 +398,8 @@ def action_item_remember(
     with transaction.atomic():
         item, created = ActionItem.objects.select_for_update().get_or_create(
             user=user,
-            project_id=project_id,
             dedupe_key=key,
+            **_scope(project_id),
             defaults={
                 "conversation": conversation,
                 "what": what,
