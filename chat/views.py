@@ -310,7 +310,7 @@ def context_report(request, conversation_id: int, message_id: int):
         conversation=conversation, reply_id=message_id, version=request.GET.get("version")
     )
     if request.htmx:
-        context = report_view(message.context_report)
+        context = report_view(message.context_report, conversation)
         # Offline, the model the report was sized for did not answer: it is not named.
         context["offline"] = getattr(message, "model", "") == OFFLINE_MODEL
         return render(request, "chat/_context_report_body.html", context)

@@ -57,6 +57,7 @@ from memory.report import (
     preferences_item,
     project_item,
     report_new,
+    scope_item,
     summary_item,
 )
 from memory.search.exchange import exchange_text
@@ -245,7 +246,10 @@ def build(
                 skipped=instructions.skipped,
             )
     project = selectors.project_instructions(conversation)
-    if project is not None:
+    report["scope"] = scope_item(
+        project_id=project.id if project else None, name=project.name if project else ""
+    )
+    if project is not None and project.instructions.strip():
         text = format_project_block(project.name, project.instructions)
         cost = budget.cost_repeated("system", text)
         if cost <= budget.left:

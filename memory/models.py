@@ -119,6 +119,24 @@ class MemoryItem(models.Model):
         )
 
 
+def per_scope_keys(prefix: str) -> list[models.BaseConstraint]:
+    """One decision (or action item) per user, scope and normalised text: the same one said in
+    two projects is learned in each. Two partial constraints, as a null project (everywhere)
+    is distinct from every other in a plain one."""
+    return [
+        models.UniqueConstraint(
+            fields=["user", "dedupe_key"],
+            condition=Q(project__isnull=True),
+            name=f"{prefix}_key_everywhere",
+        ),
+        models.UniqueConstraint(
+            fields=["user", "project", "dedupe_key"],
+            condition=Q(project__isnull=False),
+            name=f"{prefix}_key_in_project",
+        ),
+    ]
+
+
 class Fact(MemoryItem):
     class Category(models.TextChoices):
         PREFERENCE = "preference"
@@ -197,9 +215,7 @@ class Decision(MemoryItem):
             models.Index(fields=["-updated_at", "-id"], name="decision_updated"),
             models.Index(fields=["user", "state", "-created_at"], name="decision_user_state"),
         ]
-        constraints = [
-            models.UniqueConstraint(fields=["user", "dedupe_key"], name="decision_unique_key")
-        ]
+        constraints = per_scope_keys("decision")
 
     def __str__(self) -> str:
         return self.what[:80]
@@ -230,9 +246,7 @@ class ActionItem(MemoryItem):
             models.Index(fields=["-updated_at", "-id"], name="action_updated"),
             models.Index(fields=["user", "state", "-created_at"], name="action_user_state"),
         ]
-        constraints = [
-            models.UniqueConstraint(fields=["user", "dedupe_key"], name="action_unique_key")
-        ]
+        constraints = per_scope_keys("action")
 
     def __str__(self) -> str:
         return self.what[:80]

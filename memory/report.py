@@ -99,6 +99,15 @@ class ProjectItem(TypedDict):
     instructions: str
 
 
+class ScopeItem(TypedDict):
+    """Where the conversation was when the reply was written: its project (``id`` None and
+    ``name`` "": outside any), so a report read after a move still says whose instructions
+    and memories the model saw then."""
+
+    id: int | None
+    name: str
+
+
 class SummaryItem(TypedDict):
     """The rolling summary: ``text`` when it was sent, ``left_out`` (why) when it was not."""
 
@@ -147,6 +156,8 @@ class ContextReport(TypedDict):
     # The project's instructions sent (absent: the conversation is in no project, the project
     # has none, or an older report).
     project: NotRequired[ProjectItem]
+    # The conversation's project when the reply was written (absent: an older report).
+    scope: NotRequired[ScopeItem]
     # The prompt tokens the server reused from its cache for this request (OpenAI's
     # prompt_tokens_details.cached_tokens, llama.cpp's timings.cache_n), once the reply ended.
     cached_tokens: NotRequired[int]
@@ -230,6 +241,10 @@ def expertise_item(*, text: str, sources: list, skipped: list) -> ExpertiseItem:
 
 def project_item(*, project_id: int, name: str, instructions: str) -> ProjectItem:
     return {"id": project_id, "name": name, "instructions": instructions}
+
+
+def scope_item(*, project_id: int | None, name: str) -> ScopeItem:
+    return {"id": project_id, "name": name if project_id is not None else ""}
 
 
 def summary_item(summary: "Summary", tokens: int, *, left_out: str = "") -> SummaryItem:

@@ -8,6 +8,7 @@ notice it changed is re-rendered in place)."""
 
 from __future__ import annotations
 
+from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -30,13 +31,23 @@ TEMPLATE = "memory/memory.html"
 PAGE = "memory:page"
 
 
-def _back(request: HttpRequest, default: str = "") -> HttpResponse:
-    """After a plain form post: to ``next`` when it is a page of this site, else the page."""
+def _safe_next(request: HttpRequest) -> str:
+    """``next`` (posted, else in the query) when it is a page of this site, else ""."""
     target = request.POST.get("next") or request.GET.get("next") or ""
-    if not url_has_allowed_host_and_scheme(
+    if url_has_allowed_host_and_scheme(
         target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
     ):
-        target = default or reverse(PAGE)
+        return target
+    return ""
+
+
+def _back(request: HttpRequest, default: str = "", anchor: str = "") -> HttpResponse:
+    """After a plain form post: to ``next`` when it is a page of this site (the project's
+    knowledge page, a filtered Memory page), else ``default`` or the Memory page; at the row
+    acted on (``anchor``) when it is still there."""
+    target = _safe_next(request) or default or reverse(PAGE)
+    if anchor and "#" not in target:
+        target = f"{target}#{anchor}"
     return redirect(target)
 
 
@@ -59,6 +70,7 @@ def _page_context(request: HttpRequest) -> dict:
         "suggestion_count": suggestion_count,
         "profile": profile_get(user=request.user),
         "projects": selectors.projects_of(user=request.user),
+        "here": request.get_full_path(),  # where a form posted without JavaScript comes back
     }
 
 
@@ -98,7 +110,12 @@ def memory_add(request: HttpRequest) -> HttpResponse:
 
 def _row(request: HttpRequest, kind: str, memory, **extra) -> HttpResponse:
     row = memory_row_for(kind=kind, memory=memory)
-    context = {"row": row, "projects": selectors.projects_of(user=request.user), **extra}
+    context = {
+        "row": row,
+        "projects": selectors.projects_of(user=request.user),
+        "here": _safe_next(request),
+        **extra,
+    }
     return render_fragments(request, TEMPLATE, context, "memory-row")
 
 
@@ -126,7 +143,7 @@ def _done(request: HttpRequest, kind: str, memory, *, removed: bool = False) -> 
         return HttpResponse("") if removed else _row(request, kind, memory, saved=True)
     if event is not None:
         return _back(request, f"{reverse('chat:conversation', args=[event.conversation_id])}")
-    return _back(request)
+    return _back(request, anchor="" if removed else f"{kind}-{memory.pk}")
 
 
 @login_required(default_next=PAGE)
@@ -160,7 +177,7 @@ def memory_edit(request: HttpRequest, kind: str, memory_id: int) -> HttpResponse
     context = {
         "row": row,
         "edit_form": form,
-        "next": request.POST.get("next") or request.GET.get("next", ""),
+        "next": _safe_next(request),
         "event_id": request.POST.get("event") or request.GET.get("event", ""),
     }
     if request.htmx and (request.method == "GET" or form.errors):
@@ -199,7 +216,8 @@ def memory_delete(request: HttpRequest, kind: str, memory_id: int) -> HttpRespon
     memory = selectors.memory_get_owned(kind=kind, memory_id=memory_id, user=request.user)
     if request.method == "GET":
         row = memory_row_for(kind=kind, memory=memory)
-        return render(request, "memory/confirm_delete.html", {"row": row})
+        context = {"row": row, "next": _safe_next(request)}
+        return render(request, "memory/confirm_delete.html", context)
     services.memory_delete(memory=memory, actor=request.user, reason="deleted by the user")
     return _done(request, kind, memory, removed=True)
 
@@ -244,5 +262,14 @@ def memory_move(request: HttpRequest, kind: str, memory_id: int) -> HttpResponse
     project = selectors.project_get_owned(
         project_id=request.POST.get("project", ""), user=request.user
     )
-    moves.memory_move(obj=memory, project=project, actor=request.user)
-    return _done(request, kind, memory)
+    kept = moves.memory_move(obj=memory, project=project, actor=request.user)
+    if kept.pk == memory.pk:
+        return _done(request, kind, kept)
+    # The same memory was already there: one now (the page's row of it is the one kept).
+    where = f"“{project.name}”" if project is not None else "Everywhere"
+    label = kept._meta.verbose_name
+    merged = f"{where} already had this {label}: the two are one now, its history keeps both."
+    if request.htmx:
+        return render_fragments(request, TEMPLATE, {"merged": merged}, "memory-merged")
+    messages.info(request, merged)
+    return _back(request)

@@ -67,16 +67,16 @@ def _block_detail(block: dict, report: ContextReport) -> str:
 
 
 @register.inclusion_tag("chat/_context_report.html")
-def context_report(stored: dict | None) -> dict:
+def context_report(stored: dict | None, conversation=None) -> dict:
     """The "what the model saw" fragment, for a stored report of any schema version, in
     words for people (no internal names)."""
-    return report_view(stored)
+    return report_view(stored, conversation)
 
 
 @register.inclusion_tag("chat/_context_report_body.html")
-def context_report_body(stored: dict | None) -> dict:
+def context_report_body(stored: dict | None, conversation=None) -> dict:
     """The fragment's body alone: what the chat page fetches when its summary is opened."""
-    return report_view(stored)
+    return report_view(stored, conversation)
 
 
 @register.inclusion_tag("chat/_context_report_lazy.html")
@@ -87,12 +87,16 @@ def context_report_lazy(message, number: int, total: int) -> dict:
     return {"url": url if number == total else f"{url}?version={number}"}
 
 
-def report_view(stored: dict | None) -> dict:
+def report_view(stored: dict | None, conversation=None) -> dict:
+    """The report in words; given the ``conversation`` as it is now, ``view.scope`` says
+    where the reply was written when that matters (a project, or a conversation moved since):
+    a report is a record of what the model saw then, never rewritten by a later move."""
     from chat.models import Conversation
 
     report = report_read(stored)
-    view = {}
+    view: dict = {}
     if report:
+        view["scope"] = _scope_view(report, conversation)
         strategy = report.get("strategy", "")
         try:
             view["strategy"] = Conversation.Strategy(strategy).label.lower()
@@ -107,6 +111,17 @@ def report_view(stored: dict | None) -> dict:
             for block in report.get("blocks", [])
         ]
     return {"report": report, "view": view}
+
+
+def _scope_view(report, conversation) -> dict | None:
+    scope = report.get("scope")
+    if scope is None:
+        return None  # an older report: where it was written was not recorded
+    view = {"then": scope["name"] if scope["id"] is not None else "", "moved": False}
+    if conversation is not None and conversation.project_id != scope["id"]:
+        project = conversation.project
+        view.update(moved=True, now=project.name if project is not None else "")
+    return view if view["then"] or view["moved"] else None
 
 
 @register.filter

@@ -101,10 +101,10 @@ class ProjectInstructions(NamedTuple):
 
 
 def project_instructions(conversation) -> ProjectInstructions | None:
-    """The project ``conversation`` is in, with its instructions, read fresh on every turn of
-    a project's conversation (the user may have edited them since the tab opened); None for a
-    conversation in no project or a project without instructions (no statement for the
-    first). Read through the conversation: memory imports nothing of projects."""
+    """The project ``conversation`` is in, with its instructions ("" when it has none), read
+    fresh on every turn of a project's conversation (the user may have edited them, or moved
+    the conversation, since the tab opened); None for a conversation in no project (no
+    statement). Read through the conversation: memory imports nothing of projects."""
     if conversation.project_id is None:
         return None
     row = (
@@ -112,9 +112,7 @@ def project_instructions(conversation) -> ProjectInstructions | None:
         .values_list("project_id", "project__name", "project__instructions")
         .first()
     )
-    if row is None or not row[2].strip():
-        return None
-    return ProjectInstructions(*row)
+    return None if row is None else ProjectInstructions(*row)
 
 
 ACTIVE_RUN = [SummaryRun.Status.QUEUED, SummaryRun.Status.RUNNING]

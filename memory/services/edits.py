@@ -23,6 +23,7 @@ from audit import attribute
 from chat.models import Conversation
 from memory import extraction
 from memory.models import ActionItem, Decision, Embedding, Fact, MemoryState
+from memory.search.scope import memories_in, readable
 from memory.services.copies import forget_notices
 
 BULK_MAX = 1000
@@ -30,20 +31,23 @@ TEXT_FIELD = {Fact: "text", Decision: "what", ActionItem: "what"}
 
 
 def _check_unique_key(obj: models.Model) -> None:
-    """Decisions and action items are unique per user by their normalised text."""
+    """Decisions and action items are unique per user and scope by their normalised text."""
     model = type(obj)
     if model is Fact:
         return
     clash = (
-        model.objects.filter(user_id=obj.user_id, dedupe_key=obj.dedupe_key)
+        model.objects.filter(
+            user_id=obj.user_id, project_id=obj.project_id, dedupe_key=obj.dedupe_key
+        )
         .exclude(pk=obj.pk)
         .values_list("pk", flat=True)
         .first()
     )
     if clash is not None:
         label = model._meta.verbose_name
+        where = "in this project" if obj.project_id else "everywhere"
         raise ValidationError(
-            {TEXT_FIELD[model]: f"This user already has that {label} (#{clash})."}
+            {TEXT_FIELD[model]: f"This user already has that {label} {where} (#{clash})."}
         )
 
 
@@ -219,14 +223,18 @@ def memory_add(
     key = extraction.normalise_key(text)
     if not key:
         raise ValidationError({"text": "Write words, not only punctuation."})
+    if project is not None and project.user_id != user.pk:
+        raise ValidationError({"project": "No such project."})
+    project_id = project.pk if project is not None else None
     same = model.objects.filter(user=user, dedupe_key=key)
     if model is Fact:
-        same = same.filter(status=Fact.Status.ACTIVE)
+        # A fact the conversations of that scope already read (everywhere's too).
+        same = same.filter(memories_in(readable(project_id)), status=Fact.Status.ACTIVE)
+    else:
+        same = same.filter(project_id=project_id)
     if same.exists():
         label = model._meta.verbose_name
         raise ValidationError({"text": f"You already have this {label}."})
-    if project is not None and project.user_id != user.pk:
-        raise ValidationError({"project": "No such project."})
     fields = {TEXT_FIELD[model]: text}
     if due_date is not None and model is ActionItem:
         fields.update(due_date=due_date)

@@ -8,13 +8,19 @@ added or visibly changed in ``changes`` (``memory.services.events.EventItem``), 
 turn can show "Remembered: ..." with an Undo.
 
 What a project's conversation learns belongs to the project (``project``); outside any
-project, to everywhere. A merge reads only what the conversation may recall (``_readable_from``).
+project, to everywhere. A decision or action item merges only into the row of its own scope
+(one per user, scope and key: the same one said in two projects is learned in each, and a
+project's details never flow into a row another scope reads); a fact told again is any fact
+the conversation reads, as its text is all a merge adds to.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from audit import attribute
@@ -177,7 +183,7 @@ def fact_remember(
             if source_message is not None:
                 same.source_messages.add(source_message)
             return "updated"
-        if _deleted_after(Fact, user, key, source_message):
+        if _deleted_after(Fact, user, key, source_message, project_id):
             return "updated"  # the user deleted it after saying it: not learned again
         if _taken_from(source_message, active, subject, text):
             return "updated"  # this message's fact, already taken in other words
@@ -254,33 +260,48 @@ def _taken_from(source_message: Message | None, active, subject: str, text: str)
     return False
 
 
-def _deleted_after(model, user, key: str, source_message: Message | None) -> bool:
+def _scope(project_id: int | None) -> dict[str, Any]:
+    """The lookup of one scope: a project's, or everywhere's (None: ``project IS NULL``)."""
+    return {"project_id": project_id}
+
+
+def _in_scope(model, user, project_id: int | None):
+    """The user's rows of ``model`` in one scope."""
+    return model.objects.filter(user=user, **_scope(project_id))
+
+
+def _deleted_after(model, user, key: str, source_message: Message | None, project_id) -> bool:
     """Whether a memory with ``key`` was deleted (discarded, undone, deleted) after
-    ``source_message`` was said: then reading that message again (the summary run after the
+    ``source_message`` was said, in the scope it is learned in (or when it came from the
+    message's conversation): then reading that message again (the summary run after the
     turn's extractor, a re-summarise) does not bring it back; saying it again later does.
     Only asked before a new row is made, from the history's deletion records."""
     if source_message is None or source_message.created_at is None:
         return False
-    if model is not Fact and model.objects.filter(user=user, dedupe_key=key).exists():
+    if model is not Fact and _in_scope(model, user, project_id).filter(dedupe_key=key).exists():
         return False  # a row to merge into: nothing is created
-    return model.history.filter(
-        user_id=user.pk,
-        dedupe_key=key,
-        history_type="-",
-        history_date__gte=source_message.created_at,
-    ).exists()
-
-
-def _key_of(model, user, what: str, source_message: Message | None) -> str:
-    """The row ``what`` merges into: its own key, or the key of a row of the same kind already
-    taken from the same message in other words (the turn's extractor said "Go to Porto in
-    August", a summary model "Travel to Porto in August"): one decision, not two."""
-    key = extraction.normalise_key(what)
-    if source_message is None or model.objects.filter(user=user, dedupe_key=key).exists():
-        return key
-    taken = model.objects.filter(user=user, source_messages=source_message).values_list(
-        "dedupe_key", "what"
+    return (
+        model.history.filter(
+            user_id=user.pk,
+            dedupe_key=key,
+            history_type="-",
+            history_date__gte=source_message.created_at,
+        )
+        .filter(Q(project_id=project_id) | Q(conversation_id=source_message.conversation_id))
+        .exists()
     )
+
+
+def _key_of(model, user, what: str, source_message: Message | None, project_id) -> str:
+    """The row ``what`` merges into, in the scope it is learned in: its own key, or the key of
+    a row of the same kind already taken from the same message in other words (the turn's
+    extractor said "Go to Porto in August", a summary model "Travel to Porto in August"): one
+    decision, not two."""
+    key = extraction.normalise_key(what)
+    rows = _in_scope(model, user, project_id)
+    if source_message is None or rows.filter(dedupe_key=key).exists():
+        return key
+    taken = rows.filter(source_messages=source_message).values_list("dedupe_key", "what")
     for other_key, other in taken:
         if extraction.same_item(what, other):
             return other_key
@@ -290,13 +311,6 @@ def _key_of(model, user, what: str, source_message: Message | None) -> str:
 def _project_of(conversation) -> int | None:
     """What a conversation learns belongs to its project (None: everywhere)."""
     return getattr(conversation, "project_id", None)
-
-
-def _readable_from(obj, conversation) -> bool:
-    """Whether the conversation reads ``obj``'s scope: a merge never carries what one
-    project says into a row of another (or of a project into a row outside it). Such a row,
-    holding the same key, keeps the item from being learned twice (one row per key)."""
-    return scoping.of(obj.project_id) in scoping.readable(_project_of(conversation))
 
 
 def _merge_text(old: str, new: str) -> str:
@@ -319,17 +333,18 @@ def decision_remember(
 ) -> bool:
     """The same decision extracted twice is one row (richer fields fill the gaps), unless the
     user edited it: then it is left as it is."""
-    key = _key_of(Decision, user, what, source_message)
+    project_id = _project_of(conversation)
+    key = _key_of(Decision, user, what, source_message, project_id)
     state = MemoryState.SUGGESTED if suggest else MemoryState.LEARNED
-    if _deleted_after(Decision, user, key, source_message):
+    if _deleted_after(Decision, user, key, source_message, project_id):
         return False
     with transaction.atomic():
         decision, created = Decision.objects.select_for_update().get_or_create(
             user=user,
             dedupe_key=key,
+            **_scope(project_id),
             defaults={
                 "conversation": conversation,
-                "project_id": _project_of(conversation),
                 "what": what,
                 "context": context,
                 "rationale": rationale,
@@ -342,7 +357,7 @@ def decision_remember(
         )
         if created:
             note(changes, decision, "suggested" if suggest else "added")
-        elif decision.protected or not _readable_from(decision, conversation):
+        elif decision.protected:
             return False
         else:
             before, shown = history_id(decision, changes), _visible(decision, DECISION_SHOWN)
@@ -375,17 +390,18 @@ def action_item_remember(
 ) -> bool:
     """The same action item extracted twice is one row, unless the user edited it (or marked
     it done or reopened it): then it is left as it is."""
-    key = _key_of(ActionItem, user, what, source_message)
+    project_id = _project_of(conversation)
+    key = _key_of(ActionItem, user, what, source_message, project_id)
     state = MemoryState.SUGGESTED if suggest else MemoryState.LEARNED
-    if _deleted_after(ActionItem, user, key, source_message):
+    if _deleted_after(ActionItem, user, key, source_message, project_id):
         return False
     with transaction.atomic():
         item, created = ActionItem.objects.select_for_update().get_or_create(
             user=user,
             dedupe_key=key,
+            **_scope(project_id),
             defaults={
                 "conversation": conversation,
-                "project_id": _project_of(conversation),
                 "what": what,
                 "owner": owner,
                 "due_date": due_date,
@@ -395,7 +411,7 @@ def action_item_remember(
         )
         if created:
             note(changes, item, "suggested" if suggest else "added")
-        elif item.protected or not _readable_from(item, conversation):
+        elif item.protected:
             return False
         else:
             before, shown = history_id(item, changes), _visible(item, ACTION_SHOWN)

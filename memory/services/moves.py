@@ -1,9 +1,11 @@
 """Moving memory between a project and everywhere (issue 37).
 
 ``memory_move``: one fact, decision or action item to a project of its user or to everywhere
-(``project=None``). ``conversation_move``: a conversation into a project, out of one, or to
-another; what came only from it (the memories ``conversation_forget_plan`` would delete with
-it) and still in its old scope follows it, each move a history record naming the actor.
+(``project=None``); where the same memory already is, the two merge into the row already there
+(``memory.services.merges``: one per scope, both histories kept). ``conversation_move``: a
+conversation into a project, out of one, or to another; what came only from it (the memories
+``conversation_forget_plan`` would delete with it) and still in its old scope follows it (and
+merges likewise), each move a history record naming the actor.
 ``project_empty``: what deleting a project does to what points at it, as the user chose:
 ``DELETE`` (its conversations forgotten and deleted, its memories deleted) or ``EVERYWHERE``
 (all of it moved out, outside any project). ``project_learning_forget``: the same choice for
@@ -36,6 +38,7 @@ from memory.services.forget import (
     conversation_forget,
     conversation_forget_plan,
 )
+from memory.services.merges import memory_merge, merge_target
 
 KINDS = {Fact: "fact", Decision: "decision", ActionItem: "action_item"}
 DELETE, EVERYWHERE = (
@@ -56,20 +59,30 @@ def _check_owner(user_id: int, project) -> None:
         raise ValidationError("No such project.")
 
 
-def memory_move(*, obj, project, actor=None) -> None:
-    """Move a fact, decision or action item to ``project`` (None: everywhere)."""
+def memory_move(*, obj, project, actor=None):
+    """Move a fact, decision or action item to ``project`` (None: everywhere). Where the same
+    memory already is there, the two merge (``memory.services.merges``). Returns the row that
+    now holds it: ``obj``, or the one it merged into."""
     _check_owner(obj.user_id, project)
     project_id = project.pk if project is not None else None
     if obj.project_id == project_id:
-        return
+        return obj
+    return _move_one(obj, project_id, actor=actor, reason=_reason(project))
+
+
+def _move_one(obj, project_id: int | None, *, actor, reason: str):
     kind = KINDS[type(obj)]
     with transaction.atomic():
+        target = merge_target(obj, project_id)
+        if target is not None:
+            return memory_merge(source=obj, target=target, actor=actor, reason=reason)
         saved = _vectors_of(Q(kind=kind, object_id=obj.pk))
         obj.project_id = project_id
         obj.updated_at = timezone.now()
-        attribute(obj, actor=actor, reason=_reason(project))
+        attribute(obj, actor=actor, reason=reason)
         obj.save(update_fields=["project", "updated_at"])
         _carry_vectors(saved, scoping.of(project_id))
+    return obj
 
 
 def conversation_move(*, conversation: Conversation, project, actor=None) -> Moved:
@@ -94,17 +107,13 @@ def conversation_move(*, conversation: Conversation, project, actor=None) -> Mov
         conversation.save(update_fields=["project"])
         moved.conversations = 1
         _carry_vectors(saved, scoping.of(new_id))
-        for name, model, kind in FORGETTABLE:
+        for name, model, _kind in FORGETTABLE:
             ids = plan.delete.get(name, [])
             count = 0
             for chunk in _chunks(ids):
                 objs = model.objects.filter(pk__in=chunk, project_id=old_id)
                 for obj in objs:
-                    saved = _vectors_of(Q(kind=kind, object_id=obj.pk))
-                    obj.project_id = new_id
-                    attribute(obj, actor=actor, reason=_reason(project, conversation))
-                    obj.save(update_fields=["project"])
-                    _carry_vectors(saved, scoping.of(new_id))
+                    _move_one(obj, new_id, actor=actor, reason=_reason(project, conversation))
                     count += 1
             moved.memories[name] = count
     return moved

@@ -41,6 +41,8 @@ from memory.models import (
     Summary,
     SummaryRun,
 )
+from memory.search import scope as scoping
+from memory.search.scope import memories_in
 from memory.selectors import (
     forgotten_through,
     summary_run_active,
@@ -503,11 +505,14 @@ def _open_items(conversation: Conversation, base: Summary | None) -> list[str]:
     if base is None or not base.action_items:
         return []
     keys = {normalise_key(what): what for what in base.action_items if isinstance(what, str)}
-    rows = dict(
-        ActionItem.objects.filter(user_id=conversation.user_id, dedupe_key__in=keys).values_list(
-            "dedupe_key", "status"
-        )
-    )
+    # The conversation's scopes (one row per scope and key); its own scope's row has the word.
+    project_id = conversation.project_id
+    found = ActionItem.objects.filter(
+        memories_in(scoping.readable(project_id)),
+        user_id=conversation.user_id,
+        dedupe_key__in=keys,
+    ).values_list("dedupe_key", "status", "project_id")
+    rows = {key: status for key, status, _ in sorted(found, key=lambda row: row[2] == project_id)}
     missing = None if recall.memory_enabled(conversation) else ActionItem.Status.OPEN
     still = (ActionItem.Status.OPEN, ActionItem.Status.IN_PROGRESS)
     return [what for key, what in keys.items() if rows.get(key, missing) in still]

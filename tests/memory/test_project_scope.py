@@ -203,7 +203,8 @@ def test_what_a_project_conversation_learns_belongs_to_the_project(world, alice)
 
 
 def test_a_merge_never_carries_one_projects_words_into_another(world, alice):
-    """The same decision said in another project is not merged into the first one's row."""
+    """The same decision said in another project is not merged into the first one's row: it
+    is learned there, in a row of its own (one per scope and key)."""
     from memory.services import decision_remember
 
     garden_decision = world["items"]["decision"]
@@ -216,3 +217,6 @@ def test_a_merge_never_carries_one_projects_words_into_another(world, alice):
     garden_decision.refresh_from_db()
     assert garden_decision.rationale == ""
     assert garden_decision.project_id == world["garden"].pk
+    at_work = Decision.objects.exclude(pk=garden_decision.pk).get(what=garden_decision.what)
+    assert at_work.project_id == world["in_work"].project_id
+    assert at_work.rationale == "the budget at work says so"

@@ -91,3 +91,39 @@ def test_what_the_model_saw_shows_the_project_block(alice, garden):
 
 def test_a_reply_echoing_the_project_header_is_the_apps_words(alice):
     assert echoes_prompt("Sure. " + PROJECT_HEADER)
+
+
+def test_a_report_stays_what_the_model_saw_and_says_where_after_a_move(alice, alice_client, garden):
+    """A report is a record of its turn: moved out of the project, the conversation's earlier
+    replies still show the project's instructions they were written with, and say where they
+    were written and that the conversation has moved since (docs/architecture.md)."""
+    from django.urls import reverse
+
+    from chat.models import Message
+
+    conversation = conversation_create(user=alice, project=garden)
+    built = build(conversation=conversation, user_text="Beans?")
+    assert built.report["scope"] == {"id": garden.pk, "name": "Garden"}
+    reply = message_create(conversation=conversation, role="assistant", content="5 cm deep.")
+    Message.objects.filter(pk=reply.pk).update(context_report=built.report)
+    url = reverse("chat:context_report", args=[conversation.pk, reply.pk])
+
+    before = alice_client.get(url, HTTP_HX_REQUEST="true").text
+    assert "Written in the project “Garden”" in before and "since moved" not in before
+
+    conversation_move(conversation=conversation, project=None)
+    for page in (alice_client.get(url, HTTP_HX_REQUEST="true").text, alice_client.get(url).text):
+        assert "Project instructions: Garden" in page  # what was sent then, unchanged
+        assert "Written in the project “Garden”" in page
+        assert "has since moved out of the project" in page
+    outside = build(conversation=conversation, user_text="Peas?").report
+    assert outside["scope"] == {"id": None, "name": ""} and "project" not in outside
+
+
+def test_a_project_without_instructions_is_still_named_in_the_report(alice, garden):
+    project_update(project=garden, name="Garden", description="", instructions="")
+    conversation = conversation_create(user=alice, project=garden)
+    report = build(conversation=conversation, user_text="hi").report
+    assert report["scope"] == {"id": garden.pk, "name": "Garden"}
+    html = render_to_string("chat/_context_report_body.html", report_view(report))
+    assert "Written in the project “Garden”: the model saw its memories" in html

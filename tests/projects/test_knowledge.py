@@ -1,6 +1,8 @@
 """The project's knowledge page and its Markdown briefing (issue 37 item 4)."""
 
+import html
 from datetime import date, timedelta
+from urllib.parse import quote
 
 import pytest
 from django.urls import reverse
@@ -121,3 +123,58 @@ def test_each_row_of_the_knowledge_page_says_it_is_only_in_its_project(alice_cli
     decision = known["decision"]
     select = page.split(f'id="move-decision-{decision.pk}"')[1].split("</select>")[0]
     assert f'<option value="{garden.pk}" selected>Only in Garden</option>' in select
+
+
+def _form_next(page: str, action: str) -> str:
+    """The ``next`` a plain form posting to ``action`` sends (the page it comes back to)."""
+    form = page[page.index(f'action="{action}"') :]
+    form = form[: form.index("</form>")]
+    marker = 'name="next" value="'
+    start = form.index(marker) + len(marker)
+    return html.unescape(form[start : form.index('"', start)])
+
+
+def test_without_javascript_an_edit_comes_back_to_the_knowledge_page(alice_client, garden, known):
+    """Edit (a page of its own without JS), save: back on the knowledge page at that row."""
+    here = reverse("projects:knowledge", args=[garden.pk])
+    decision = known["decision"]
+    edit = reverse("memory:edit", args=["decision", decision.pk])
+    page = alice_client.get(here).text
+    assert f'href="{edit}?next={quote(here, safe="")}"' in page
+
+    form = alice_client.get(edit, {"next": here}).text
+    assert _form_next(form, edit) == here
+    assert f'href="{here}"' in form  # Cancel goes back too
+    response = alice_client.post(edit, {"text": "Build two raised beds", "next": here})
+
+    assert response.status_code == 302
+    assert response["Location"] == f"{here}#decision-{decision.pk}"
+    decision.refresh_from_db()
+    assert decision.what == "Build two raised beds"
+
+
+def test_without_javascript_every_row_action_comes_back_to_the_knowledge_page(
+    alice_client, garden, known
+):
+    here = reverse("projects:knowledge", args=[garden.pk])
+    page = alice_client.get(here).text
+    done = reverse("memory:done", args=["action_item", known["wood"].pk])
+    assert _form_next(page, done) == here
+    response = alice_client.post(done, {"done": "1", "next": here})
+    assert response["Location"] == f"{here}#action_item-{known['wood'].pk}"
+    delete = reverse("memory:delete", args=["action_item", known["build"].pk])
+    confirm = alice_client.get(delete, {"next": here}).text
+    assert _form_next(confirm, delete) == here
+    assert alice_client.post(delete, {"next": here})["Location"] == here
+
+
+@pytest.mark.parametrize(
+    "unsafe", ["https://evil.example/", "//evil.example/", "javascript:alert(1)", "/\\evil"]
+)
+def test_a_next_to_another_site_is_never_followed_nor_linked(alice_client, known, unsafe):
+    decision = known["decision"]
+    edit = reverse("memory:edit", args=["decision", decision.pk])
+    form = alice_client.get(edit, {"next": unsafe}).text
+    assert "evil" not in form and "javascript:" not in form
+    response = alice_client.post(edit, {"text": "Build raised beds now", "next": unsafe})
+    assert response["Location"] == f"{reverse('memory:page')}#decision-{decision.pk}"

@@ -49,3 +49,26 @@ async def test_a_tab_open_before_its_conversation_moved_answers_in_the_new_proje
     assert "Always give quantities in metric units." in str(
         fake_llm.chat_requests()[-1]["body"]["messages"]
     )
+
+
+async def test_a_frame_naming_another_users_project_is_not_heard(alice, bob, fake_llm):
+    """No frame carries a project (a conversation's is its own, read from the database): a
+    send naming Bob's project answers in Alice's conversation, outside any project."""
+    from asgiref.sync import sync_to_async
+
+    from projects.services import project_create
+
+    bobs = await sync_to_async(project_create)(
+        user=bob, name="Bob's", instructions="Answer only in Bob's secret code."
+    )
+    outside = await sync_to_async(conversation_create)(user=alice)
+    socket = await connected(alice, outside.pk)
+    frame = {"type": "send", "text": "Hello there", "project": bobs.pk, "project_id": bobs.pk}
+    await socket.send_json_to(frame)
+    end = (await frames_until(socket, "reply_end"))[-1]
+    await socket.disconnect()
+    assert end["status"] == "complete", end.get("error")
+    assert "secret code" not in str(fake_llm.chat_requests()[-1]["body"]["messages"])
+    reply = await Message.objects.aget(role="assistant")
+    assert reply.context_report["scope"] == {"id": None, "name": ""}
+    assert "project" not in reply.context_report

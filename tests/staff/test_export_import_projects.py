@@ -43,6 +43,8 @@ def garden(alice):
     outside = conversation_create(user=alice, title="Holiday")
     message_create(conversation=outside, role="user", content="Flights to Porto")
     Fact.objects.create(user=alice, conversation=outside, text="Likes Porto")
+    # The same decision outside the project too: one per scope (memory 0017).
+    Decision.objects.create(user=alice, conversation=outside, what="Water at dawn", dedupe_key="w")
     return project
 
 
@@ -73,6 +75,7 @@ def test_a_round_trip_keeps_the_projects_and_their_scope(garden, alice, staff):
     assert after["projects"] == before["projects"]
     assert [c["fields"]["project"] for c in after["conversations"]] == ["p1", None]
     assert [f["fields"]["project"] for f in after["facts"]] == ["p1", None]
+    assert sorted(str(d["fields"]["project"]) for d in after["decisions"]) == ["None", "p1"]
     # the index holds the imported rows in the project's scope
     project = Project.objects.get(user=alice, name="Garden")
     holiday = Conversation.objects.get(user=alice, title="Holiday")
