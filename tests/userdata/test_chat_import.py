@@ -19,6 +19,7 @@ from chat.services import conversation_create
 from memory import context
 from memory.models import Fact, Summary
 from profiles.services import profile_set_memory_mode
+from staff.services.user_data import user_data_delete
 from tests.support.tasks import run_pending_tasks
 from tests.userdata.exports import (
     T0,
@@ -29,6 +30,8 @@ from tests.userdata.exports import (
 )
 from userdata import chat_import
 from userdata.models import ChatImport, ImportedConversation
+from userdata.services import data_export
+from userdata.transfer.importer import user_data_import
 
 pytestmark = pytest.mark.django_db(transaction=True)
 URL = "/account/import/"
@@ -172,6 +175,32 @@ def test_a_second_import_adds_only_what_is_new(alice_client, alice):
     second, third = ChatImport.objects.filter(user=alice).order_by("pk")[1:]
     assert (second.imported, second.already, second.status) == (0, 2, "done")
     assert (third.imported, third.already) == (1, 2)
+
+
+def test_an_export_imported_back_by_staff_keeps_the_import_idempotent(alice_client, alice, staff):
+    """The user's download carries each conversation's id in its ChatGPT export; after the
+    account is emptied and the download imported back by staff, the same ChatGPT file adds
+    nothing: no conversation twice."""
+    export = two_chatgpt_conversations()
+    upload(alice_client, as_json(export))
+    run_pending_tasks()
+    download = json.loads(data_export(user=alice).body)
+    assert sorted(c["imported_from"]["id"] for c in download["conversations"]) == ["c-1", "c-2"]
+    assert all(c["imported_from"]["source"] == "chatgpt" for c in download["conversations"])
+
+    user_data_delete(user=alice, actor=staff)
+    assert not ImportedConversation.objects.filter(user=alice).exists()
+    user_data_import(document=download, actor=staff)
+    assert set(
+        ImportedConversation.objects.filter(user=alice).values_list("source", "source_id")
+    ) == {("chatgpt", "c-1"), ("chatgpt", "c-2")}
+
+    upload(alice_client, as_json([*export, chatgpt_conversation(ident="c-3", title="New")]))
+    run_pending_tasks()
+    again = ChatImport.objects.filter(user=alice).latest("pk")
+    assert (again.imported, again.already, again.status) == (1, 2, "done")
+    titles = sorted(Conversation.objects.filter(user=alice).values_list("title", flat=True))
+    assert titles == ["New", "Trip to Lyon", "Work"]
 
 
 def test_the_same_export_in_another_account_is_imported_there_too(alice_client, alice, bob):
