@@ -1,8 +1,10 @@
 """A user's import of their ChatGPT or Claude conversations, in the background.
 
 1. ``chat_import_start`` (the upload's request): the file is read and checked whole
-   (``userdata.transfer.external``); a refused file stores nothing. Its conversations are kept,
-   compressed, in a ``ChatImport`` and the ``import_conversations`` job is queued.
+   (``userdata.transfer.external``), as a stream: one conversation at a time is in memory,
+   compressed as soon as it is checked; a refused file stores nothing. The conversations are
+   kept, compressed (JSON lines), in a ``ChatImport`` and the ``import_conversations`` job is
+   queued.
 2. ``chat_import_run`` (the job): ``CHUNK`` conversations per transaction, each with its
    messages (``chat.services``) and its ``ImportedConversation`` (the export's id). A
    conversation already imported is left alone, so a second import of the same export adds
@@ -19,7 +21,10 @@ from __future__ import annotations
 import json
 import logging
 import zlib
+from collections.abc import Iterable, Iterator
 from datetime import datetime, timedelta
+from itertools import islice
+from typing import IO
 
 from django.conf import settings
 from django.db import transaction
@@ -35,8 +40,8 @@ from memory.services import embeddings_schedule, summary_run_start
 from userdata.models import ChatImport, ImportedConversation
 from userdata.transfer.external import (
     BadFile,
+    ExportReader,
     ImportedMessage,
-    read_export,
 )
 from userdata.transfer.external import (
     ImportedConversation as Parsed,
@@ -83,38 +88,52 @@ def _importing_now(user) -> ChatImport | None:
 # -- 1. the upload -----------------------------------------------------------------------------
 
 
-def chat_import_start(*, user, filename: str, data: bytes) -> ChatImport:
-    """Check the upload whole and queue its import; ``BadFile`` (nothing stored) otherwise."""
+def chat_import_start(*, user, filename: str, file: IO[bytes]) -> ChatImport:
+    """Check the upload whole and queue its import; ``BadFile`` (nothing stored) otherwise.
+    ``file`` is read as a stream (Django keeps a large upload in a temporary file)."""
     limit = max_upload_bytes()
-    if len(data) > limit:
+    size = _size(file)
+    if size > limit:
         raise BadFile(
-            f"The file is {len(data) / 1e6:,.1f} MB; an import takes at most "
+            f"The file is {size / 1e6:,.1f} MB; an import takes at most "
             f"{limit / 1e6:,.0f} MB. From a ChatGPT export's zip full of images, upload the "
             "conversations.json inside it."
         )
     if _importing_now(user) is not None:
         raise BadFile("An import is already under way: wait for it to finish.")
     _stopped_imports_fail(user)
-    export = read_export(data, max_bytes=limit)
-    rows = sum(1 + len(c.messages) for c in export.conversations)
-    if rows > settings.MEMORYCHAT_IMPORT_MAX_ROWS:
-        raise BadFile(
-            f"The export holds {rows:,} conversations and messages; an import takes at most "
-            f"{settings.MEMORYCHAT_IMPORT_MAX_ROWS:,}."
-        )
-    if not export.conversations:
+    export = ExportReader(file, max_bytes=limit)
+    packed = _Packer()
+    rows, most = 0, settings.MEMORYCHAT_IMPORT_MAX_ROWS
+    for conversation in export:
+        rows += 1 + len(conversation.messages)
+        if rows > most:
+            raise BadFile(
+                f"The export holds more than {most:,} conversations and messages; an import "
+                f"takes at most {most:,}."
+            )
+        packed.add(conversation)
+    if not packed.count:
         raise BadFile("The export holds no conversation with a message to import.")
     with transaction.atomic():
         chat_import = ChatImport.objects.create(
             user=user,
             source=export.source,
             filename=filename[:200],
-            payload=_pack(export.conversations),
-            total=len(export.conversations),
+            payload=packed.finish(),
+            total=packed.count,
             skipped_empty=export.skipped_empty,
         )
         transaction.on_commit(lambda: _enqueue_import(chat_import.pk))
     return chat_import
+
+
+def _size(file: IO[bytes]) -> int:
+    size = getattr(file, "size", None)  # an UploadedFile's, said by the request
+    if size is None:
+        size = file.seek(0, 2)
+        file.seek(0)
+    return size
 
 
 def _stopped_imports_fail(user) -> None:
@@ -133,32 +152,67 @@ def _enqueue_import(import_id: int) -> None:
     import_conversations.enqueue(import_id)
 
 
-def _pack(conversations: list[Parsed]) -> bytes:
-    rows = [
-        [
+class _Packer:
+    """Checked conversations compressed as they come, one JSON line each: the upload's
+    memory is the compressed payload and the conversation being read."""
+
+    def __init__(self) -> None:
+        self._compressor = zlib.compressobj(6)
+        self._parts: list[bytes] = []
+        self.count = 0
+
+    def add(self, c: Parsed) -> None:
+        row = [
             c.source_id,
             c.title,
             c.created_at.isoformat(),
             c.updated_at.isoformat(),
             [[m.role, m.text, m.created_at.isoformat()] for m in c.messages],
         ]
-        for c in conversations
-    ]
-    return zlib.compress(json.dumps(rows, ensure_ascii=False).encode(), 6)
+        line = json.dumps(row, ensure_ascii=False).encode() + b"\n"
+        self._parts.append(self._compressor.compress(line))
+        self.count += 1
+
+    def finish(self) -> bytes:
+        self._parts.append(self._compressor.flush())
+        return b"".join(self._parts)
 
 
-def _unpack(payload: bytes) -> list[Parsed]:
+def _unpack(payload: bytes) -> Iterator[Parsed]:
+    """The payload's conversations, in order, decompressed a piece at a time."""
     date = datetime.fromisoformat
-    return [
-        Parsed(
+    for ident, title, created, updated, messages in _rows(payload):
+        yield Parsed(
             source_id=ident,
             title=title,
             created_at=date(created),
             updated_at=date(updated),
             messages=tuple(ImportedMessage(role, text, date(at)) for role, text, at in messages),
         )
-        for ident, title, created, updated, messages in json.loads(zlib.decompress(payload))
-    ]
+
+
+def _rows(payload: bytes, piece: int = 256 * 1024) -> Iterator[list]:
+    decompressor = zlib.decompressobj()
+    rest = b""
+    for start in range(0, len(payload), piece):
+        rest += decompressor.decompress(payload[start : start + piece])
+        if start == 0 and rest[:2] in (b"[[", b"[]"):
+            # Kept by an earlier version as one JSON list (an import queued before an upgrade).
+            rest += decompressor.decompress(payload[piece:]) + decompressor.flush()
+            yield from json.loads(rest)
+            return
+        *lines, rest = rest.split(b"\n")
+        for line in lines:
+            yield json.loads(line)
+    rest += decompressor.flush()
+    if rest.strip():
+        yield json.loads(rest)
+
+
+def _chunks(items: Iterable[Parsed], size: int) -> Iterator[list[Parsed]]:
+    iterator = iter(items)
+    while chunk := list(islice(iterator, size)):
+        yield chunk
 
 
 # -- 2. the job that stores them --------------------------------------------------------------
@@ -180,9 +234,10 @@ def chat_import_run(*, import_id: int) -> str:
         return "not waiting"
     chat_import = ChatImport.objects.select_related("user").get(pk=import_id)
     try:
-        conversations = _unpack(bytes(chat_import.payload))
-        for start in range(chat_import.processed, len(conversations), CHUNK):
-            _store_chunk(chat_import, conversations[start : start + CHUNK], start)
+        done = chat_import.processed
+        rest = islice(_unpack(bytes(chat_import.payload)), done, None)
+        for n, chunk in enumerate(_chunks(rest, CHUNK)):
+            _store_chunk(chat_import, chunk, done + n * CHUNK)
     except Exception as error:
         logger.exception("chat import %s stopped", import_id)
         ChatImport.objects.filter(pk=import_id).update(

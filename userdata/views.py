@@ -101,8 +101,8 @@ def goodbye(request):
 @login_required(default_next="userdata:chat_import")
 @require_http_methods(["GET", "POST"])
 def chat_import_view(request):
-    """GET: the upload form and the user's recent imports. POST: check the file whole and
-    queue its import (a refused file stores nothing), then show its progress."""
+    """GET: the upload form and the user's recent imports. POST: check the file whole (read
+    as a stream) and queue its import (a refused file stores nothing), then show its progress."""
     max_bytes = chat_import.max_upload_bytes()
     bound = request.method == "POST"
     form = ChatImportForm(
@@ -112,7 +112,7 @@ def chat_import_view(request):
         upload = form.cleaned_data["file"]
         try:
             started = chat_import.chat_import_start(
-                user=request.user, filename=upload.name, data=upload.read()
+                user=request.user, filename=upload.name, file=upload
             )
         except BadFile as error:
             form.add_error("file", str(error))

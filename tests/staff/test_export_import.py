@@ -209,6 +209,35 @@ def test_a_broken_document_imports_nothing(rich, alice, staff):
         user_data_import(document={"hello": 1}, actor=staff)
 
 
+@pytest.mark.parametrize(
+    ("imported_from", "words"),
+    [
+        ({"source": "gemini", "id": "x"}, r"imported_from\.source: 'gemini' is not one of"),
+        ({"source": "chatgpt", "id": ""}, r"imported_from\.id: the conversation's id"),
+        ({"source": "chatgpt"}, "must be null or an object"),
+        ("c-1", "must be null or an object"),
+    ],
+)
+def test_a_wrong_imported_from_is_refused(rich, alice, staff, imported_from, words):
+    document = _json(user_data_export(user=alice))
+    document["conversations"][0]["imported_from"] = imported_from
+    user_data_delete(user=alice, actor=staff)
+    with pytest.raises(BadExport, match=words):
+        user_data_import(document=document, actor=staff)
+    assert not Conversation.objects.filter(user=alice).exists()
+
+
+def test_the_same_imported_from_twice_is_refused(rich, alice, staff):
+    document = _json(user_data_export(user=alice))
+    for conversation in document["conversations"]:
+        conversation["imported_from"] = {"source": "claude", "id": "u-1"}
+    user_data_delete(user=alice, actor=staff)
+    with pytest.raises(
+        BadExport, match=r"conversations\[1\]\.imported_from: also conversations\[0\]'s"
+    ):
+        user_data_import(document=document, actor=staff)
+
+
 def test_the_export_view_downloads_json(staff_client, rich, alice):
     """A JSON attachment named after the user."""
     response = staff_client.get(reverse("staff:user_export", args=[alice.pk]))

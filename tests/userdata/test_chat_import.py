@@ -3,7 +3,11 @@ memory built after it, and what the page shows."""
 
 from __future__ import annotations
 
+import io
+import json
+import zlib
 from datetime import UTC, datetime
+from itertools import islice
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -15,6 +19,7 @@ from chat.services import conversation_create
 from memory import context
 from memory.models import Fact, Summary
 from profiles.services import profile_set_memory_mode
+from staff.services.user_data import user_data_delete
 from tests.support.tasks import run_pending_tasks
 from tests.userdata.exports import (
     T0,
@@ -25,6 +30,8 @@ from tests.userdata.exports import (
 )
 from userdata import chat_import
 from userdata.models import ChatImport, ImportedConversation
+from userdata.services import data_export
+from userdata.transfer.importer import user_data_import
 
 pytestmark = pytest.mark.django_db(transaction=True)
 URL = "/account/import/"
@@ -102,6 +109,56 @@ def test_a_chatgpt_zip(alice_client, alice):
     assert Conversation.objects.filter(user=alice).count() == 2
 
 
+@override_settings(FILE_UPLOAD_MAX_MEMORY_SIZE=1_000)
+def test_a_large_upload_is_read_from_its_temporary_file(alice_client, alice):
+    """Django spools an upload over FILE_UPLOAD_MAX_MEMORY_SIZE to disk: the import reads it
+    there, zip and all, as a stream."""
+    many = [
+        chatgpt_conversation(
+            ident=f"c-{n}", title=f"Chat {n}", turns=[("user", f"Note {n}. " * 50)]
+        )
+        for n in range(60)
+    ]
+    data = as_zip(many)
+    assert len(data) > 1_000
+    response = upload(alice_client, data, name="export.zip")
+    assert response.status_code == 302
+    run_pending_tasks()
+    item = ChatImport.objects.get(user=alice)
+    assert (item.imported, item.status) == (60, "done")
+    assert Conversation.objects.filter(user=alice, title="Chat 59").exists()
+
+
+@override_settings(MEMORYCHAT_IMPORT_MAX_ROWS=5)
+def test_an_export_over_the_row_limit_is_refused_and_nothing_is_stored(alice_client, alice):
+    response = upload(alice_client, as_json(two_chatgpt_conversations()))
+    assert response.status_code == 400
+    assert "holds more than 5 conversations and messages" in response.content.decode()
+    assert not ChatImport.objects.exists()
+
+
+def test_a_payload_kept_by_the_earlier_version_is_still_imported(alice):
+    """An import queued before an upgrade kept its conversations as one JSON list."""
+    rows = [
+        [
+            "c-1",
+            "Old",
+            "2024-01-01T00:00:00+00:00",
+            "2024-01-01T00:01:00+00:00",
+            [["user", "I keep bees.", "2024-01-01T00:00:00+00:00"]],
+        ],
+    ]
+    kept = ChatImport.objects.create(
+        user=alice,
+        source="chatgpt",
+        payload=zlib.compress(json.dumps(rows).encode()),
+        total=1,
+    )
+    chat_import.chat_import_run(import_id=kept.pk)
+    conversation = Conversation.objects.get(user=alice, title="Old")
+    assert conversation.messages.get().content == "I keep bees."
+
+
 def test_a_second_import_adds_only_what_is_new(alice_client, alice):
     """The same export again stores nothing; a later export adds only its new conversation."""
     first = two_chatgpt_conversations()
@@ -118,6 +175,32 @@ def test_a_second_import_adds_only_what_is_new(alice_client, alice):
     second, third = ChatImport.objects.filter(user=alice).order_by("pk")[1:]
     assert (second.imported, second.already, second.status) == (0, 2, "done")
     assert (third.imported, third.already) == (1, 2)
+
+
+def test_an_export_imported_back_by_staff_keeps_the_import_idempotent(alice_client, alice, staff):
+    """The user's download carries each conversation's id in its ChatGPT export; after the
+    account is emptied and the download imported back by staff, the same ChatGPT file adds
+    nothing: no conversation twice."""
+    export = two_chatgpt_conversations()
+    upload(alice_client, as_json(export))
+    run_pending_tasks()
+    download = json.loads(data_export(user=alice).body)
+    assert sorted(c["imported_from"]["id"] for c in download["conversations"]) == ["c-1", "c-2"]
+    assert all(c["imported_from"]["source"] == "chatgpt" for c in download["conversations"])
+
+    user_data_delete(user=alice, actor=staff)
+    assert not ImportedConversation.objects.filter(user=alice).exists()
+    user_data_import(document=download, actor=staff)
+    assert set(
+        ImportedConversation.objects.filter(user=alice).values_list("source", "source_id")
+    ) == {("chatgpt", "c-1"), ("chatgpt", "c-2")}
+
+    upload(alice_client, as_json([*export, chatgpt_conversation(ident="c-3", title="New")]))
+    run_pending_tasks()
+    again = ChatImport.objects.filter(user=alice).latest("pk")
+    assert (again.imported, again.already, again.status) == (1, 2, "done")
+    titles = sorted(Conversation.objects.filter(user=alice).values_list("title", flat=True))
+    assert titles == ["New", "Trip to Lyon", "Work"]
 
 
 def test_the_same_export_in_another_account_is_imported_there_too(alice_client, alice, bob):
@@ -173,10 +256,9 @@ def test_a_stopped_import_goes_on_when_the_file_is_uploaded_again(alice, alice_c
         for n in range(chat_import.CHUNK + 5)
     ]
     data = as_json(conversations)
-    started = chat_import.chat_import_start(user=alice, filename="c.json", data=data)
-    chat_import._store_chunk(
-        started, chat_import._unpack(bytes(started.payload))[: chat_import.CHUNK], 0
-    )
+    started = chat_import.chat_import_start(user=alice, filename="c.json", file=io.BytesIO(data))
+    first = list(islice(chat_import._unpack(bytes(started.payload)), chat_import.CHUNK))
+    chat_import._store_chunk(started, first, 0)
     ChatImport.objects.filter(pk=started.pk).update(status="failed", error="The worker died.")
     assert Conversation.objects.filter(user=alice).count() == chat_import.CHUNK
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 from datetime import UTC, datetime
 
@@ -15,7 +16,7 @@ from tests.userdata.exports import (
     chatgpt_message,
     claude_conversation,
 )
-from userdata.transfer.external import BadFile, read_export
+from userdata.transfer.external import READ_BYTES, BadFile, ExportReader, read_export
 
 MB = 1_000_000
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
@@ -228,3 +229,83 @@ def test_a_lone_surrogate_is_replaced_not_refused():
     data = as_json([chatgpt_conversation(turns=[("user", "caf\ud800e")])])
     (conversation,) = read(data).conversations
     assert conversation.messages[0].text == "caf?e"
+
+
+class Recording(io.BytesIO):
+    """A file that says how it was read: the largest piece asked and how far it got."""
+
+    def __init__(self, data: bytes):
+        super().__init__(data)
+        self.largest = 0
+
+    def read(self, size=-1):
+        self.largest = max(self.largest, size if size is not None and size >= 0 else 1 << 62)
+        return super().read(size)
+
+
+def test_an_export_is_read_as_a_stream_a_conversation_at_a_time():
+    """The file is read in pieces, and the first conversation is given before the end of the
+    file is read: a large export is never whole in memory."""
+    big = [
+        chatgpt_conversation(ident=f"c-{n}", title=f"Chat {n}", turns=[("user", "x" * 2000)])
+        for n in range(400)
+    ]
+    data = as_json(big)
+    assert len(data) > 8 * READ_BYTES
+    file = Recording(data)
+    reader = ExportReader(file, max_bytes=len(data), now=NOW)
+    first = next(iter(reader))
+    assert first.title == "Chat 0"
+    assert file.tell() < len(data) / 4
+    assert file.largest <= READ_BYTES
+
+
+def test_a_zip_member_is_read_as_a_stream_too():
+    big = [
+        chatgpt_conversation(ident=f"c-{n}", turns=[("user", f"{n} " * 900)]) for n in range(300)
+    ]
+    reader = ExportReader(io.BytesIO(as_zip(big)), max_bytes=10 * MB, now=NOW)
+    titles = 0
+    for conversation in reader:
+        titles += 1
+        assert conversation.messages[0].text.startswith(f"{titles - 1} ")
+    assert (titles, reader.source) == (300, "chatgpt")
+
+
+def test_a_json_file_larger_than_the_limit_is_refused_while_reading():
+    """The limit holds however the file's size was told."""
+    data = as_json([chatgpt_conversation(ident=f"c-{n}") for n in range(50)])
+    with pytest.raises(BadFile, match="larger than an import takes"):
+        read(data, max_bytes=len(data) // 2)
+
+
+def test_a_zip_member_broken_inside_is_refused_saying_so():
+    """A zip whose compressed data is damaged after its directory was read."""
+    data = bytearray(as_zip([chatgpt_conversation(ident=f"c-{n}") for n in range(200)]))
+    middle = data.index(b"conversations.json") + 200
+    data[middle : middle + 40] = b"\x00" * 40
+    with pytest.raises(BadFile, match=r"conversations\.json in the zip could not be read"):
+        read(bytes(data))
+
+
+def test_a_file_cut_off_says_after_which_conversation():
+    data = as_json([chatgpt_conversation(ident="a", title="First"), chatgpt_conversation()])
+    with pytest.raises(BadFile, match=r"not valid JSON \(.*\) after conversation 1 \(“First”\)"):
+        read(data[:-40])
+
+
+@pytest.mark.parametrize(
+    ("data", "words"),
+    [
+        (b"   \n ", "The file is empty"),
+        (b'{"a": ', "not valid JSON"),
+        (b'"just text"', "this file holds text"),
+        (b"\xef\xbb\xbf[]", None),  # a UTF-8 mark first: an empty export, read
+    ],
+)
+def test_what_the_file_holds_when_it_is_no_list(data, words):
+    if words is None:
+        assert read(data).conversations == []
+        return
+    with pytest.raises(BadFile, match=words):
+        read(data)

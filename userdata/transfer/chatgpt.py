@@ -7,7 +7,8 @@ from ``current_node`` up the ``parent`` links to the root, then read from the ro
 edited message or a regenerated reply leaves its other branches out). Left out: system and
 tool messages, an assistant's calls to a tool (``recipient`` other than "all"), messages
 marked ``is_visually_hidden_from_conversation``, and every content but text (the text parts
-of "text" and "multimodal_text"; images, code runs, browsing and reasoning are not)."""
+of "text" and "multimodal_text"; images, code runs, browsing and reasoning are not). What
+every format shares (title, id, dates, the order) is read by ``external.conversation``."""
 
 from __future__ import annotations
 
@@ -15,66 +16,29 @@ from datetime import datetime
 
 from userdata.transfer.external import (
     BadFile,
-    ImportedConversation,
     ImportedMessage,
-    clean_title,
+    Shape,
     epoch_date,
-    in_order,
-    source_id,
-    unique_ids,
-    where,
 )
 
 ROLES = {"user", "assistant"}
 TEXT_CONTENT = {"text", "multimodal_text"}
 
 
-def looks_like(item: dict) -> bool:
-    return "mapping" in item
-
-
-def parse(document: list, *, now: datetime) -> list[ImportedConversation]:
-    conversations = [_conversation(item, n, now=now) for n, item in enumerate(document)]
-    unique_ids(conversations)
-    return conversations
-
-
-def _conversation(item, n: int, *, now: datetime) -> ImportedConversation:
-    if not isinstance(item, dict):
-        raise BadFile(f"conversation {n + 1}: must be an object, as every item of the list.")
-    at = where(n, item.get("title"))
-    if "mapping" not in item:
-        raise BadFile(f"{at}: has no “mapping” (a ChatGPT conversation's messages).")
-    title = clean_title(item.get("title"), at)
-    ident = source_id(item.get("conversation_id") or item.get("id"), at, "id")
-    created = epoch_date(item.get("create_time"), f"{at}: create_time", now=now)
-    updated_raw = item.get("update_time")
-    updated = (
-        created if updated_raw is None else epoch_date(updated_raw, f"{at}: update_time", now=now)
-    )
+def _messages(item: dict, at: str, created: datetime, now: datetime) -> list[ImportedMessage]:
     mapping = item["mapping"]
     if not isinstance(mapping, dict):
         raise BadFile(f"{at}: “mapping” must be an object (node id → node).")
-    branch = _current_branch(mapping, item.get("current_node"), at)
     messages: list[ImportedMessage] = []
     last = created
-    for node_id in branch:
+    for node_id in _current_branch(mapping, item.get("current_node"), at):
         message = _message(mapping[node_id].get("message"), f"{at}, message {node_id!r}", now=now)
         if message is None:
             continue
         role, text, when = message
         last = when or last
         messages.append(ImportedMessage(role=role, text=text, created_at=last))
-    ordered = in_order(messages)
-    if ordered:
-        updated = max(updated, ordered[-1].created_at)
-    return ImportedConversation(
-        source_id=ident,
-        title=title,
-        created_at=created,
-        updated_at=max(updated, created),
-        messages=ordered,
-    )
+    return messages
 
 
 def _node(mapping: dict, node_id, at: str) -> dict:
@@ -148,3 +112,16 @@ def _message(message, at: str, *, now: datetime) -> tuple[str, str, datetime | N
         raise BadFile(f"{at}: “parts” must be a list.")
     text = "\n\n".join(part for part in parts if isinstance(part, str) and part.strip())
     return author["role"], text, created
+
+
+SHAPE = Shape(
+    source="chatgpt",
+    name="ChatGPT",
+    title_key="title",
+    id_keys=("conversation_id", "id"),
+    created_key="create_time",
+    updated_key="update_time",
+    date=epoch_date,
+    messages_key="mapping",
+    messages=_messages,
+)

@@ -3,50 +3,19 @@
 A conversation: ``uuid``, ``name``, ``created_at`` and ``updated_at`` (ISO 8601),
 ``chat_messages``: ``{uuid, sender: "human" | "assistant", text, content, created_at}``. A
 message's text is its ``content`` blocks of type "text" when it has them (tool calls, their
-results and thinking are left out), else its ``text``."""
+results and thinking are left out), else its ``text``. What every format shares (title, id,
+dates, the order) is read by ``external.conversation``."""
 
 from __future__ import annotations
 
 from datetime import datetime
 
-from userdata.transfer.external import (
-    BadFile,
-    ImportedConversation,
-    ImportedMessage,
-    clean_title,
-    in_order,
-    iso_date,
-    source_id,
-    unique_ids,
-    where,
-)
+from userdata.transfer.external import BadFile, ImportedMessage, Shape, iso_date
 
 ROLES = {"human": "user", "assistant": "assistant"}
 
 
-def looks_like(item: dict) -> bool:
-    return "chat_messages" in item
-
-
-def parse(document: list, *, now: datetime) -> list[ImportedConversation]:
-    conversations = [_conversation(item, n, now=now) for n, item in enumerate(document)]
-    unique_ids(conversations)
-    return conversations
-
-
-def _conversation(item, n: int, *, now: datetime) -> ImportedConversation:
-    if not isinstance(item, dict):
-        raise BadFile(f"conversation {n + 1}: must be an object, as every item of the list.")
-    at = where(n, item.get("name"))
-    if "chat_messages" not in item:
-        raise BadFile(f"{at}: has no “chat_messages” (a Claude conversation's messages).")
-    title = clean_title(item.get("name"), at)
-    ident = source_id(item.get("uuid"), at, "uuid")
-    created = iso_date(item.get("created_at"), f"{at}: created_at", now=now)
-    raw_updated = item.get("updated_at")
-    updated = (
-        created if raw_updated is None else iso_date(raw_updated, f"{at}: updated_at", now=now)
-    )
+def _messages(item: dict, at: str, created: datetime, now: datetime) -> list[ImportedMessage]:
     chat = item["chat_messages"]
     if not isinstance(chat, list):
         raise BadFile(f"{at}: “chat_messages” must be a list.")
@@ -57,16 +26,7 @@ def _conversation(item, n: int, *, now: datetime) -> ImportedConversation:
         last = when or last
         if role is not None:
             messages.append(ImportedMessage(role=role, text=text, created_at=last))
-    ordered = in_order(messages)
-    if ordered:
-        updated = max(updated, ordered[-1].created_at)
-    return ImportedConversation(
-        source_id=ident,
-        title=title,
-        created_at=created,
-        updated_at=max(updated, created),
-        messages=ordered,
-    )
+    return messages
 
 
 def _message(message, at: str, *, now: datetime) -> tuple[str | None, str, datetime | None]:
@@ -93,3 +53,16 @@ def _message(message, at: str, *, now: datetime) -> tuple[str | None, str, datet
         if not isinstance(text, str):
             raise BadFile(f"{at}: “text” must be text.")
     return ROLES.get(sender), text, created
+
+
+SHAPE = Shape(
+    source="claude",
+    name="Claude",
+    title_key="name",
+    id_keys=("uuid",),
+    created_key="created_at",
+    updated_key="updated_at",
+    date=iso_date,
+    messages_key="chat_messages",
+    messages=_messages,
+)

@@ -14,6 +14,7 @@ from chat.models import Conversation, Message
 from memory.models import ActionItem, Decision, Fact, Summary
 from profiles.models import DomainLevel, DomainSnapshot, StyleSnapshot, UserProfile
 from projects.models import Project
+from userdata.models import ImportedConversation
 from userdata.transfer import FORMAT, VERSION
 from userdata.transfer.codec import encode
 
@@ -199,10 +200,19 @@ def user_data_export(*, user, for_the_user: bool = False) -> dict:
     summaries_by_conversation: dict[int, list[Summary]] = defaultdict(list)
     for summary in summaries:
         summaries_by_conversation[summary.conversation_id].append(summary)
+    imported_from = {
+        conversation_id: {"source": source, "id": source_id}
+        for conversation_id, source, source_id in ImportedConversation.objects.filter(
+            user=user
+        ).values_list("conversation_id", "source", "source_id")
+    }
     document["conversations"] = [
         {
             "ref": refs.ref(Conversation, conversation.pk),
             "fields": _fields(conversation, Conversation, refs),
+            # The ChatGPT or Claude conversation it was imported from: a later import of
+            # that export knows it after this file is imported back (or null).
+            "imported_from": imported_from.get(conversation.pk),
             "messages": [
                 {"ref": refs.ref(Message, m.pk), "fields": _fields(m, Message, refs)}
                 for m in messages_by_conversation[conversation.pk]

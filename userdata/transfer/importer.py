@@ -31,12 +31,13 @@ from chat.services import ChatError, NewMessage, conversation_create, message_cr
 from memory.models import ActionItem, Fact, Summary
 from profiles.models import DomainLevel, DomainSnapshot, StyleSnapshot, UserProfile
 from projects.models import Project
-from userdata.models import ImportProgress
+from userdata.models import ImportedConversation, ImportProgress
 from userdata.transfer import FORMAT, VERSION
 from userdata.transfer.export import MEMORY_SECTIONS, NESTED_OWNER, USER_FIELDS
 from userdata.transfer.validation import (
     Invalid,
     clean_history,
+    clean_imported_from,
     clean_username,
     clean_value,
     row_rules,
@@ -402,10 +403,16 @@ def _check_all(document: dict, username: str | None, actor) -> None:
             raise Invalid(f"{where}.fields.name: two projects of the same name.")
         names.add(name)
         ids.ids[Project][ref] = 0  # known: the file's conversations and memories may name it
+    sources: dict[tuple[str, str], str] = {}
     for n, conversation in enumerate(_list(document.get("conversations"), "conversations")):
         where = f"conversations[{n}]"
         conversation = _item(conversation, where)
         _values(Conversation, conversation.get("fields"), ids, where=f"{where}.fields")
+        source = clean_imported_from(conversation.get("imported_from"), f"{where}.imported_from")
+        if source in sources:
+            raise Invalid(f"{where}.imported_from: also {sources[source]}'s.")
+        if source is not None:
+            sources[source] = where
         for m, item in enumerate(_list(conversation.get("messages"), f"{where}.messages")):
             at = f"{where}.messages[{m}]"
             _values(Message, _item(item, at).get("fields"), ids, where=f"{at}.fields")
@@ -569,6 +576,11 @@ def _import_conversation(data: dict, user, ids: _Ids, result: ImportResult, acto
     if values.get("project_id"):  # before its messages: indexed in the project's scope
         conversation.project_id = values["project_id"]
         conversation.save(update_fields=["project"])
+    source = clean_imported_from(data.get("imported_from"), f"{where}.imported_from")
+    if source is not None:  # a later import of that ChatGPT or Claude export skips it
+        ImportedConversation.objects.create(
+            user=user, source=source[0], source_id=source[1], conversation=conversation
+        )
     ids.ids[Conversation][data.get("ref")] = conversation.pk
     ids.ids[Conversation][f"#{where}"] = conversation.pk  # for the later steps, ref or none
 

@@ -263,3 +263,22 @@ def clean_username(raw: Any, where: str) -> str:
     if clash:
         raise Invalid(f"{where}: a user with that username in other letter case exists.")
     return raw
+
+
+def clean_imported_from(raw: Any, where: str) -> tuple[str, str] | None:
+    """A conversation's ``imported_from``: the assistant and the conversation's id in its
+    export (``userdata.models.ImportedConversation``), or None."""
+    from userdata.models import ChatImport, ImportedConversation
+
+    if raw is None:
+        return None
+    if not isinstance(raw, dict) or set(raw) != {"source", "id"}:
+        raise Invalid(f"{where}: must be null or an object with a “source” and an “id”.")
+    source, ident = raw["source"], raw["id"]
+    if source not in ChatImport.Source.values:
+        allowed = ", ".join(repr(c) for c in ChatImport.Source.values)
+        raise Invalid(f"{where}.source: {source!r:.40} is not one of {allowed}.")
+    most = ImportedConversation._meta.get_field("source_id").max_length
+    if not isinstance(ident, str) or not ident.strip() or len(ident) > most:
+        raise Invalid(f"{where}.id: the conversation's id there, text of at most {most}.")
+    return source, ident
