@@ -166,14 +166,16 @@ def sidebar_more(request):
     current = _current_of(request)
     query = services.clean_text(request.GET.get("q", "")).strip()[:200]
     archived = request.GET.get("archived") == "1"
-    offset = request.GET.get("offset", "")
-    page = selectors.sidebar_page(
-        user=request.user,
-        query=query,
-        archived=archived,
-        offset=int(offset) if offset.isdigit() and int(offset) <= MAX_ID else 0,
-        previous_group=request.GET.get("group", "")[:40],
-    )
+    try:
+        page = selectors.sidebar_page(
+            user=request.user,
+            query=query,
+            archived=archived,
+            after=request.GET.get("after", "")[:60],
+            previous_group=request.GET.get("group", "")[:40],
+        )
+    except ValueError:
+        return HttpResponseBadRequest("after must be a cursor from the sidebar's last page")
     context = {
         "sidebar_page": page,
         "move_targets": selectors.move_targets(user=request.user),
