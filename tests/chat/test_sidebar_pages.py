@@ -122,7 +122,7 @@ def test_paging_goes_on_inside_the_pinned_ones(alice_client, alice):
 
 
 def test_a_malformed_cursor_is_refused(alice_client, alice):
-    for bad in ("12", "x.1.2", "-1.2.3", "1.2.x", "1." + "9" * 40 + ".3", "١.2.3"):
+    for bad in ("12", "x.1.2", "-1.2.3", "1.2.x", "1." + "9" * 40 + ".3", "\u0661.2.3"):
         assert alice_client.get(MORE, {"after": bad}).status_code == 400
 
 
