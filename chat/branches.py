@@ -13,13 +13,17 @@ tail, the memory index's triggers) takes the rows whose ``hidden_by`` is null.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from django.db import transaction
-from django.db.models import Q, QuerySet
+from django.db.models import F, Q, QuerySet
 from django.http import Http404
 
 from chat.models import Conversation, Message
 from memory.services.summaries import summary_follow_branch
+
+if TYPE_CHECKING:
+    from chat.protocol import ServerFrame
 
 
 def shown_from(question: Message) -> QuerySet:
@@ -97,6 +101,63 @@ def branch_switch(*, conversation: Conversation, message_id: int) -> Switched:
         target.hidden_by = None
         new_title = follow(conversation=conversation, hidden=shown, shown=target)
     return Switched(question=target, hidden_id=shown.pk, new_title=new_title)
+
+
+def branch_path_to(message: Message) -> list[Message]:
+    """The questions whose branches must be shown, outermost first, for the hidden ``message``
+    to be shown; [] for a message shown. A branch hidden inside another is reached through it:
+    its group's question that is not hidden as its own branch carries the enclosing
+    branch's mark."""
+    path: list[Message] = []
+    question_id = message.hidden_by_id
+    while question_id is not None and all(q.pk != question_id for q in path):
+        question = Message.objects.filter(pk=question_id).first()
+        if question is None:
+            break
+        path.append(question)
+        root_id = question.branch_of_id or question.pk
+        group = Message.objects.filter(
+            conversation_id=question.conversation_id, role=Message.Role.USER
+        ).filter(Q(pk=root_id) | Q(branch_of_id=root_id))
+        holder = group.exclude(hidden_by=F("pk")).first()
+        question_id = holder.hidden_by_id if holder is not None else None
+    return path[::-1]
+
+
+def branch_show_holding(*, conversation: Conversation, message_id: int) -> Switched | None:
+    """Show the branch that holds message ``message_id`` (a memory's source, a search result)
+    in place of the one shown, as "1 / 2" would, branch by branch from the outermost; None for
+    a message shown or not of this conversation. Refused while a reply streams (busy). What
+    changed, as one switch: the outermost one, whose articles from its question on hold the
+    inner ones."""
+    message = Message.objects.filter(
+        conversation=conversation, pk=message_id, hidden_by__isnull=False
+    ).first()
+    if message is None:
+        return None
+    switches = [
+        branch_switch(conversation=conversation, message_id=question.pk)
+        for question in branch_path_to(message)
+    ]
+    if not switches:
+        return None
+    titles = [s.new_title for s in switches if s.new_title]
+    return Switched(switches[0].question, switches[0].hidden_id, titles[-1] if titles else "")
+
+
+def switched_frames(*, conversation: Conversation, switched: Switched) -> list[ServerFrame]:
+    """What the tabs on the conversation are told of a switch: the branch's articles from its
+    question on, the context meter's figures, and the title when it followed."""
+    from chat import protocol, selectors  # both read through this module
+
+    shown = selectors.branch_shown_from(conversation=conversation, question=switched.question)
+    report = selectors.last_context(conversation)
+    frames: list[ServerFrame] = [
+        protocol.branch_shown(replaces=switched.hidden_id, messages=shown, context=report)
+    ]
+    if switched.new_title:
+        frames.append(protocol.title(switched.new_title))
+    return frames
 
 
 def branch_question_for_user(*, user, conversation_id: int, message_id: int) -> Message:

@@ -11,7 +11,7 @@ from django.conf import settings
 from django.db import DatabaseError
 from django.db.models import Count
 
-from chat import branches, limits, live, protocol, selectors, services
+from chat import branches, limits, live, protocol, services
 from chat.models import STOPPED_BY_USER, Conversation, Message
 from chat.rendering import render_markdown
 from chat.services import ChatError
@@ -209,16 +209,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
 
     def _switch_branch(self, message_id: int) -> list[dict]:
         switched = branches.branch_switch(conversation=self.conversation, message_id=message_id)
-        shown = selectors.branch_shown_from(
-            conversation=self.conversation, question=switched.question
-        )
-        report = selectors.last_context(self.conversation)
-        frames = [
-            protocol.branch_shown(replaces=switched.hidden_id, messages=shown, context=report)
-        ]
-        if switched.new_title:
-            frames.append(protocol.title(switched.new_title))
-        return frames
+        return branches.switched_frames(conversation=self.conversation, switched=switched)
 
     async def handle_sync(self, frame: protocol.Sync) -> None:
         """A tab that heard nothing of a reply for a while asks where it stands (its frames

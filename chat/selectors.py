@@ -82,32 +82,73 @@ class ProjectGroup:
 class SidebarPage:
     """A page of the conversations outside projects, cut in runs under their headings
     (``chunks``: heading or None when the previous page's last one goes on, then its
-    conversations); ``next_offset`` for the next page, None at the end."""
+    conversations); ``next_cursor`` for the next page (``sidebar_cursor``), "" at the end."""
 
     chunks: list[tuple[str | None, list[Conversation]]]
-    next_offset: int | None
+    next_cursor: str
     last_group: str
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _micros(moment: datetime) -> int:
+    delta = moment - _EPOCH
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def sidebar_cursor(conversation: Conversation) -> str:
+    """Where the next page starts: the last listed conversation's place in the order (its pin
+    time, activity and id, in microseconds), so a conversation bumped to the top meanwhile
+    neither shifts nor repeats the rows after it, as an offset would."""
+    pinned = _micros(conversation.pinned_at) if conversation.pinned_at else ""
+    return f"{pinned}.{_micros(conversation.updated_at)}.{conversation.pk}"
+
+
+def _after_cursor(qs: QuerySet, cursor: str) -> QuerySet:
+    """The rows after ``cursor`` in ``conversation_list``'s order (pinned_at desc, nulls last;
+    updated_at desc; id desc); ValueError for a malformed one."""
+    parts = cursor.split(".")
+    ascii_digits = [p.isascii() and p.isdigit() for p in parts]
+    if len(parts) != 3 or not all(ascii_digits[1:]) or (parts[0] and not ascii_digits[0]):
+        raise ValueError("not a sidebar cursor")
+    try:
+        pinned = _EPOCH + timedelta(microseconds=int(parts[0])) if parts[0] else None
+        updated = _EPOCH + timedelta(microseconds=int(parts[1]))
+    except OverflowError:
+        raise ValueError("not a sidebar cursor") from None
+    pk = min(int(parts[2]), MAX_ID)
+    later = Q(updated_at__lt=updated) | Q(updated_at=updated, id__lt=pk)
+    if pinned is None:
+        return qs.filter(later, pinned_at__isnull=True)
+    return qs.filter(
+        Q(pinned_at__lt=pinned) | Q(later, pinned_at=pinned) | Q(pinned_at__isnull=True)
+    )
+
+
 def sidebar_page(
-    *, user, query: str, archived: bool, offset: int = 0, previous_group: str = ""
+    *, user, query: str, archived: bool, after: str = "", previous_group: str = ""
 ) -> SidebarPage:
     """Pinned first, then by activity (``conversation_list``), ``SIDEBAR_PAGE_SIZE`` at a
-    time from ``offset``: a user with thousands of conversations gets a page, not them all."""
+    time after ``after`` (a ``sidebar_cursor``: keyset paging; ValueError for a malformed
+    one): a user with thousands of conversations gets a page, not them all."""
     from chat.templatetags.chat_tags import list_group
 
     qs = conversation_list(user=user, query=query, archived=archived).filter(project=None)
-    rows = list(qs[offset : offset + SIDEBAR_PAGE_SIZE + 1])
+    if after:
+        qs = _after_cursor(qs, after)
+    rows = list(qs[: SIDEBAR_PAGE_SIZE + 1])
     more = len(rows) > SIDEBAR_PAGE_SIZE
+    rows = rows[:SIDEBAR_PAGE_SIZE]
     chunks: list[tuple[str | None, list[Conversation]]] = []
     group = previous_group
-    for conversation in rows[:SIDEBAR_PAGE_SIZE]:
+    for conversation in rows:
         heading = list_group(conversation)
         if not chunks or heading != group:
             chunks.append((None if heading == group else heading, []))
             group = heading
         chunks[-1][1].append(conversation)
-    return SidebarPage(chunks, offset + SIDEBAR_PAGE_SIZE if more else None, group)
+    return SidebarPage(chunks, sidebar_cursor(rows[-1]) if more else "", group)
 
 
 def sidebar_groups(

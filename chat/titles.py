@@ -21,6 +21,7 @@ from django.db import transaction
 from chat import fanout, protocol
 from chat.models import Conversation, Message
 from chat.services import TITLE_MAX_CHARS, title_from_text
+from chat.title_watch import frames_cannot_cross
 from llm import OFFLINE_MODEL
 from llm.clients import max_tokens_field, summary_client, summary_endpoint, summary_model
 from llm.messages import shape_messages
@@ -142,18 +143,21 @@ def generate_title(conversation_id: int) -> str:
     return title if title_store(conversation_id=conversation_id, title=title) else ""
 
 
-def title_after_first_exchange(conversation: Conversation, user_message: Message) -> None:
+def title_after_first_exchange(conversation: Conversation, user_message: Message) -> str:
     """After a reply (``chat.turn.after``): a conversation still showing its first message's
-    stand-in gets its title, from the model in a job, or else from its key words now."""
+    stand-in gets its title, from the model in a job, or else from its key words now. The
+    job's result id when its title frame cannot reach this process's tabs by itself (the
+    in-memory channel layer: ``chat.title_watch``), else ""."""
     if conversation.title_source != Conversation.TitleSource.MESSAGE:
-        return
+        return ""
     # Asked once per conversation object: a later turn in the same tab asks no more.
     conversation.title_source = Conversation.TitleSource.GENERATED
     if summary_endpoint().configured:
         from chat.tasks import title_conversation
 
-        title_conversation.enqueue(conversation.pk)
-        return
+        result = title_conversation.enqueue(conversation.pk)
+        return result.id if not result.is_finished and frames_cannot_cross() else ""
     title = keyword_title([user_message.content]) or conversation.title
     if title_store(conversation_id=conversation.pk, title=title):
         conversation.title = title
+    return ""

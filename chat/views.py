@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 from django.conf import settings
 from django.contrib import messages as django_messages
 from django.contrib.auth import get_user_model, login
@@ -15,7 +17,7 @@ from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect
 from django_ratelimit.core import is_ratelimited
 
-from chat import fanout, limits, selectors, services
+from chat import branches, fanout, limits, selectors, services
 from chat.forms import (
     ConversationSettingsForm,
     ModelForm,
@@ -34,6 +36,8 @@ from web.access import login_required
 from web.fragments import render_fragments, render_page_or_fragment
 
 TEMPLATE = "chat/chat.html"
+
+logger = logging.getLogger(__name__)
 
 
 class LoginView(auth_views.LoginView):
@@ -166,14 +170,16 @@ def sidebar_more(request):
     current = _current_of(request)
     query = services.clean_text(request.GET.get("q", "")).strip()[:200]
     archived = request.GET.get("archived") == "1"
-    offset = request.GET.get("offset", "")
-    page = selectors.sidebar_page(
-        user=request.user,
-        query=query,
-        archived=archived,
-        offset=int(offset) if offset.isdigit() and int(offset) <= MAX_ID else 0,
-        previous_group=request.GET.get("group", "")[:40],
-    )
+    try:
+        page = selectors.sidebar_page(
+            user=request.user,
+            query=query,
+            archived=archived,
+            after=request.GET.get("after", "")[:60],
+            previous_group=request.GET.get("group", "")[:40],
+        )
+    except ValueError:
+        return HttpResponseBadRequest("after must be a cursor from the sidebar's last page")
     context = {
         "sidebar_page": page,
         "move_targets": selectors.move_targets(user=request.user),
@@ -215,6 +221,8 @@ def _page_context(request, conversation=None) -> dict:
     if conversation is not None:
         services.replies_interrupt_stale(conversation=conversation)
         highlight = _highlight(request)
+        if highlight is not None:
+            _show_branch_holding(conversation, highlight)
         messages, has_more = selectors.message_page(conversation=conversation, highlight=highlight)
         context.update(
             highlight=highlight,
@@ -232,6 +240,23 @@ def _page_context(request, conversation=None) -> dict:
             project_id=getattr(context["project"], "pk", None),
         )
     return context
+
+
+def _show_branch_holding(conversation, message_id: int) -> None:
+    """A link to a message of a hidden branch (a memory's source, a search result) shows that
+    branch, as "1 / 2" would, and the conversation's open tabs swap it in too. While a reply
+    streams the branch shown stays: the page opens without the message."""
+    try:
+        switched = branches.branch_show_holding(conversation=conversation, message_id=message_id)
+    except services.ChatError:
+        return
+    if switched is None:
+        return
+    try:
+        for frame in branches.switched_frames(conversation=conversation, switched=switched):
+            fanout.send_to_conversation(conversation.pk, frame)
+    except Exception:  # stored: the other tabs show it on reload
+        logger.warning("could not tell conversation %s's tabs of a branch", conversation.pk)
 
 
 def _highlight(request) -> int | None:

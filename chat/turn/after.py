@@ -17,14 +17,15 @@ from profiles.services import profiles_observe_messages
 logger = logging.getLogger(__name__)
 
 
-def after_turns(items) -> None:
+def after_turns(items) -> list[tuple[int, str]]:
     """Once replies are stored: mark their conversations active (the sidebar's order), learn
     each user's style from their new message, remember its clear personal statements (the
     light extractor), and start background memory work (summaries, extraction) where it is
     due. Off the replies' path: the users already have them. ``items``: (conversation, user
     message or None) pairs, the replies that ended together: their conversations are marked in
     one statement, the memory switch is read once for all of them, the summary checks are made
-    in three queries for all of them."""
+    in three queries for all of them. The title jobs whose frame the event loop must bring to
+    the tabs (``chat.title_watch``): (conversation id, job result id) pairs."""
     ids = [c.pk for c, _ in items]
     try:
         services.conversations_touch(conversation_ids=ids)
@@ -46,12 +47,15 @@ def after_turns(items) -> None:
         )
     except Exception:
         logger.exception("after-turn memory work failed for conversations %s", ids)
-        return
+        return []
+    title_jobs: list[tuple[int, str]] = []
     for conversation, user_message in items:
         if user_message is None:
             continue
         try:
-            titles.title_after_first_exchange(conversation, user_message)
+            job = titles.title_after_first_exchange(conversation, user_message)
+            if job:
+                title_jobs.append((conversation.pk, job))
         except Exception:
             logger.exception("could not title conversation %s", conversation.pk)
         try:
@@ -63,3 +67,4 @@ def after_turns(items) -> None:
         conversations_after_turn(conversations=[c for c, _ in items], enabled=enabled)
     except Exception:
         logger.exception("after-turn memory work failed for conversations %s", ids)
+    return title_jobs

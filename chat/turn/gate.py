@@ -11,6 +11,7 @@ import weakref
 
 from channels.db import database_sync_to_async
 
+from chat import title_watch
 from chat.models import Message
 from chat.turn.after import after_turns
 
@@ -57,7 +58,9 @@ class _Gate:
                     await asyncio.wait_for(self.idle.wait(), AFTER_TURN_MAX_WAIT)
             batch, self.pending = self.pending, []
             try:
-                await in_db_thread(after_turns)([(c, m) for c, m, _ in batch])
+                title_jobs = await in_db_thread(after_turns)([(c, m) for c, m, _ in batch])
+                for conversation_id, result_id in title_jobs:
+                    title_watch.watch(conversation_id, result_id)
             finally:
                 for _, _, done in batch:
                     if not done.done():

@@ -7,6 +7,7 @@ import re
 from datetime import timedelta
 
 import pytest
+from django.db.models import F
 from django.urls import reverse
 from django.utils import timezone
 
@@ -85,9 +86,50 @@ def test_a_project_lists_its_first_few_with_a_link_to_the_rest(alice_client, ali
     assert f'{total}<span class="visually-hidden"> conversations</span>' in group
 
 
+def test_a_conversation_bumped_mid_scroll_neither_shifts_nor_repeats_the_rest(alice_client, alice):
+    """Keyset paging: the next page starts after the last one listed, wherever the rows above
+    it went meanwhile (an offset would repeat the last one when a later one moves up, and
+    skip one when a listed one is deleted)."""
+    made = many(alice, SIDEBAR_PAGE_SIZE * 2)
+    page = alice_client.get("/").text
+    first = listed(page)
+    # While the user scrolls: a conversation of the next page gets a reply (to the top), and
+    # a pinned one from far below.
+    bumped, pinned = made[SIDEBAR_PAGE_SIZE + 3], made[-1]
+    Conversation.objects.filter(pk=bumped.pk).update(updated_at=timezone.now())
+    Conversation.objects.filter(pk=pinned.pk).update(pinned_at=timezone.now())
+    rest = listed(alice_client.get(next_url(page), headers={"HX-Request": "true"}).text)
+    assert not set(first) & set(rest)  # nothing listed twice
+    expected = [c.pk for c in made[SIDEBAR_PAGE_SIZE:] if c.pk not in (bumped.pk, pinned.pk)]
+    assert rest == expected  # none skipped: the two moved above, where a reload shows them
+
+
+def test_paging_goes_on_inside_the_pinned_ones(alice_client, alice):
+    made = many(alice, SIDEBAR_PAGE_SIZE + 10)
+    now = timezone.now()
+    for n, conversation in enumerate(made[: SIDEBAR_PAGE_SIZE + 5]):
+        conversation.pinned_at = now - timedelta(minutes=n % 3)  # ties: by activity then id
+    Conversation.objects.bulk_update(made, ["pinned_at"])
+    page = alice_client.get("/").text
+    seen, url = listed(page), next_url(page)
+    while url:
+        fragment = alice_client.get(url, headers={"HX-Request": "true"}).text
+        seen, url = seen + listed(fragment), next_url(fragment)
+    ordered = Conversation.objects.filter(user=alice).order_by(
+        F("pinned_at").desc(nulls_last=True), "-updated_at", "-id"
+    )
+    assert seen == [c.pk for c in ordered]
+
+
+def test_a_malformed_cursor_is_refused(alice_client, alice):
+    for bad in ("12", "x.1.2", "-1.2.3", "1.2.x", "1." + "9" * 40 + ".3", "\u0661.2.3"):
+        assert alice_client.get(MORE, {"after": bad}).status_code == 400
+
+
 def test_another_users_page_shows_none_of_theirs(alice_client, alice, bob):
     theirs = many(bob, SIDEBAR_PAGE_SIZE + 5)
-    response = alice_client.get(MORE, {"offset": SIDEBAR_PAGE_SIZE})
+    after = f".{10**17}.1"  # a cursor in the year 5138: every row of theirs is after it
+    response = alice_client.get(MORE, {"after": after})
     assert response.status_code == 200 and listed(response.text) == []
     assert alice_client.get(MORE, {"current": theirs[0].pk}).status_code == 404
     assert alice_client.get(MORE, {"current": "x"}).status_code == 404

@@ -1,0 +1,72 @@
+"""A title the model makes in the background reaches the open tab live on the one-machine
+default of `make run`: the in-memory channel layer (no Redis) and the job worker as a process
+of its own, so the worker's own frame reaches no tab and the server process brings the title
+(chat.title_watch)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import pytest
+from playwright.sync_api import expect
+
+from chat.titles import TITLE_PROMPT
+from tests.e2e.conftest import log_in
+from tests.support.live_server import ROOT, stop_process
+
+pytestmark = pytest.mark.e2e
+TITLE = "Nginx in front of Django"
+QUESTION = "How do I put nginx in front of a Django app that serves websockets?"
+
+
+@pytest.fixture
+def job_worker(live_env, tmp_path):
+    if live_env["env"].get("REDIS_URL"):
+        pytest.skip("on Redis the worker's own frame reaches the tabs")
+    log = (tmp_path / "worker.log").open("w")
+    process = subprocess.Popen(
+        [sys.executable, "manage.py", "job_worker", "--queue-name", "*", "--interval", "0.2"],
+        cwd=ROOT,
+        env=live_env["env"],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    yield process
+    stop_process(process)
+    log.close()
+
+
+@pytest.fixture
+def titles_from_the_model(fake_upstream):
+    behaviour = fake_upstream.behaviour
+    before = behaviour.json_reply
+
+    def answer(body):
+        if body["messages"][0]["content"] == TITLE_PROMPT:
+            return f'Title: "{TITLE}."'
+        return before(body) if before else behaviour.reply
+
+    behaviour.json_reply = answer
+    yield
+    behaviour.json_reply = before
+
+
+def test_the_models_title_reaches_the_open_tab_without_a_reload(
+    page, app_server, job_worker, titles_from_the_model
+):
+    log_in(page, app_server)
+    box = page.get_by_role("textbox", name="Message")
+    box.fill(QUESTION)
+    box.press("Enter")
+    page.wait_for_url(re.compile(r"/c/\d+/$"))
+    expect(page.locator('[data-role="assistant"] .message-tools').last).to_be_attached()
+    url = page.url
+
+    heading = page.locator("#conversation-title")
+    expect(heading).to_have_text(TITLE, timeout=30_000)
+    expect(page.locator(".sidebar li.current")).to_contain_text(TITLE)
+    expect(page).to_have_title(f"{TITLE} · memorychat")
+    assert page.url == url  # the same page: no reload
+    assert job_worker.poll() is None
