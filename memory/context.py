@@ -3,9 +3,10 @@
 ``build(conversation=..., user_text=...)`` returns ``BuiltContext(messages, report)``. Blocks, in
 the order sent, what changes least first so that a server's prompt cache reuses the prefix
 (llama.cpp's slot cache, OpenAI's cached input tokens): the versioned system prompt; the
-user's preferences and style; the conversation's rolling summary; as many recent messages as
-fit under the conversation's strategy; long-term memory retrieved for this turn (quoted data
-with dates and sources), which changes every turn, last before the new message.
+user's preferences and style; the project's instructions; the conversation's rolling summary;
+as many recent messages as fit under the conversation's strategy; then what is chosen for this
+turn's message, last before it: the user's level in the subjects it names and long-term memory
+retrieved for it (quoted data with dates and sources).
 
 The whole request stays within the conversation's budget minus a reserve for the reply. Recent
 messages are read newest-first with an indexed query, using their stored token counts, and the
@@ -69,6 +70,9 @@ SLIDING_WINDOW_MESSAGES = 20
 HISTORY_PAGE = 64  # rows read per query while filling the window
 MEMORY_SHARE = 0.25  # at most this share of the budget goes to long-term memory
 SUMMARY_SHARE = 0.25
+# Chosen for the turn's message: sent after the history, so the prefix before them stays the
+# same from turn to turn.
+PER_TURN_BLOCKS = frozenset({Block.EXPERTISE, Block.MEMORY})
 MIN_REPLY_SHARE = 0.5  # the reserve never takes more than half the budget
 LEFT_OUT_COUNT_CAP = 1000  # "messages left out" is counted up to this, to stay O(window)
 SCALE_SAMPLES = 3  # recent replies whose reported prompt tokens correct the estimate
@@ -213,12 +217,12 @@ def build(
         token_scale=scale,
     )
     head: list[dict[str, str]] = []
-    late: list[dict[str, str]] = []  # the memory block: after the history (prefix caching)
+    late: list[dict[str, str]] = []  # the per-turn blocks: after the history (prefix caching)
 
     def add_block(name: Block, text: str, detail: str, *, cost: int | None = None) -> int:
         cost = budget.cost("system", text) if cost is None else cost
         budget.used += cost
-        (late if name is Block.MEMORY else head).append({"role": "system", "content": text})
+        (late if name in PER_TURN_BLOCKS else head).append({"role": "system", "content": text})
         report["blocks"].append(block_item(name, cost, detail))
         return cost
 
@@ -306,8 +310,12 @@ def build(
     report["messages"], messages_out = history.sent()
     report["messages_left_out"] = history.left_out()
     history_item = block_item(Block.HISTORY, history.tokens, f"{len(messages_out)} messages")
-    at = next((i for i, b in enumerate(report["blocks"]) if b["name"] == Block.MEMORY), None)
-    report["blocks"].insert(len(report["blocks"]) if at is None else at, history_item)
+    blocks = report["blocks"]  # as sent: the blocks that stay, the history, the per-turn ones
+    report["blocks"] = [
+        *(b for b in blocks if b["name"] not in PER_TURN_BLOCKS),
+        history_item,
+        *(b for b in blocks if b["name"] in PER_TURN_BLOCKS),
+    ]
     report["blocks"].append(block_item(Block.MESSAGE, message_cost, "new message"))
     if tail:
         report["blocks"].append(block_item(Block.CONTINUATION, tail_cost, "the reply so far"))

@@ -37,10 +37,12 @@ class Block(StrEnum):
     SYSTEM = "system"
     PREFERENCES = "preferences"
     PROJECT = "project"  # the project's instructions: stable, so before the per-turn blocks
-    EXPERTISE = "expertise"  # the user's level in the message's domain(s)
     SUMMARY = "summary"
     HISTORY = "history"
-    MEMORY = "memory"  # changes every turn: after the history, so the prefix before it is cached
+    # The two chosen for the message, so they change every turn: after the history, so that the
+    # prefix before them is cached.
+    EXPERTISE = "expertise"  # the user's level in the message's domain(s)
+    MEMORY = "memory"
     MESSAGE = "message"
     CONTINUATION = "continuation"  # a continued reply's text so far and the request for more
 

