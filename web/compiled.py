@@ -20,6 +20,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from django.db import connections
 from django.db.models import Field, Model, QuerySet
@@ -32,15 +33,17 @@ _INT_MARKER = -7_340_013_000
 _STR_MARKER = "\x00compiled-read-marker-{}\x00"
 PLANS_PER_THREAD = 64  # shapes (alias, list lengths) kept; more start the cache afresh
 
+_M = TypeVar("_M", bound=Model)
+
 
 @dataclass
-class _Plan:
+class _Plan(Generic[_M]):
     sql: str
     params: list
     slots: list[tuple[int, int]]  # (index in params, index in the call's flat values)
     compiler: SQLCompiler
     converters: dict
-    model: type[Model]
+    model: type[_M]
     names: list[str]
     start: int
     end: int
@@ -51,24 +54,24 @@ class _Plan:
             params[at] = values[which]
         return params
 
-    def instances(self, alias: str, rows: Iterable[Sequence]) -> list[Model]:
+    def instances(self, alias: str, rows: Iterable[Sequence]) -> list[_M]:
         if self.converters:
             rows = self.compiler.apply_converters(rows, self.converters)
         return [self.model.from_db(alias, self.names, row[self.start : self.end]) for row in rows]
 
 
-class CompiledRead:
+class CompiledRead(Generic[_M]):
     """``build(*values)`` returns the queryset; ``read(*values)`` its instances. ``kinds``:
     each value's type, ``int``, ``str`` or ``list`` (a list of ints)."""
 
-    def __init__(self, build: Callable[..., QuerySet], *kinds: type):
+    def __init__(self, build: Callable[..., QuerySet[_M]], *kinds: type):
         if any(kind not in (int, str, list) for kind in kinds):
             raise TypeError("a compiled read binds ints, strings and lists of ints only")
         self._build = build
         self._kinds = kinds
         self._local = threading.local()
 
-    def read(self, *values: int | str | list[int], using: str = "default") -> list[Model]:
+    def read(self, *values: int | str | list[int], using: str = "default") -> list[_M]:
         flat: list[int | str] = []
         shape: list = [using]
         for value, kind in zip(values, self._kinds, strict=True):
@@ -83,7 +86,7 @@ class CompiledRead:
                 flat.append(value)
         plans = self._local.__dict__.setdefault("plans", {})
         key = tuple(shape)
-        plan = plans.get(key)
+        plan: _Plan[_M] | None = plans.get(key)
         if plan is None:
             if len(plans) >= PLANS_PER_THREAD:
                 plans.clear()
@@ -93,11 +96,11 @@ class CompiledRead:
             rows = cursor.fetchall()
         return plan.instances(using, rows)
 
-    def first(self, *values: int | str | list[int], using: str = "default") -> Model | None:
+    def first(self, *values: int | str | list[int], using: str = "default") -> _M | None:
         found = self.read(*values, using=using)
         return found[0] if found else None
 
-    def _compile(self, using: str, lengths: list[int]) -> _Plan:
+    def _compile(self, using: str, lengths: list[int]) -> _Plan[_M]:
         markers: list[int | str] = []
         arguments: list = []
         sizes = iter(lengths)
@@ -195,6 +198,15 @@ def _column(field: Field) -> str:
     if field.column is None:
         raise ValueError(f"{field.name} has no column of its own")
     return field.column
+
+
+def column_of(model: type[Model], name: str) -> str:
+    """The column of ``model``'s field ``name``, for a plain statement; ValueError for a
+    reverse relation or a field without a column of its own."""
+    field = model._meta.get_field(name)
+    if not isinstance(field, Field):
+        raise ValueError(f"{name} is a relation, not a column of {model.__name__}")
+    return _column(field)
 
 
 _insert_sql: dict[tuple[str, type[Model]], tuple[str, list]] = {}
