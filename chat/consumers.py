@@ -54,7 +54,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             await self.refuse(CLOSE_TOO_MANY_SOCKETS)
             return
         self.slots = slots
-        self.renewing = asyncio.create_task(self._renew_slot())
+        self.renewing = asyncio.create_task(self._renew_slot(slots))
         conversation_id = self.scope["url_route"]["kwargs"]["conversation_id"]
         self.conversation = (
             await Conversation.objects.select_related("user")
@@ -89,11 +89,11 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             .first()
         )
 
-    async def _renew_slot(self) -> None:
+    async def _renew_slot(self, slots: limits.SocketSlots) -> None:
         while True:
             await asyncio.sleep(SOCKET_LEASE_SECONDS / 3)
             try:
-                await in_db_thread(self.slots.renew)()
+                await in_db_thread(slots.renew)()
             except Exception:  # the cache is away for a moment: the next renewal retries
                 logger.warning("could not renew a websocket slot", exc_info=True)
 
@@ -122,8 +122,15 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             except Exception:
                 logger.warning("channel layer unavailable at disconnect", exc_info=True)
         # A reply streaming goes on without this tab (chat.live).
-        if self.room is not None:
+        if self.room is not None and self.tab is not None:  # the tab is made first
             await self.room.leave(self.tab)
+
+    def _joined(self) -> tuple[Conversation, live.Room, live.Tab]:
+        """The conversation, its room and this tab: ``connect`` sets them before it accepts
+        the socket (a refused one has none, and its frames get a server_error)."""
+        if self.conversation is None or self.room is None or self.tab is None:
+            raise RuntimeError("a frame on a socket that is not on a conversation")
+        return self.conversation, self.room, self.tab
 
     # -- frames from the browser ----------------------------------------------------------
 
@@ -180,12 +187,13 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
     async def handle_send(self, frame: protocol.Send) -> None:
         """The turn runs in the conversation's room (chat.turn.take_turn): closing this tab
         does not stop its reply."""
+        conversation, room, _tab = self._joined()
         turn = await take_turn(
             user=self.scope["user"],
-            conversation=self.conversation,
+            conversation=conversation,
             text=frame.text,
             client_id=frame.client_id,
-            room=self.room,
+            room=room,
         )
         if turn.task is None:  # a resend of a stored message
             await self.replay(turn.start)
@@ -193,11 +201,12 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
     async def handle_again(self, kind: str, **arguments) -> None:
         """Retry, Continue, regenerate (the reply's article is replaced, its earlier version
         kept) or edit the last message and answer it again."""
+        conversation, room, _tab = self._joined()
         await take_turn_again(
             kind,
             user=self.scope["user"],
-            conversation=self.conversation,
-            room=self.room,
+            conversation=conversation,
+            room=room,
             **arguments,
         )
 
@@ -207,9 +216,10 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         for each in frames:
             await self.publish(each)
 
-    def _switch_branch(self, message_id: int) -> list[dict]:
-        switched = branches.branch_switch(conversation=self.conversation, message_id=message_id)
-        return branches.switched_frames(conversation=self.conversation, switched=switched)
+    def _switch_branch(self, message_id: int) -> list[protocol.ServerFrame]:
+        conversation, _room, _tab = self._joined()
+        switched = branches.branch_switch(conversation=conversation, message_id=message_id)
+        return branches.switched_frames(conversation=conversation, switched=switched)
 
     async def handle_sync(self, frame: protocol.Sync) -> None:
         """A tab that heard nothing of a reply for a while asks where it stands (its frames
@@ -217,18 +227,19 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         reply = await in_db_thread(self._reply_state)(frame.reply_id)
         if reply is None:
             raise protocol.FrameError("That reply is not in this conversation.", code="not_found")
+        _conversation, room, tab = self._joined()
         if reply.status == Message.Status.STREAMING:
-            resume = self.room.resume_frame()
+            resume = room.resume_frame()
             if resume is not None and resume["id"] == reply.pk:  # it streams here
-                self.tab.deliver(resume)
+                tab.deliver(resume)
                 return
-            self.tab.deliver(
+            tab.deliver(
                 protocol.snapshot(
                     reply_id=reply.pk, text=reply.content, html=render_markdown(reply.content)
                 )
             )
         else:
-            self.tab.deliver(protocol.reply_end(reply))
+            tab.deliver(protocol.reply_end(reply))
 
     def _undo_memory_event(self, event_id: int) -> None:
         """Undo a "Remembered: ..." notice of this conversation and this user (anyone else's
@@ -244,8 +255,9 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
 
     def _reply_state(self, reply_id: int) -> Message | None:
         services.replies_interrupt_stale(conversation=self.conversation)
+        # annotate() over the class attribute's default: a false report (django-stubs#2818)
         return (
-            Message.objects.filter(
+            Message.objects.filter(  # type: ignore[no-redef]
                 conversation=self.conversation, pk=reply_id, role=Message.Role.ASSISTANT
             )
             .annotate(version_count=Count("versions"))
@@ -253,20 +265,23 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         )
 
     async def handle_stop(self) -> None:
-        self.room.stop(STOPPED_BY_USER)  # here, or in the process the reply streams in
+        _conversation, room, _tab = self._joined()
+        room.stop(STOPPED_BY_USER)  # here, or in the process the reply streams in
 
     async def replay(self, start) -> None:
         """A resend of a stored message: show this tab what exists, store nothing."""
-        self.tab.deliver(protocol.user_message(start.user_message))
+        _conversation, _room, tab = self._joined()
+        tab.deliver(protocol.user_message(start.user_message))
         reply = start.reply
         if reply is not None and reply.status != Message.Status.STREAMING:
-            self.tab.deliver(protocol.reply_end(reply))
+            tab.deliver(protocol.reply_end(reply))
 
     # -- frames to the browser ------------------------------------------------------------
 
-    async def publish(self, frame: dict) -> None:
+    async def publish(self, frame: protocol.ServerFrame) -> None:
         """To every tab on the conversation, this one included (chat.live)."""
-        await self.room.publish(frame)
+        _conversation, room, _tab = self._joined()
+        await room.publish(frame)
 
     async def send_error(self, exc: ChatError, client_id: str = "") -> None:
         """To this tab only, in order with the conversation's frames."""

@@ -117,7 +117,7 @@ class TabFanout:
 
     def heard(self, event: dict) -> bool:
         """Note presence events; True when ``event`` is one (the room stops there)."""
-        sender = event.get("sender")
+        sender: str = event.get("sender", "")  # presence events always name theirs
         if event["type"] == "chat.present" and sender != self.channel:
             if sender not in self.seen:
                 # So the newcomer knows us at once.
@@ -131,9 +131,8 @@ class TabFanout:
 
     # -- frames to the other tabs --------------------------------------------------------
 
-    def forward(self, frame: dict) -> None:
-        kind = frame["type"]
-        if kind == "chunk":
+    def forward(self, frame: protocol.ServerFrame) -> None:
+        if frame["type"] == "chunk":
             parts = self.texts.setdefault(frame["id"], [])
             parts.append(frame["text"])
             htmls = self.htmls.setdefault(frame["id"], [])
@@ -155,7 +154,7 @@ class TabFanout:
                 else:
                     self.queued_snapshots[frame["id"]] = self._send(snapshot)
             return
-        if kind in ("reply_start", "reply_end"):
+        if frame["type"] == "reply_start" or frame["type"] == "reply_end":
             self.texts.pop(frame["id"], None)
             self.htmls.pop(frame["id"], None)
             self.tails.pop(frame["id"], None)
@@ -168,7 +167,7 @@ class TabFanout:
         """A channel-layer event (``chat.stop``, ``chat.join``) for the group, in order."""
         self._enqueue(event)
 
-    def send_direct(self, channel: str, frame: dict) -> None:
+    def send_direct(self, channel: str, frame: protocol.ServerFrame) -> None:
         """``frame`` to one other room (a ``resume`` it asked for), in order with the rest."""
         self._enqueue(protocol.group_frame(frame, sender=self.channel), to=channel)
 
@@ -176,7 +175,7 @@ class TabFanout:
         """Another room is there (it asked to resume): snapshots go from now on."""
         self.seen[channel] = time.monotonic()
 
-    def _send(self, frame: dict) -> dict:
+    def _send(self, frame: protocol.ServerFrame) -> dict:
         return self._enqueue(protocol.group_frame(frame, sender=self.channel))
 
     def _enqueue(self, event: dict, to: str | None = None) -> dict:

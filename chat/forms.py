@@ -1,3 +1,5 @@
+from typing import cast
+
 from django import forms
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -34,7 +36,10 @@ class SignupForm(UserCreationForm):
     def validate_password_for_user(self, user, password_field_name="password1"):  # noqa: S107
         # The rules judge the password typed first: their error goes under that field, not
         # under the confirmation (Django's default).
-        super().validate_password_for_user(user, password_field_name=password_field_name)
+        # django-stubs leave SetPasswordMixin out of BaseUserCreationForm's bases.
+        super().validate_password_for_user(  # type: ignore[misc]
+            user, password_field_name=password_field_name
+        )
 
 
 class RenameForm(forms.Form):
@@ -55,7 +60,7 @@ class ModelForm(forms.Form):
 
     def __init__(self, *args, current: str = "", **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["model"].choices = model_choices(current)
+        cast(forms.ChoiceField, self.fields["model"]).choices = model_choices(current)
 
 
 class NewConversationForm(ModelForm):
@@ -97,12 +102,13 @@ class ConversationSettingsForm(forms.ModelForm):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["strategy"].choices = self.STRATEGY_CHOICES
+        cast(forms.ChoiceField, self.fields["strategy"]).choices = self.STRATEGY_CHOICES
         self.fields["context_budget"].widget.attrs["placeholder"] = (
             f"{settings.MEMORYCHAT_CONTEXT_BUDGET:,}"
         )
         if chat_endpoint().configured:
-            self.fields["model"].choices = model_choices(self.instance.model)
+            models = model_choices(self.instance.model)
+            cast(forms.ChoiceField, self.fields["model"]).choices = models
             self.fields["model"].help_text = "The models the model server lists."
         else:  # offline: no model answers, so none is named
             del self.fields["model"]

@@ -105,11 +105,17 @@ class Room:
         await self.fanout.start()
         self.listener = asyncio.create_task(self._listen(), name=f"room-{self.conversation_id}")
 
+    def _open_fanout(self) -> TabFanout:
+        """The room's fanout, there once the room is open (``enter`` waits for that)."""
+        if self.fanout is None:
+            raise RuntimeError(f"the room of conversation {self.conversation_id} is not open")
+        return self.fanout
+
     async def _close(self) -> None:
         await self.opened
         if self.listener is not None:
             self.listener.cancel()
-        await self.fanout.stop()
+        await self._open_fanout().stop()
 
     # -- tabs ------------------------------------------------------------------------------
 
@@ -123,7 +129,7 @@ class Room:
     def ask_resume(self) -> None:
         """A tab here shows a reply streaming in another process: ask that process for it."""
         if self.reply is None:
-            self.fanout.send_event(protocol.group_join(sender=self.channel))
+            self._open_fanout().send_event(protocol.group_join(sender=self.channel))
 
     def resume_frame(self) -> protocol.ResumeFrame | None:
         reply = self.reply
@@ -165,7 +171,7 @@ class Room:
     def stop(self, reason: str) -> None:
         """Stop from a tab here: the reply, here or wherever it streams."""
         if not self.stop_here(reason):
-            self.fanout.send_event(protocol.group_stop())
+            self._open_fanout().send_event(protocol.group_stop())
 
     def stop_here(self, reason: str) -> bool:
         reply = self.reply
@@ -180,7 +186,7 @@ class Room:
         in the other processes through the group."""
         for tab in self.tabs:
             tab.deliver(frame)
-        self.fanout.forward(frame)
+        self._open_fanout().forward(frame)
 
     # -- events from the group -------------------------------------------------------------
 
@@ -200,7 +206,7 @@ class Room:
                 logger.exception("could not handle a channel-layer event")
 
     def _heard(self, event: dict) -> None:
-        if self.fanout.heard(event):
+        if self._open_fanout().heard(event):
             return
         kind = event.get("type")
         if kind == "chat.frame" and event.get("sender") != self.channel:
@@ -211,8 +217,8 @@ class Room:
         elif kind == "chat.join" and event.get("sender") != self.channel:
             resume = self.resume_frame()
             if resume is not None:
-                self.fanout.met(event["sender"])  # snapshots follow the resume
-                self.fanout.send_direct(event["sender"], resume)
+                self._open_fanout().met(event["sender"])  # snapshots follow the resume
+                self._open_fanout().send_direct(event["sender"], resume)
 
 
 # -- the rooms of this process (of this event loop: tests run one per test) ---------------------

@@ -1,4 +1,5 @@
 import secrets
+from collections.abc import Sequence
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -172,12 +173,14 @@ class Message(models.Model):
     # lookup (which costs Django a dir() of the instance) for a message just stored.
     version_count = 0
     version_number: int | None = None
+    version_question = ""  # the question an earlier version answered
     # A question's place among its group's questions (the selectors set them: "1 / 2").
     branch_count = 1
     branch_number = 1
     branch_previous: int | None = None  # the ids previous and next show
     branch_next: int | None = None
-    notices: tuple = ()
+    # memory.selectors.Notice items, for the template (the models import nothing of memory)
+    notices: Sequence[object] = ()
 
     def __str__(self) -> str:
         return f"{self.role}: {self.content[:60]}"

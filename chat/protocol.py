@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal, TypedDict
 
@@ -434,7 +435,7 @@ def _figures(report) -> ContextFigures:
 
 
 def branch_shown(
-    *, replaces: int, messages: list[Message], context: dict | None = None
+    *, replaces: int, messages: list[Message], context: Mapping[str, object] | None = None
 ) -> BranchShownFrame:
     """The conversation shows another branch from a question on (an earlier question edited,
     or "1 / 2"): the page removes the article ``replaces`` and everything after it, then

@@ -22,7 +22,7 @@ from markdown_it.common.utils import escapeHtml
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import get_lexer_by_name
 from pygments.styles import get_style_by_name
-from pygments.token import STANDARD_TYPES, Text, Whitespace
+from pygments.token import STANDARD_TYPES, Text, Whitespace, _TokenType
 from pygments.util import ClassNotFound
 
 
@@ -100,14 +100,13 @@ _formatter = HtmlFormatter(nowrap=True)
 CODE_STYLES = ("default", "github-dark")
 
 
-def _plain_tokens() -> frozenset:
-    plain = None
+def _plain_tokens() -> frozenset[_TokenType]:
+    plain_in_each: list[set[_TokenType]] = []
     for name in CODE_STYLES:
         style = get_style_by_name(name)
         base = style.style_for_token(Text)
-        same = {t for t in STANDARD_TYPES if style.style_for_token(t) == base}
-        plain = same if plain is None else plain & same
-    return frozenset(plain | {Whitespace})
+        plain_in_each.append({t for t in STANDARD_TYPES if style.style_for_token(t) == base})
+    return frozenset(set.intersection(*plain_in_each) | {Whitespace})
 
 
 PLAIN_TOKENS = _plain_tokens()
@@ -259,18 +258,19 @@ class StreamRenderer:
         closed = any(not line.strip() for line in lines[:-1])
         tokens = _markdown.parse(tail_text, env) if closed else []
         cut_token = None
+        cut_line = 0
         for i, token in enumerate(tokens):
             if token.level or token.nesting == -1 or token.map is None or i == 0:
                 continue
             start = token.map[0]
             if start > 0 and not lines[start - 1].strip():
-                cut_token = i  # the last block start that follows a blank line
+                cut_token, cut_line = i, start  # the last block start after a blank line
         stable = ""
         if cut_token is not None:
             stable = _cleaner.clean(
                 _markdown.renderer.render(tokens[:cut_token], _markdown.options, env)
             )
-            offset = sum(len(line) + 1 for line in lines[: tokens[cut_token].map[0]])
+            offset = sum(len(line) + 1 for line in lines[:cut_line])
             self._cut += offset
             self.stable.append(stable)
             tail_text = tail_text[offset:]

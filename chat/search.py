@@ -111,7 +111,8 @@ def snippet(text: str, query: str) -> SafeString:
         space = text.find(" ", start, first)
         start = space + 1 if space >= 0 else start
     end = min(len(text), start + SNIPPET_CHARS)
-    parts, at = [], start
+    parts: list[str] = []
+    at = start
     for left, right in spans:
         if left < start or right > end:
             continue

@@ -220,9 +220,10 @@ def message_page(
     with the "Remembered: ..." notices under it (``notices``). With ``highlight`` (a message
     of the conversation, e.g. a memory's source), the page reaches back to a few messages
     before it."""
-    qs = Message.objects.filter(conversation=conversation, hidden_by__isnull=True).annotate(
-        version_count=Count("versions")
-    )
+    # annotate() over the class attribute's default: a false report (django-stubs#2818)
+    qs = Message.objects.filter(  # type: ignore[no-redef]
+        conversation=conversation, hidden_by__isnull=True
+    ).annotate(version_count=Count("versions"))
     if before_id is not None:
         qs = qs.filter(id__lt=before_id)
     size = HISTORY_PAGE_SIZE
@@ -295,8 +296,11 @@ def last_context(conversation: Conversation) -> ContextReport | None:
 def reply_version_shown(*, conversation: Conversation, reply_id: int, number: int) -> Message:
     """Version ``number`` of a reply, as a Message the message template renders (the last
     number is the reply itself). Not saved: the reply row keeps the newest version."""
+    # annotate() over the class attribute's default: a false report (django-stubs#2818)
     reply = (
-        Message.objects.filter(conversation=conversation, pk=reply_id, role=Message.Role.ASSISTANT)
+        Message.objects.filter(  # type: ignore[no-redef]
+            conversation=conversation, pk=reply_id, role=Message.Role.ASSISTANT
+        )
         .annotate(version_count=Count("versions"))
         .first()
     )

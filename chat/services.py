@@ -246,7 +246,7 @@ def conversations_create_many(
 
 
 def _touch(conversation: Conversation, message: Message | None, now: datetime) -> None:
-    fields = {"updated_at": now}
+    fields: dict[str, object] = {"updated_at": now}
     if message is not None and message.role == Message.Role.USER and not conversation.title:
         title = title_from_text(message.content)
         if title:  # a stand-in until the first exchange gives a better one (chat.titles)
@@ -453,7 +453,12 @@ def turn_replayed(conversation: Conversation, client_id: str) -> TurnStart | Non
     )
     if existing is None:
         return None
-    reply = existing.replies.annotate(version_count=Count("versions")).order_by("-id").first()
+    # annotate() over the class attribute's default: a false report (django-stubs#2818)
+    reply = (
+        existing.replies.annotate(version_count=Count("versions"))  # type: ignore[no-redef]
+        .order_by("-id")
+        .first()
+    )
     return TurnStart(user_message=existing, reply=reply, replayed=True)
 
 

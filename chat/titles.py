@@ -126,7 +126,7 @@ def title_store(*, conversation_id: int, title: str) -> bool:
 
 def _tell_tabs(conversation_id: int, title: str) -> None:
     try:
-        fanout.send_to_conversation(conversation_id, dict(protocol.title(title)))
+        fanout.send_to_conversation(conversation_id, protocol.title(title))
     except Exception:  # stored: a reload shows it
         logger.warning("could not tell the tabs of conversation %s its title", conversation_id)
 

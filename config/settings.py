@@ -146,7 +146,7 @@ if REDIS_URL:
         "LOCATION": REDIS_URL,
     }
     _PREFIX = env_str("REDIS_PREFIX", "memorychat")
-    CACHES = {
+    CACHES: dict[str, dict[str, object]] = {
         "default": {**_REDIS_CACHE, "KEY_PREFIX": _PREFIX},
         "search": {**_REDIS_CACHE, "KEY_PREFIX": f"{_PREFIX}:search"},
     }

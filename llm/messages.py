@@ -24,20 +24,29 @@ that accept them. Either way the context report lists each block as built.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, cast
 
 from django.conf import settings
+
+if TYPE_CHECKING:
+    from openai.types.chat import ChatCompletionMessageParam
 
 SECTION_SEPARATOR = "\n\n---\n\n"
 TURN_SEPARATOR = "\n\n"
 WINDOW_OPENER = "(Earlier messages of this conversation are left out or summarised above.)"
 
 
-def shape_messages(messages: Sequence[dict], *, shape: str | None = None) -> list[dict]:
-    """The messages as the configured server accepts them (see the module docs)."""
+def shape_messages(
+    messages: Sequence[dict], *, shape: str | None = None
+) -> list[ChatCompletionMessageParam]:
+    """The messages as the configured server accepts them (see the module docs): plain
+    role and content dicts, which is what the client's message parameters describe."""
     shape = shape or settings.MEMORYCHAT_MESSAGE_SHAPE
     if shape == "separate":
-        return [dict(m) for m in messages]
-    return single_system_alternating(messages)
+        shaped = [dict(m) for m in messages]
+    else:
+        shaped = single_system_alternating(messages)
+    return cast("list[ChatCompletionMessageParam]", shaped)
 
 
 def single_system_alternating(messages: Sequence[dict]) -> list[dict]:

@@ -559,16 +559,18 @@ class _History:
 
     def fill(self, limit: int) -> None:
         """Add older messages while they fit in ``limit`` more tokens."""
+        budget = self.budget
+        assert budget is not None, "the budget is set before the history is filled"
         while not self.exhausted:
             if self.offset >= len(self._rows) and not self._complete:
                 self._read_more()
             page = self._rows[self.offset :]
-            costs = [self.budget.stored_cost(row.role, row.token_count) for row in page]
+            costs = [budget.stored_cost(row.role, row.token_count) for row in page]
             room = None if self.max_messages is None else self.max_messages - len(self.kept)
             fits = select_recent(costs, limit, room, keep_newest=False)
             for row, cost in zip(page[:fits], costs[:fits], strict=True):
                 self.kept.append((row, cost))
-                self.budget.used += cost
+                budget.used += cost
                 self.tokens += cost
                 limit -= cost
             self.offset += fits

@@ -252,6 +252,10 @@ class ActionItem(MemoryItem):
         return self.what[:80]
 
 
+# The kinds of memory a user keeps (each its own table, with its own Status choices).
+KeptMemory = Fact | Decision | ActionItem
+
+
 class MemoryEvent(models.Model):
     """What one extraction added or changed, shown under the reply it followed ("Remembered:
     ..."), with Undo. ``items`` is a list of ``memory.services.events.EventItem``; ``undone_at``

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field, replace
 from datetime import date
 
 import openai
+from openai.types.shared_params import ResponseFormatJSONObject, ResponseFormatJSONSchema
 
 from contextwindow.tokens import count_tokens
 from llm import limits
@@ -65,8 +66,9 @@ TEMPLATE_TOKENS = 32  # the chat template's own tokens around the two messages
 
 CATEGORIES = ["preference", "personal", "project", "schedule", "technical", "other"]
 
+SCHEMA_TITLE = "conversation_memory"
 SCHEMA = {
-    "title": "conversation_memory",
+    "title": SCHEMA_TITLE,
     "type": "object",
     "additionalProperties": False,
     "required": ["summary", "topics", "decisions", "action_items", "facts", "open_questions"],
@@ -307,7 +309,9 @@ def _prompt(previous, messages, request: Request, mode) -> tuple[str, str]:
 def _combine(first: Extraction, second: Extraction, *, offset: int) -> Extraction:
     """Two halves as one batch: the second's summary (folded onto the first's), both lists,
     the second's message indexes shifted past the first half."""
-    for item in [*second.facts, *second.decisions, *second.action_items]:
+    items: list[ExtractedFact | ExtractedDecision | ExtractedAction]
+    items = [*second.facts, *second.decisions, *second.action_items]
+    for item in items:
         item.message_index += offset
 
     def unique(values):
@@ -330,12 +334,13 @@ def _ask(previous, messages, request: Request, mode) -> Extraction:
     (``TooLong`` when the server refused it for its length)."""
     model, today = request.model, request.today
     instructions, payload = _prompt(previous, messages, request, mode)
+    response_format: ResponseFormatJSONObject | ResponseFormatJSONSchema
     if mode == JSON_OBJECT:
         response_format = {"type": "json_object"}
     else:
         response_format = {
             "type": "json_schema",
-            "json_schema": {"name": SCHEMA["title"], "schema": SCHEMA, "strict": True},
+            "json_schema": {"name": SCHEMA_TITLE, "schema": SCHEMA, "strict": True},
         }
     cap = answer_cap(len(messages), request.max_tokens)
     if request.pause is not None:

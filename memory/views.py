@@ -26,6 +26,7 @@ from memory.services.events import broadcast_on_commit
 from profiles.selectors import profile_get
 from web.access import login_required
 from web.fragments import render_fragments, render_page_or_fragment
+from web.requests import AuthenticatedHttpRequest
 
 TEMPLATE = "memory/memory.html"
 PAGE = "memory:page"
@@ -51,7 +52,7 @@ def _back(request: HttpRequest, default: str = "", anchor: str = "") -> HttpResp
     return redirect(target)
 
 
-def _page_context(request: HttpRequest) -> dict:
+def _page_context(request: AuthenticatedHttpRequest) -> dict:
     form = MemoryFilterForm(request.GET)
     filters = form.filters()
     page = selectors.memory_page_for_user(
@@ -77,7 +78,7 @@ def _page_context(request: HttpRequest) -> dict:
 @login_required(default_next=PAGE)
 @require_GET
 @vary_on_headers("HX-Request")
-def memory_page(request: HttpRequest) -> HttpResponse:
+def memory_page(request: AuthenticatedHttpRequest) -> HttpResponse:
     return render_page_or_fragment(
         request, TEMPLATE, _page_context(request), "memory-list", target="memory-list"
     )
@@ -85,7 +86,7 @@ def memory_page(request: HttpRequest) -> HttpResponse:
 
 @login_required(default_next=PAGE)
 @require_POST
-def memory_add(request: HttpRequest) -> HttpResponse:
+def memory_add(request: AuthenticatedHttpRequest) -> HttpResponse:
     """Add a memory by hand: back to the page, the new memory first and marked; the page again
     with the form's errors (400) if it was not valid."""
     form = MemoryAddForm(request.POST)
@@ -108,7 +109,7 @@ def memory_add(request: HttpRequest) -> HttpResponse:
     return render(request, TEMPLATE, context, status=400)
 
 
-def _row(request: HttpRequest, kind: str, memory, **extra) -> HttpResponse:
+def _row(request: AuthenticatedHttpRequest, kind: str, memory, **extra) -> HttpResponse:
     row = memory_row_for(kind=kind, memory=memory)
     context = {
         "row": row,
@@ -119,14 +120,14 @@ def _row(request: HttpRequest, kind: str, memory, **extra) -> HttpResponse:
     return render_fragments(request, TEMPLATE, context, "memory-row")
 
 
-def _notice(request: HttpRequest, event) -> HttpResponse:
+def _notice(request: AuthenticatedHttpRequest, event) -> HttpResponse:
     """The notice as it now is, for the tab that acted; the other tabs hear of it too."""
     broadcast_on_commit(event)
     notice = selectors.notice_get(event_id=event.pk)
     return render(request, "memory/_notice.html", {"notice": notice})
 
 
-def _event(request: HttpRequest):
+def _event(request: AuthenticatedHttpRequest):
     """The notice a form was posted from (``event``), if it is the user's."""
     value = request.POST.get("event", "")
     if not value.isdigit() or len(value) > 18:
@@ -134,7 +135,9 @@ def _event(request: HttpRequest):
     return selectors.event_find_owned(event_id=int(value), user=request.user)
 
 
-def _done(request: HttpRequest, kind: str, memory, *, removed: bool = False) -> HttpResponse:
+def _done(
+    request: AuthenticatedHttpRequest, kind: str, memory, *, removed: bool = False
+) -> HttpResponse:
     """The answer to an action: the notice it came from, the row, or (no JS) a redirect."""
     event = _event(request)
     if request.htmx and event is not None:
@@ -148,7 +151,7 @@ def _done(request: HttpRequest, kind: str, memory, *, removed: bool = False) -> 
 
 @login_required(default_next=PAGE)
 @require_GET
-def memory_row(request: HttpRequest, kind: str, memory_id: int) -> HttpResponse:
+def memory_row(request: AuthenticatedHttpRequest, kind: str, memory_id: int) -> HttpResponse:
     """One row of the list (what Cancel puts back in place of the edit form)."""
     memory = selectors.memory_get_owned(kind=kind, memory_id=memory_id, user=request.user)
     return _row(request, kind, memory)
@@ -157,7 +160,7 @@ def memory_row(request: HttpRequest, kind: str, memory_id: int) -> HttpResponse:
 @login_required(default_next=PAGE)
 @require_http_methods(["GET", "POST"])
 @vary_on_headers("HX-Request")
-def memory_edit(request: HttpRequest, kind: str, memory_id: int) -> HttpResponse:
+def memory_edit(request: AuthenticatedHttpRequest, kind: str, memory_id: int) -> HttpResponse:
     """GET: the form (inline for HTMX, a page without JS). POST: save the new text."""
     memory = selectors.memory_get_owned(kind=kind, memory_id=memory_id, user=request.user)
     row = memory_row_for(kind=kind, memory=memory)
@@ -187,7 +190,7 @@ def memory_edit(request: HttpRequest, kind: str, memory_id: int) -> HttpResponse
 
 @login_required(default_next=PAGE)
 @require_POST
-def memory_pin(request: HttpRequest, kind: str, memory_id: int) -> HttpResponse:
+def memory_pin(request: AuthenticatedHttpRequest, kind: str, memory_id: int) -> HttpResponse:
     memory = selectors.memory_get_owned(kind="fact", memory_id=memory_id, user=request.user)
     if kind != "fact":
         return HttpResponse("Only facts can be pinned.", status=400)
@@ -199,7 +202,7 @@ def memory_pin(request: HttpRequest, kind: str, memory_id: int) -> HttpResponse:
 
 @login_required(default_next=PAGE)
 @require_POST
-def memory_done(request: HttpRequest, kind: str, memory_id: int) -> HttpResponse:
+def memory_done(request: AuthenticatedHttpRequest, kind: str, memory_id: int) -> HttpResponse:
     memory = selectors.memory_get_owned(kind="action_item", memory_id=memory_id, user=request.user)
     if kind != "action_item":
         return HttpResponse("Only action items can be done.", status=400)
@@ -211,7 +214,7 @@ def memory_done(request: HttpRequest, kind: str, memory_id: int) -> HttpResponse
 
 @login_required(default_next=PAGE)
 @require_http_methods(["GET", "POST"])
-def memory_delete(request: HttpRequest, kind: str, memory_id: int) -> HttpResponse:
+def memory_delete(request: AuthenticatedHttpRequest, kind: str, memory_id: int) -> HttpResponse:
     """GET: confirm (the no-JS path). POST: delete (kept in the memory's history)."""
     memory = selectors.memory_get_owned(kind=kind, memory_id=memory_id, user=request.user)
     if request.method == "GET":
@@ -224,7 +227,7 @@ def memory_delete(request: HttpRequest, kind: str, memory_id: int) -> HttpRespon
 
 @login_required(default_next=PAGE)
 @require_POST
-def memory_keep(request: HttpRequest, kind: str, memory_id: int) -> HttpResponse:
+def memory_keep(request: AuthenticatedHttpRequest, kind: str, memory_id: int) -> HttpResponse:
     memory = selectors.memory_get_owned(kind=kind, memory_id=memory_id, user=request.user)
     memory = services.memory_keep(memory=memory, actor=request.user)
     return _done(request, kind, memory, removed=True)
@@ -232,7 +235,7 @@ def memory_keep(request: HttpRequest, kind: str, memory_id: int) -> HttpResponse
 
 @login_required(default_next=PAGE)
 @require_POST
-def memory_discard(request: HttpRequest, kind: str, memory_id: int) -> HttpResponse:
+def memory_discard(request: AuthenticatedHttpRequest, kind: str, memory_id: int) -> HttpResponse:
     memory = selectors.memory_get_owned(kind=kind, memory_id=memory_id, user=request.user)
     try:
         services.memory_discard(memory=memory, actor=request.user)
@@ -243,7 +246,7 @@ def memory_discard(request: HttpRequest, kind: str, memory_id: int) -> HttpRespo
 
 @login_required(default_next=PAGE)
 @require_POST
-def event_undo(request: HttpRequest, event_id: int) -> HttpResponse:
+def event_undo(request: AuthenticatedHttpRequest, event_id: int) -> HttpResponse:
     """Undo a "Remembered: ..." notice (the chat sends this over its websocket; this is the
     no-JS path)."""
     event = selectors.event_get_owned(event_id=event_id, user=request.user)
@@ -256,7 +259,7 @@ def event_undo(request: HttpRequest, event_id: int) -> HttpResponse:
 
 @login_required(default_next=PAGE)
 @require_POST
-def memory_move(request: HttpRequest, kind: str, memory_id: int) -> HttpResponse:
+def memory_move(request: AuthenticatedHttpRequest, kind: str, memory_id: int) -> HttpResponse:
     """Move a memory to one of the user's projects or to everywhere (``project`` = "")."""
     memory = selectors.memory_get_owned(kind=kind, memory_id=memory_id, user=request.user)
     project = selectors.project_get_owned(

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from django.db import models
 from django.http import Http404
 
-from memory.models import ActionItem, Decision, Fact
+from memory.models import ActionItem, Decision, Fact, KeptMemory
 from memory.search.schema import INDEXED_STATUSES
 
 
@@ -17,7 +16,7 @@ class Kind:
     slug: str  # in URLs and the search index ("fact", "decision", "action_item")
     label: str
     plural: str
-    model: type[models.Model]
+    model: type[KeptMemory]
     text_field: str
     # Statuses whose rows memory_search indexes (memory.search.schema.INDEXED_STATUSES, the
     # one list the triggers are built from too); rows with other statuses are searched by

@@ -13,10 +13,12 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import resolve_url
 from django_htmx.http import HttpResponseClientRedirect
 
+from web.requests import HtmxHttpRequest
+
 View = Callable[..., HttpResponse]
 
 
-def _login_redirect(request: HttpRequest, *, default_next: str | None = None) -> HttpResponse:
+def _login_redirect(request: HtmxHttpRequest, *, default_next: str | None = None) -> HttpResponse:
     """To the login page, with ``next`` the page to come back to.
 
     For an HTMX request that is the page the browser shows (HX-Current-URL, same origin only),
@@ -37,7 +39,7 @@ def login_required(view: View | None = None, *, default_next: str | None = None)
 
     def decorator(view: View) -> View:
         @wraps(view)
-        def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        def wrapper(request: HtmxHttpRequest, *args, **kwargs) -> HttpResponse:
             if not request.user.is_authenticated:
                 return _login_redirect(request, default_next=default_next)
             return view(request, *args, **kwargs)

@@ -18,12 +18,14 @@ connection.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from django.db import connections
-from django.db.models import Model, QuerySet
+from django.db.models import Field, Model, QuerySet
 from django.db.models.signals import post_save, pre_save
+from django.db.models.sql.compiler import SQLCompiler
 
 # Values no real call passes: where each lands in the compiled parameters is where that
 # call's value goes.
@@ -31,15 +33,17 @@ _INT_MARKER = -7_340_013_000
 _STR_MARKER = "\x00compiled-read-marker-{}\x00"
 PLANS_PER_THREAD = 64  # shapes (alias, list lengths) kept; more start the cache afresh
 
+_M = TypeVar("_M", bound=Model)
+
 
 @dataclass
-class _Plan:
+class _Plan(Generic[_M]):
     sql: str
     params: list
     slots: list[tuple[int, int]]  # (index in params, index in the call's flat values)
-    compiler: object
+    compiler: SQLCompiler
     converters: dict
-    model: type[Model]
+    model: type[_M]
     names: list[str]
     start: int
     end: int
@@ -50,30 +54,30 @@ class _Plan:
             params[at] = values[which]
         return params
 
-    def instances(self, alias: str, rows: list) -> list[Model]:
+    def instances(self, alias: str, rows: Iterable[Sequence]) -> list[_M]:
         if self.converters:
             rows = self.compiler.apply_converters(rows, self.converters)
         return [self.model.from_db(alias, self.names, row[self.start : self.end]) for row in rows]
 
 
-class CompiledRead:
+class CompiledRead(Generic[_M]):
     """``build(*values)`` returns the queryset; ``read(*values)`` its instances. ``kinds``:
     each value's type, ``int``, ``str`` or ``list`` (a list of ints)."""
 
-    def __init__(self, build: Callable[..., QuerySet], *kinds: type):
+    def __init__(self, build: Callable[..., QuerySet[_M]], *kinds: type):
         if any(kind not in (int, str, list) for kind in kinds):
             raise TypeError("a compiled read binds ints, strings and lists of ints only")
         self._build = build
         self._kinds = kinds
         self._local = threading.local()
 
-    def read(self, *values, using: str = "default") -> list[Model]:
-        flat: list = []
+    def read(self, *values: int | str | list[int], using: str = "default") -> list[_M]:
+        flat: list[int | str] = []
         shape: list = [using]
         for value, kind in zip(values, self._kinds, strict=True):
             if type(value) is not kind:
                 raise TypeError(f"expected {kind.__name__}, got {type(value).__name__}")
-            if kind is list:
+            if isinstance(value, list):  # kind is list: the type was checked above
                 if not value or any(type(item) is not int for item in value):
                     raise TypeError("a list value holds one int or more")
                 flat += value
@@ -82,7 +86,7 @@ class CompiledRead:
                 flat.append(value)
         plans = self._local.__dict__.setdefault("plans", {})
         key = tuple(shape)
-        plan = plans.get(key)
+        plan: _Plan[_M] | None = plans.get(key)
         if plan is None:
             if len(plans) >= PLANS_PER_THREAD:
                 plans.clear()
@@ -92,12 +96,13 @@ class CompiledRead:
             rows = cursor.fetchall()
         return plan.instances(using, rows)
 
-    def first(self, *values, using: str = "default") -> Model | None:
+    def first(self, *values: int | str | list[int], using: str = "default") -> _M | None:
         found = self.read(*values, using=using)
         return found[0] if found else None
 
-    def _compile(self, using: str, lengths: list[int]) -> _Plan:
-        markers, arguments = [], []
+    def _compile(self, using: str, lengths: list[int]) -> _Plan[_M]:
+        markers: list[int | str] = []
+        arguments: list = []
         sizes = iter(lengths)
         for kind in self._kinds:
             count = next(sizes) if kind is list else 1
@@ -112,9 +117,11 @@ class CompiledRead:
         queryset = self._build(*arguments)
         query = queryset.query
         plain = not (query.select_related or query.annotations or query.extra)
-        if not plain or queryset._prefetch_related_lookups:
+        # A private attribute django-stubs leave out; a prefetch would need its own queries.
+        prefetches = queryset._prefetch_related_lookups  # type: ignore[attr-defined]
+        if not plain or prefetches:
             raise ValueError("a compiled read takes a plain queryset of one model")
-        compiler = query.get_compiler(using)
+        compiler: SQLCompiler = query.get_compiler(using)
         sql, params = compiler.as_sql()
         slots = [(at, markers.index(param)) for at, param in enumerate(params) if param in markers]
         if sorted({which for _, which in slots}) != list(range(len(markers))):
@@ -152,9 +159,11 @@ def plain_update(
     if not values:
         raise ValueError("nothing to update")
 
-    def column(name: str):
+    def column(name: str) -> tuple[Field, str]:
         field = meta.pk if name == "pk" else meta.get_field(name)
-        return field, connection.ops.quote_name(field.column)
+        if not isinstance(field, Field):
+            raise ValueError(f"{name} is a relation, not a column of {model.__name__}")
+        return field, connection.ops.quote_name(_column(field))
 
     sets, params = [], []
     for name, value in values.items():
@@ -184,6 +193,22 @@ def plain_update(
         return cursor.rowcount
 
 
+def _column(field: Field) -> str:
+    """A concrete field's column (typed ``str | None``: a field may have none)."""
+    if field.column is None:
+        raise ValueError(f"{field.name} has no column of its own")
+    return field.column
+
+
+def column_of(model: type[Model], name: str) -> str:
+    """The column of ``model``'s field ``name``, for a plain statement; ValueError for a
+    reverse relation or a field without a column of its own."""
+    field = model._meta.get_field(name)
+    if not isinstance(field, Field):
+        raise ValueError(f"{name} is a relation, not a column of {model.__name__}")
+    return _column(field)
+
+
 _insert_sql: dict[tuple[str, type[Model]], tuple[str, list]] = {}
 
 
@@ -207,11 +232,11 @@ def plain_insert(instance: Model) -> Model:
         quote = connection.ops.quote_name
         sql = (
             f"INSERT INTO {quote(meta.db_table)} "  # noqa: S608
-            f"({', '.join(quote(f.column) for f in fields)}) "
+            f"({', '.join(quote(_column(f)) for f in fields)}) "
             f"VALUES ({', '.join(['%s'] * len(fields))})"
         )
         if connection.features.can_return_columns_from_insert:
-            sql += f" RETURNING {quote(meta.pk.column)}"
+            sql += f" RETURNING {quote(_column(meta.pk))}"
         built = _insert_sql[key] = (sql, fields)
     sql, fields = built
     if instance.pk is not None:
@@ -222,7 +247,7 @@ def plain_insert(instance: Model) -> Model:
         if connection.features.can_return_columns_from_insert:
             pk = cursor.fetchone()[0]
         else:
-            pk = connection.ops.last_insert_id(cursor, meta.db_table, meta.pk.column)
+            pk = connection.ops.last_insert_id(cursor, meta.db_table, _column(meta.pk))
     instance.pk = pk
     instance._state.adding = False
     instance._state.db = connection.alias

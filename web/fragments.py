@@ -7,6 +7,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
 
+from web.requests import HtmxHttpRequest
+
 
 def render_fragments(
     request: HttpRequest, template: str, context: dict, partial: str, *oob: str
@@ -20,7 +22,7 @@ def render_fragments(
 
 
 def render_page_or_fragment(
-    request: HttpRequest,
+    request: HtmxHttpRequest,
     template: str,
     context: dict,
     partial: str,

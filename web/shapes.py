@@ -61,7 +61,9 @@ def _check_typeddict(value: Any, expected: type, where: str, partial: bool) -> N
     if not isinstance(value, dict):
         raise ShapeError(f"{where}: must be an object.")
     hints = _hints(expected)
-    missing = [k for k in expected.__required_keys__ if k not in value]
+    # A TypedDict class (is_typeddict checked), which plain ``type`` does not describe.
+    required = expected.__required_keys__  # type: ignore[attr-defined]
+    missing = [k for k in required if k not in value]
     if missing and not partial:
         raise ShapeError(f"{where}: {missing[0]!r} is missing.")
     unknown = [k for k in value if k not in hints]

@@ -3,7 +3,7 @@ from django.urls import reverse
 from django.utils.safestring import mark_safe
 
 from chat.rendering import render_stored
-from memory.report import ContextReport, report_read
+from memory.report import BlockItem, ContextReport, report_read
 
 register = template.Library()
 
@@ -46,13 +46,15 @@ def kind_label(kind: str) -> str:
     return KIND_LABELS.get(kind, str(kind).replace("_", " "))
 
 
-def _block_detail(block: dict, report: ContextReport) -> str:
+def _block_detail(block: BlockItem, report: ContextReport) -> str:
     name = block.get("name")
-    if name == "preferences" and report.get("preferences"):
-        return counted(len(report["preferences"].get("sources") or []), "rule")
-    if name == "expertise" and report.get("expertise"):
+    preferences = report.get("preferences")
+    if name == "preferences" and preferences:
+        return counted(len(preferences.get("sources") or []), "rule")
+    expertise = report.get("expertise")
+    if name == "expertise" and expertise:
         return ", ".join(
-            f"{s.get('label')}: {s.get('level')}" for s in report["expertise"].get("sources") or []
+            f"{s.get('label')}: {s.get('level')}" for s in expertise.get("sources") or []
         )
     if name == "memory" and report.get("memories") is not None:
         return counted(len(report["memories"]), "memory", "memories")
@@ -94,7 +96,7 @@ def report_view(stored: dict | None, conversation=None) -> dict:
     from chat.models import Conversation
 
     report = report_read(stored)
-    view: dict = {}
+    view: dict[str, object] = {}  # template context
     if report:
         view["scope"] = _scope_view(report, conversation)
         strategy = report.get("strategy", "")

@@ -9,7 +9,7 @@ top ``MAX_TOPICS`` by score, ties by first appearance.
 from __future__ import annotations
 
 import re
-from collections import Counter
+from collections import Counter, defaultdict
 
 from memory.extraction.sentences import Sent
 from memory.extraction.text import STOPWORDS
@@ -17,9 +17,9 @@ from memory.extraction.types import MAX_TOPICS
 
 
 def extract_topics(sents: list[Sent]) -> list[str]:
-    scores: Counter[str] = Counter()
+    scores: defaultdict[str, float] = defaultdict(float)  # weights: not whole counts
     first_seen: dict[str, int] = {}
-    forms: dict[str, Counter[str]] = {}
+    forms: dict[str, defaultdict[str, float]] = {}
     pairs: Counter[tuple[str, str]] = Counter()
     order = 0
     for s in sents:
@@ -34,7 +34,9 @@ def extract_topics(sents: list[Sent]) -> list[str]:
                 continue
             scores[low] += weight + (0.25 if i > 0 and token[:1].isupper() else 0.0)
             # sentence-initial capitals say nothing about the word's own spelling
-            forms.setdefault(low, Counter())[token if i > 0 else low] += 1 if i > 0 else 0.5
+            forms.setdefault(low, defaultdict(float))[token if i > 0 else low] += (
+                1 if i > 0 else 0.5
+            )
             first_seen.setdefault(low, order)
             order += 1
             if previous is not None and previous != low:

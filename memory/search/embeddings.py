@@ -288,8 +288,8 @@ def _best(dots, keys: list[tuple[str, int]], n: int, scale: calibration.Calibrat
         return []
     floor = scale.cosine_at(scale.floor)
     top = np.argpartition(-dots, n - 1)[:n] if len(dots) > n else np.arange(len(dots))
-    top = sorted((int(i) for i in top if dots[i] >= floor), key=lambda i: -dots[i])
-    return [(keys[i], scale.similarity(float(dots[i]))) for i in top]
+    nearest = sorted((int(i) for i in top if dots[i] >= floor), key=lambda i: -dots[i])
+    return [(keys[i], scale.similarity(float(dots[i]))) for i in nearest]
 
 
 def similarities(
@@ -320,7 +320,8 @@ def _stored_vectors(model: str, wanted: dict[str, list[int]]) -> list[tuple]:
     Looked up by the unique (kind, object_id, model) index; the caller checks the owner and
     the scope, since filtering on them in SQL lets SQLite pick the (user, model, scope) index
     and read every vector the user has (3 s per search at 100k rows on a loaded machine)."""
-    parts, params = [], []
+    parts: list[str] = []
+    params: list[str | int] = []
     for kind, ids in wanted.items():
         marks = ", ".join(["%s"] * len(ids))
         parts.append(

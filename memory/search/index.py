@@ -230,7 +230,7 @@ def candidates(
 ) -> list[Row]:
     """The rows of ``scopes`` worth ranking for ``terms`` (see the module docstring)."""
     rare = [t for t in terms if 0 < stats.df[t] < COMMON_MATCHES]
-    common = sorted((t for t in terms if stats.df[t] >= COMMON_MATCHES), key=stats.df.get)
+    common = sorted((t for t in terms if stats.df[t] >= COMMON_MATCHES), key=lambda t: stats.df[t])
     weight: dict[int, float] = {}
     for term in rare:
         term_idf = idf(stats, term)

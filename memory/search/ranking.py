@@ -33,6 +33,7 @@ of the query its text holds on an absolute scale (module ``relevance``): scores 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -52,6 +53,7 @@ from memory.search.terms import (
     query_terms,
     stem,
 )
+from web.compiled import column_of
 
 BM25_K1, BM25_B = 1.2, 0.75
 ROLE_WEIGHT = {"assistant": 0.5, "system": 0.5}  # a long reply's weight; everything else 1
@@ -276,7 +278,9 @@ def search(
     return hits
 
 
-def _shown_stems(hit: Hit, own: frozenset, held_of: dict, text_of: dict, weights) -> set[str]:
+def _shown_stems(
+    hit: Hit, own: frozenset[str], held_of: dict, text_of: dict, weights
+) -> set[str] | frozenset[str]:
     """The query stems a hit's text holds: its row's (``own``, from BM25), or for an exchange
     those of each message and role it shows (no word spans two), BM25's where it read them."""
     if hit.kind != "message" or len(hit.message_ids) < 2:
@@ -336,7 +340,7 @@ def decision_text(what: str, context: str, rationale: str) -> str:
 
 # The index holds a decision as "what context rationale" and an action item as "what owner", so
 # every part is found; shown to the model and the user, each part is said as one.
-_SHOWN = {
+_SHOWN: dict[str, tuple[type[Decision] | type[ActionItem], tuple[str, ...], Callable[..., str]]] = {
     "decision": (Decision, ("what", "context", "rationale"), decision_text),
     "action_item": (ActionItem, ("what", "owner"), action_text),
 }
@@ -347,7 +351,7 @@ def _show_parts(by_kind: dict[str, list[Hit]]) -> None:
         group = by_kind.get(kind, [])
         if not group:
             continue
-        columns = ["id", *(model._meta.get_field(f).column for f in fields)]
+        columns = ["id", *(column_of(model, f) for f in fields)]
         found = _select_in(model._meta.db_table, columns, "id", [h.id for h in group])
         said = {pk: text(*parts) for pk, *parts in found}
         for hit in group:
@@ -397,7 +401,8 @@ def _attach_sources(hits: list[Hit]) -> None:
     titles = _titles({h.conversation_id for h in hits if h.conversation_id})
     by_kind: dict[str, list[Hit]] = {}
     for hit in hits:
-        hit.source = titles.get(hit.conversation_id, "") or ""
+        source_id = hit.conversation_id
+        hit.source = (titles.get(source_id, "") if source_id is not None else "") or ""
         by_kind.setdefault(hit.kind, []).append(hit)
     for kind, model in (("fact", Fact), ("decision", Decision), ("action_item", ActionItem)):
         group = by_kind.get(kind, [])
@@ -408,8 +413,9 @@ def _attach_sources(hits: list[Hit]) -> None:
             hit.message_ids = sorted(links.get(hit.id, []))
     _show_parts(by_kind)
     for hit in by_kind.get("summary", []):
-        summary = Summary.objects.filter(pk=hit.id).only("conversation_id", "covered_through")
-        summary = summary.first()
+        summary = (
+            Summary.objects.filter(pk=hit.id).only("conversation_id", "covered_through").first()
+        )
         if summary is not None:
             hit.message_ids = list(
                 Message.objects.filter(

@@ -22,18 +22,23 @@ from django.db import connection
 from django.db.models import Q
 from django.db.models.expressions import RawSQL
 
-from memory.models import MemoryState
+from chat.models import Message
+from memory.models import KeptMemory, MemoryState
 from memory.search.schema import KIND_CODES
 from memory.search.terms import STOPWORDS, stem
 
 
 class Kind(Protocol):
-    """What these searches need of a memory kind (``staff.kinds.Kind`` is one)."""
+    """What these searches need of a memory kind (``staff.kinds.Kind`` is one); read-only."""
 
-    slug: str
-    model: type
-    text_field: str
-    indexed_statuses: tuple[str, ...]
+    @property
+    def slug(self) -> str: ...
+    @property
+    def model(self) -> type[KeptMemory] | type[Message]: ...  # what the index holds rows of
+    @property
+    def text_field(self) -> str: ...
+    @property
+    def indexed_statuses(self) -> tuple[str, ...]: ...
 
 
 MAX_TERMS = 8
@@ -106,6 +111,8 @@ def _substring_ids(
 ):
     """SQL for the ids of rows with one of ``statuses`` whose text holds ``query``'s words
     (only the suggestions among them, with ``suggested``)."""
+    if issubclass(kind.model, Message):  # no state, no user of their own
+        raise ValueError("messages are searched in the index only: pass indexed statuses")
     rows = kind.model.objects.filter(_contains(kind.text_field, query), status__in=sorted(statuses))
     if suggested:
         rows = rows.filter(state=MemoryState.SUGGESTED)

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from memory.models import ActionItem, Decision, Fact, MemoryEvent, MemoryState
+from memory.models import ActionItem, Decision, Fact, KeptMemory, MemoryEvent, MemoryState
 
-_MODELS = {
+_MODELS: dict[str, tuple[type[KeptMemory], str]] = {
     "fact": (Fact, "text"),
     "decision": (Decision, "what"),
     "action_item": (ActionItem, "what"),

@@ -6,16 +6,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Literal
 
 from django.core.paginator import Page, Paginator
-from django.db import models
 from django.db.models import IntegerField, Prefetch, QuerySet, Value
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 
 from audit import channel_suffix
 from chat.models import Message
-from memory.models import ActionItem, Decision, Fact, MemoryEvent, MemoryState, Summary
+from memory.models import (
+    ActionItem,
+    Decision,
+    Fact,
+    KeptMemory,
+    MemoryEvent,
+    MemoryState,
+    Summary,
+)
 from memory.search.schema import INDEXED_STATUSES
 from memory.search.staff import search_filter, summary_search_filter
 
@@ -32,7 +40,7 @@ class Kind:
     code: int  # in the page's union query
     label: str
     plural: str
-    model: type[models.Model]
+    model: type[KeptMemory]
     text_field: str
     indexed_statuses: tuple[str, ...]
     listed_statuses: tuple[str, ...]  # what the page lists (not superseded facts)
@@ -76,7 +84,7 @@ class MemoryRow:
 
     kind: str
     label: str
-    obj: models.Model
+    obj: KeptMemory | Summary
     text: str
     created_at: datetime
     updated_at: datetime
@@ -131,7 +139,8 @@ def _keys(kind: Kind, user, filters: MemoryFilters, state: str | None) -> QueryS
     if kind is FACT:
         qs = qs.filter(status=Fact.Status.ACTIVE)
         if filters.category:
-            qs = qs.filter(category=filters.category)
+            # kind is FACT, which mypy cannot narrow the union of kinds' querysets by
+            qs = qs.filter(category=filters.category)  # type: ignore[misc]
     if filters.query:
         qs = qs.filter(
             search_filter(kind, filters.query, statuses=list(kind.listed_statuses), user_id=user.pk)
@@ -187,7 +196,7 @@ def suggestions_for_user(*, user, limit: int = SUGGESTIONS_SHOWN) -> tuple[list[
 _CODES = {kind.code: kind for kind in KINDS.values()}
 
 
-def _sources() -> Prefetch:
+def _sources() -> Prefetch[Literal["source_messages"], QuerySet[Message], Literal["sources"]]:
     messages = Message.objects.only("id", "conversation_id", "created_at").order_by("id")
     return Prefetch("source_messages", queryset=messages, to_attr="sources")
 

@@ -85,8 +85,11 @@ def _blank_report(report: dict, gone) -> bool:
                 item["text"], item["why"], item["source"] = FORGOTTEN_TEXT, "", ""
                 changed = True
     summary = report.get("summary")
-    forgotten = isinstance(summary, dict) and gone("summary", summary.get("id"))
-    if forgotten and summary.get("text", FORGOTTEN_TEXT) != FORGOTTEN_TEXT:
+    if (
+        isinstance(summary, dict)
+        and gone("summary", summary.get("id"))
+        and summary.get("text", FORGOTTEN_TEXT) != FORGOTTEN_TEXT
+    ):
         summary["text"] = FORGOTTEN_TEXT
         changed = True
     return changed

@@ -16,21 +16,21 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
-from django.db import models, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from audit import attribute
 from chat.models import Conversation
 from memory import extraction
-from memory.models import ActionItem, Decision, Embedding, Fact, MemoryState
+from memory.models import ActionItem, Decision, Embedding, Fact, KeptMemory, MemoryState
 from memory.search.scope import memories_in, readable
 from memory.services.copies import forget_notices
 
 BULK_MAX = 1000
-TEXT_FIELD = {Fact: "text", Decision: "what", ActionItem: "what"}
+TEXT_FIELD: dict[type[KeptMemory], str] = {Fact: "text", Decision: "what", ActionItem: "what"}
 
 
-def _check_unique_key(obj: models.Model) -> None:
+def _check_unique_key(obj: KeptMemory) -> None:
     """Decisions and action items are unique per user and scope by their normalised text."""
     model = type(obj)
     if model is Fact:
@@ -104,7 +104,11 @@ def fact_set_pinned(*, fact: Fact, pinned: bool, actor, by: str = "") -> Fact:
     return fact
 
 
-KIND_OF = {Fact: "fact", Decision: "decision", ActionItem: "action_item"}
+KIND_OF: dict[type[KeptMemory], str] = {
+    Fact: "fact",
+    Decision: "decision",
+    ActionItem: "action_item",
+}
 
 
 def _forget_vectors(model, ids) -> None:
@@ -122,7 +126,7 @@ def memory_delete(*, memory, actor, reason: str = "deleted", keep_notices: bool 
             forget_notices(user_id=memory.user_id, kind=KIND_OF[type(memory)], ids=[pk])
 
 
-def memories_delete(*, model: type[models.Model], ids: Iterable[int], actor, by: str = "") -> int:
+def memories_delete(*, model: type[KeptMemory], ids: Iterable[int], actor, by: str = "") -> int:
     """Delete many, one by one so that each gets its own history record naming ``actor``."""
     ids = sorted({int(i) for i in ids})
     if len(ids) > BULK_MAX:
@@ -235,7 +239,7 @@ def memory_add(
     if same.exists():
         label = model._meta.verbose_name
         raise ValidationError({"text": f"You already have this {label}."})
-    fields = {TEXT_FIELD[model]: text}
+    fields: dict[str, object] = {TEXT_FIELD[model]: text}
     if due_date is not None and model is ActionItem:
         fields.update(due_date=due_date)
     if model is Fact:
@@ -318,7 +322,7 @@ def _supersede_same_subject(fact: Fact, actor) -> None:
             user_id=fact.user_id,
             subject=fact.subject,
             status=Fact.Status.ACTIVE,
-            project_id=fact.project_id,
+            project=fact.project_id,  # None: IS NULL
         )
         .exclude(pk=fact.pk)
         .exclude(state=MemoryState.SUGGESTED)

@@ -14,13 +14,17 @@ from django.db import transaction
 from django.utils import timezone
 
 from chat.models import Conversation, Message
-from memory.models import ActionItem, Decision, Fact, MemoryEvent
+from memory.models import ActionItem, Decision, Fact, KeptMemory, MemoryEvent
 from memory.signals import memory_event_changed
 
 Action = Literal["added", "suggested", "updated", "replaced"]
-KIND_OF = {Fact: "fact", Decision: "decision", ActionItem: "action_item"}
+KIND_OF: dict[type[KeptMemory], str] = {
+    Fact: "fact",
+    Decision: "decision",
+    ActionItem: "action_item",
+}
 MODEL_OF = {kind: model for model, kind in KIND_OF.items()}
-TEXT_OF = {Fact: "text", Decision: "what", ActionItem: "what"}
+TEXT_OF: dict[type[KeptMemory], str] = {Fact: "text", Decision: "what", ActionItem: "what"}
 ADDED: tuple[Action, ...] = ("added", "suggested")
 
 

@@ -24,10 +24,11 @@ from django.utils import timezone
 from audit import acting_as, attribute
 from chat.models import Conversation, Message
 from memory.extraction import Extraction
-from memory.models import ActionItem, Decision, Embedding, Fact, Summary
+from memory.models import ActionItem, Decision, Embedding, Fact, KeptMemory, Summary
 from memory.services.copies import forget_copies
 from memory.services.summaries import summary_create
 
+FORGETTABLE: tuple[tuple[str, type[KeptMemory], str], ...]
 FORGETTABLE = (("facts", Fact, "fact"), ("decisions", Decision, "decision"))
 FORGETTABLE += (("action_items", ActionItem, "action_item"),)
 CHUNK = 500  # ids per IN (...): well under SQLite's variable limit

@@ -29,7 +29,7 @@ from django.utils import timezone
 
 from audit import attribute
 from chat.models import Conversation, Message
-from memory.models import ActionItem, Decision, Embedding, Fact, Summary
+from memory.models import ActionItem, Decision, Embedding, Fact, KeptMemory, Summary
 from memory.search import scope as scoping
 from memory.services.forget import (
     FORGETTABLE,
@@ -40,7 +40,7 @@ from memory.services.forget import (
 )
 from memory.services.merges import memory_merge, merge_target
 
-KINDS = {Fact: "fact", Decision: "decision", ActionItem: "action_item"}
+KINDS: dict[type[KeptMemory], str] = {Fact: "fact", Decision: "decision", ActionItem: "action_item"}
 DELETE, EVERYWHERE = (
     "delete",
     "everywhere",
@@ -111,7 +111,7 @@ def conversation_move(*, conversation: Conversation, project, actor=None) -> Mov
             ids = plan.delete.get(name, [])
             count = 0
             for chunk in _chunks(ids):
-                objs = model.objects.filter(pk__in=chunk, project_id=old_id)
+                objs = model.objects.filter(pk__in=chunk, project=old_id)  # None: IS NULL
                 for obj in objs:
                     _move_one(obj, new_id, actor=actor, reason=_reason(project, conversation))
                     count += 1

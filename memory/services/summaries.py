@@ -441,6 +441,7 @@ def _run(run: SummaryRun) -> tuple[Summary | None, RunOutcome]:
         previous = result.summary
         open_items = acceptance.open_after(required, result)
         merged.append((result, batch))
+    assert result is not None, "messages is not empty: one batch at least"
     outcome.method = "+".join(dict.fromkeys(methods))
     _progress(run, 95, "saving")
     with transaction.atomic():
