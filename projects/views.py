@@ -117,6 +117,7 @@ def project_knowledge(request: HttpRequest, project_id: int) -> HttpResponse:
     context = {
         "project": project,
         "knowledge": selectors.project_knowledge(project=project),
+        "here": request.get_full_path(),  # where a row's forms come back without JavaScript
         # The rows' "Only in …" select, as on the Memory page (memory/memory.html#memory-row).
         "projects": projects_of(user=request.user),
     }

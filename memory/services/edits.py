@@ -17,6 +17,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from audit import attribute
@@ -36,8 +37,9 @@ def _check_unique_key(obj: KeptMemory) -> None:
     if model is Fact:
         return
     clash = (
+        # Q: its None is IS NULL (everywhere), which the typed keyword lookup does not take.
         model.objects.filter(
-            user_id=obj.user_id, project_id=obj.project_id, dedupe_key=obj.dedupe_key
+            Q(project_id=obj.project_id), user_id=obj.user_id, dedupe_key=obj.dedupe_key
         )
         .exclude(pk=obj.pk)
         .values_list("pk", flat=True)
@@ -235,7 +237,7 @@ def memory_add(
         # A fact the conversations of that scope already read (everywhere's too).
         same = same.filter(memories_in(readable(project_id)), status=Fact.Status.ACTIVE)
     else:
-        same = same.filter(project_id=project_id)
+        same = same.filter(Q(project_id=project_id))
     if same.exists():
         label = model._meta.verbose_name
         raise ValidationError({"text": f"You already have this {label}."})

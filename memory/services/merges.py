@@ -9,11 +9,14 @@ the row already there records the merge, the moved one its deletion "merged into
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from django.db import transaction
 from django.utils import timezone
 
 from audit import attribute
-from memory.models import ActionItem, Decision, Fact, MemoryState
+from memory.models import ActionItem, Decision, Fact, KeptMemory, MemoryState
 from memory.services.edits import TEXT_FIELD, embedding_soon, memory_delete
 
 # Whose word a merged row rests on: the strongest of the two.
@@ -102,7 +105,7 @@ def _action_item(target: ActionItem, source: ActionItem, newer: ActionItem) -> N
     target.status = newer.status
 
 
-def _nothing(target, source) -> None:
+def _nothing(target: KeptMemory, source: KeptMemory) -> None:
     return None
 
 
@@ -117,5 +120,13 @@ def _action_relations(target: ActionItem, source: ActionItem) -> None:
         blocked.depends_on.add(target)
 
 
-_MERGE_FIELDS = {Fact: _fact, Decision: _decision, ActionItem: _action_item}
-_MERGE_RELATIONS = {Fact: _fact_relations, ActionItem: _action_relations}
+# Each takes the kind it is filed under (Any: a dict cannot say so per key).
+_MERGE_FIELDS: dict[type[KeptMemory], Callable[[Any, Any, Any], None]] = {
+    Fact: _fact,
+    Decision: _decision,
+    ActionItem: _action_item,
+}
+_MERGE_RELATIONS: dict[type[KeptMemory], Callable[[Any, Any], None]] = {
+    Fact: _fact_relations,
+    ActionItem: _action_relations,
+}
