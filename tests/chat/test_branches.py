@@ -280,3 +280,13 @@ def test_an_export_and_import_keep_the_branches(conversation, alice, staff):
     assert Message.objects.filter(hidden_by=original).count() == 6
     branches.branch_switch(conversation=imported, message_id=original.pk)
     assert shown(imported)[-1] == "Try pastel de nata in Belem."
+
+
+def test_a_title_is_made_from_the_first_exchange_of_the_branch_shown(conversation):
+    """The title job reads the first question and reply as the page shows them: after the
+    first question was edited, the new wording and its answer, not the hidden branch's."""
+    from chat.titles import first_exchange
+
+    (first, _), *_ = three_exchanges(conversation)
+    edit(conversation, first, "Plan a trip to Porto", "Porto has port wine.")
+    assert first_exchange(conversation.pk) == ("Plan a trip to Porto", "Porto has port wine.")
