@@ -1,8 +1,9 @@
 """Benchmark of a user's ChatGPT import (issue 38): a generated 2,000-conversation export.
 
-Generates an export shaped as ChatGPT's (``conversations.json`` in a zip: a tree per
-conversation with its hidden system root, some regenerated replies on branches left behind,
-some tool calls and code runs, the text from ``bench/corpus.py``), then, on a scratch SQLite
+Generates an export shaped as ChatGPT's (``conversations.json`` in a zip, built with
+``tests/userdata/exports.py`` as the import tests' exports are: a tree per conversation with
+its hidden system root, some regenerated replies on branches left behind, some code runs, the
+text from ``bench/corpus.py``), then, on a scratch SQLite
 database (``--database-url`` for another), times:
 
 1. the upload's work, in the request: read, check whole, keep (``chat_import_start``);
@@ -22,7 +23,6 @@ usable if they stay fast.
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import os
 import platform
@@ -33,7 +33,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -55,31 +54,18 @@ ENV = {
 # -- the export --------------------------------------------------------------------------------
 
 
-def _node(node_id, role, text, at, parent, *, content_type="text", **extra):
-    message = None
-    if role is not None:
-        content = {"content_type": content_type, "parts": [text]}
-        if content_type == "code":
-            content = {"content_type": "code", "language": "python", "text": text}
-        message = {
-            "id": node_id,
-            "author": {"role": role, "name": None, "metadata": {}},
-            "create_time": at,
-            "update_time": None,
-            "content": content,
-            "status": "finished_successfully",
-            "end_turn": True,
-            "weight": 1.0,
-            "metadata": extra.get("metadata", {}),
-            "recipient": extra.get("recipient", "all"),
-        }
-    return {"id": node_id, "message": message, "parent": parent, "children": []}
+CODE = "print(sum(range(10)))"
+CODE_RUN = [  # a code run: the call and its output, which an import leaves out
+    ("assistant", CODE, {"content": {"content_type": "code", "language": "python", "text": CODE}}),
+    ("tool", "45", {"content": {"content_type": "execution_output", "parts": ["45"]}}),
+]
 
 
 def generate(conversations: int, *, seed: int = 38) -> tuple[list, int]:
     """The export's conversations and the number of messages an import keeps."""
     from bench.corpus import chat_messages
     from contextwindow.tokens import count_tokens
+    from tests.userdata.exports import chatgpt_add, chatgpt_document, chatgpt_tree
 
     rng = random.Random(seed)
     pool = chat_messages(4000, lambda text: count_tokens(text, "gpt-4o-mini"), seed=seed)
@@ -89,63 +75,34 @@ def generate(conversations: int, *, seed: int = 38) -> tuple[list, int]:
     for n in range(conversations):
         ident = f"{rng.getrandbits(128):032x}"
         start = START + n * 9000 + rng.randint(0, 3000)
-        mapping = {"root": _node("root", None, "", None, None)}
-        system = _node(
-            "sys",
-            "system",
-            "",
-            None,
-            "root",
-            metadata={"is_visually_hidden_from_conversation": True},
-        )
-        mapping["sys"] = system
-        mapping["root"]["children"].append("sys")
+        mapping = chatgpt_tree()
         parent, at = "sys", float(start)
         turns = max(1, min(30, int(rng.expovariate(1 / 6))))
         for t in range(turns):
             nodes = [("user", rng.choice(users), {})]
-            if rng.random() < 0.05:  # a code run: the call and its output are left out
-                nodes += [
-                    ("assistant", "print(sum(range(10)))", {"content_type": "code"}),
-                    ("tool", "45", {"content_type": "execution_output"}),
-                ]
+            if rng.random() < 0.05:
+                nodes += CODE_RUN
             nodes.append(("assistant", rng.choice(replies), {}))
             for k, (role, text, extra) in enumerate(nodes):
                 node_id = f"{ident[:8]}-{t}-{k}"
                 at += rng.randint(5, 90)
-                mapping[node_id] = _node(node_id, role, text, at, parent, **extra)
-                mapping[parent]["children"].append(node_id)
+                chatgpt_add(mapping, node_id, role, text, at=at, parent=parent, **extra)
                 if role == "assistant" and k == len(nodes) - 1 and rng.random() < 0.1:
                     # A reply regenerated: the first one stays on a branch left behind.
                     old = f"{node_id}-old"
-                    mapping[old] = _node(old, "assistant", rng.choice(replies), at - 1, parent)
-                    mapping[parent]["children"].insert(0, old)
+                    chatgpt_add(
+                        mapping, old, "assistant", rng.choice(replies), at=at - 1,
+                        parent=parent, left_behind=True,
+                    )  # fmt: skip
                 parent = node_id
             kept += 2
+        title = " ".join(rng.choice(users).split()[:5])
         out.append(
-            {
-                "title": " ".join(rng.choice(users).split()[:5]),
-                "create_time": float(start),
-                "update_time": at,
-                "mapping": mapping,
-                "moderation_results": [],
-                "current_node": parent,
-                "plugin_ids": None,
-                "conversation_id": ident,
-                "conversation_template_id": None,
-                "id": ident,
-            }
+            chatgpt_document(
+                ident, title, start=float(start), end=at, mapping=mapping, current=parent
+            )
         )
     return out, kept
-
-
-def as_zip(conversations: list) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        archive.writestr("conversations.json", json.dumps(conversations))
-        archive.writestr("user.json", json.dumps({"id": "user-bench"}))
-        archive.writestr("chat.html", "<html></html>")
-    return buffer.getvalue()
 
 
 # -- timing ------------------------------------------------------------------------------------
@@ -211,6 +168,7 @@ def main() -> None:
         from django.test import Client
 
         from chat.models import Conversation
+        from tests.userdata.exports import as_zip
         from userdata import chat_import
         from userdata.models import ChatImport
 

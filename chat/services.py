@@ -470,6 +470,25 @@ def _is_deadlock(exc: OperationalError) -> bool:
     return getattr(exc.__cause__, "sqlstate", None) == DEADLOCK_SQLSTATE
 
 
+def _question_and_placeholder(
+    conversation: Conversation, text: str, **fields
+) -> tuple[Message, Message]:
+    """Store the user's message (``fields``: its client_id, or the question it branches
+    from) and its reply's placeholder, streaming; the message alone touches the conversation."""
+    question = message_create(
+        conversation=conversation, role=Message.Role.USER, content=text, **fields
+    )
+    reply = message_create(
+        conversation=conversation,
+        role=Message.Role.ASSISTANT,
+        content="",
+        status=Message.Status.STREAMING,
+        reply_to=question,
+        touch=False,
+    )
+    return question, reply
+
+
 def turn_begin(*, conversation: Conversation, text: str, client_id: str = "") -> TurnStart:
     """Store the user's message and the reply's placeholder, atomically; or, for a client_id
     already stored, return what exists without storing anything.
@@ -485,19 +504,8 @@ def turn_begin(*, conversation: Conversation, text: str, client_id: str = "") ->
             try:
                 with transaction.atomic():
                     _lock_and_check_idle(conversation)
-                    user_message = message_create(
-                        conversation=conversation,
-                        role=Message.Role.USER,
-                        content=text,
-                        client_id=client_id,
-                    )
-                    reply = message_create(
-                        conversation=conversation,
-                        role=Message.Role.ASSISTANT,
-                        content="",
-                        status=Message.Status.STREAMING,
-                        reply_to=user_message,
-                        touch=False,
+                    user_message, reply = _question_and_placeholder(
+                        conversation, text, client_id=client_id
                     )
                 break
             except OperationalError as exc:
@@ -671,17 +679,7 @@ def branch_start(*, conversation: Conversation, question: Message, text: str) ->
 
     branches.hide_from(question)
     root_id = question.branch_of_id or question.pk
-    user_message = message_create(
-        conversation=conversation, role=Message.Role.USER, content=text, branch_of_id=root_id
-    )
-    reply = message_create(
-        conversation=conversation,
-        role=Message.Role.ASSISTANT,
-        content="",
-        status=Message.Status.STREAMING,
-        reply_to=user_message,
-        touch=False,
-    )
+    user_message, reply = _question_and_placeholder(conversation, text, branch_of_id=root_id)
     new_title = branches.follow(conversation=conversation, hidden=question, shown=user_message)
     return TurnStart(
         user_message=user_message, reply=reply, branched_from=question.pk, new_title=new_title

@@ -97,9 +97,14 @@ def model_title(question: str, answer: str, model: str) -> str:
 
 
 def first_exchange(conversation_id: int) -> tuple[str, str]:
-    """The first question and its first reply's text ("" for an offline or unfinished one)."""
+    """The first question and its first reply's text ("" for an offline or unfinished one),
+    in the branch shown (``chat.branches``)."""
     rows = list(
-        Message.objects.filter(conversation_id=conversation_id, role__in=["user", "assistant"])
+        Message.objects.filter(
+            conversation_id=conversation_id,
+            role__in=["user", "assistant"],
+            hidden_by__isnull=True,
+        )
         .order_by("created_at", "id")
         .values_list("role", "content", "model", "status")[:2]
     )

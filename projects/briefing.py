@@ -1,15 +1,17 @@
 """A project's briefing, as Markdown, for its user: the staff reports' format (a title, a line
 of what it covers, then sections; every stored text escaped by ``web.markdown_text.md``) over
-what the project knows (``projects.selectors.Knowledge``)."""
+what the project knows (``projects.selectors.Knowledge``); its decisions and action items
+written as the reports write them (``memory.markdown``)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date, datetime
 
-from memory.models import Decision
+from memory.markdown import action_line, action_table, decision_list, period
+from memory.models import ActionItem, Decision
 from projects.models import Project
-from projects.selectors import OPEN_STATUSES, Knowledge
+from projects.selectors import Knowledge
 from web.markdown_text import md
 
 
@@ -28,35 +30,19 @@ def _counted(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def _period(data: BriefingData) -> str:
-    if data.first_message_at is None or data.last_message_at is None:
-        return "no messages yet"
-    first, last = data.first_message_at.date(), data.last_message_at.date()
-    return first.isoformat() if first == last else f"{first.isoformat()} to {last.isoformat()}"
-
-
-def _action_line(item, today: date) -> str:
-    details = []
-    if item.owner:
-        details.append(f"owner: {md(item.owner)}")
-    if item.due_date:
-        overdue = item.due_date < today and item.status in OPEN_STATUSES
-        late = " (overdue)" if overdue else ""
-        details.append(f"due {item.due_date.isoformat()}{late}")
-    waiting = [other for other in item.depends_on.all() if other.status != "done"]
-    if waiting:
-        details.append("waiting on: " + "; ".join(md(other.what) for other in waiting))
-    return md(item.what) + (f" — {', '.join(details)}" if details else "")
+def _waiting(item: ActionItem) -> list[ActionItem]:
+    return [other for other in item.depends_on.all() if other.status != ActionItem.Status.DONE]
 
 
 def project_briefing(data: BriefingData) -> str:
     project, knowledge, today = data.project, data.knowledge, data.today
     conversations = _counted(data.conversation_count, "conversation")
     messages = _counted(data.message_count, "message")
+    span = period(data.first_message_at, data.last_message_at)
     lines = [
         f"# Project briefing: {md(project.name)}",
         "",
-        f"*{conversations} · {_period(data)} · {messages} · prepared {today.isoformat()}*",
+        f"*{conversations} · {span} · {messages} · prepared {today.isoformat()}*",
         "",
     ]
     if project.description:
@@ -76,35 +62,11 @@ def project_briefing(data: BriefingData) -> str:
         "## Decisions",
         "",
     ]
-    if knowledge.decisions:
-        for number, row in enumerate(knowledge.decisions, start=1):
-            decision = row.obj
-            lines.append(f"{number}. **{md(decision.what)}** ({decision.get_status_display()})")
-            for label, value in (
-                ("Context", decision.context),
-                ("Rationale", decision.rationale),
-                ("Alternatives considered", ", ".join(map(str, decision.alternatives))),
-                ("Stakeholders", ", ".join(map(str, decision.stakeholders))),
-            ):
-                if value:
-                    lines.append(f"   - {label}: {md(value)}")
-    else:
-        lines.append("None recorded.")
+    lines += decision_list(row.obj for row in knowledge.decisions)
     lines += ["", "## Action items", ""]
-    rows = knowledge.open_items + knowledge.done_items
-    if rows:
-        lines += ["| Action | Owner | Due | Status |", "| --- | --- | --- | --- |"]
-        for row in rows:
-            item = row.obj
-            due = item.due_date.isoformat() if item.due_date else "—"
-            lines.append(
-                f"| {md(item.what)} | {md(item.owner) or '—'} | {due} | "
-                f"{item.get_status_display()} |"
-            )
-    else:
-        lines.append("None recorded.")
+    lines += action_table(row.obj for row in knowledge.open_items + knowledge.done_items)
     lines += ["", "## Needs attention", ""]
-    attention = [f"- Overdue: {_action_line(i, today)}" for i in overdue]
+    attention = [f"- Overdue: {action_line(i, today, _waiting(i))}" for i in overdue]
     attention += [f"- Awaiting a decision: {md(d.what)}" for d in proposed]
     lines += attention or ["Nothing needs attention."]
     lines += ["", "## Timeline", ""]

@@ -91,8 +91,9 @@ class Knowledge:
         return not (self.decisions or self.open_items or self.done_items or self.facts)
 
 
-def _count_in_project(memories: QuerySet) -> Coalesce:
-    """How many of ``memories`` the outer query's project holds, as a subquery."""
+def count_in_project(memories: QuerySet) -> Coalesce:
+    """How many of ``memories`` the outer query's project holds, as a subquery (an
+    annotation of projects)."""
     counted = (
         memories.filter(project=OuterRef("pk"))
         .order_by()
@@ -109,9 +110,9 @@ def project_memory_counts(*, project: Project) -> dict[str, int]:
     return (
         Project.objects.filter(pk=project.pk)
         .annotate(
-            facts=_count_in_project(Fact.objects.filter(kept, status=Fact.Status.ACTIVE)),
-            decisions=_count_in_project(Decision.objects.filter(kept)),
-            open_items=_count_in_project(ActionItem.objects.filter(kept, status__in=OPEN_STATUSES)),
+            facts=count_in_project(Fact.objects.filter(kept, status=Fact.Status.ACTIVE)),
+            decisions=count_in_project(Decision.objects.filter(kept)),
+            open_items=count_in_project(ActionItem.objects.filter(kept, status__in=OPEN_STATUSES)),
         )
         .values("facts", "decisions", "open_items")
         .get()

@@ -10,6 +10,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
 
+from memory.markdown import (
+    OPEN_STATUSES,
+    action_line,
+    action_table,
+    decision_list,
+    overdue,
+    period,
+)
 from memory.models import ActionItem, Decision
 from staff.selectors.reports import ReportData
 from web.markdown_text import md
@@ -44,32 +52,16 @@ def _first_sentences(text: str, n: int) -> str:
     return md(" ".join(sentences[:n]))
 
 
-def _period(data: ReportData) -> str:
-    if data.first_message_at is None:
-        return "no messages yet"
-    first, last = data.first_message_at.date(), data.last_message_at.date()
-    return first.isoformat() if first == last else f"{first.isoformat()} to {last.isoformat()}"
-
-
 def _open(item: ActionItem) -> bool:
-    return item.status in (ActionItem.Status.OPEN, ActionItem.Status.IN_PROGRESS)
+    return item.status in OPEN_STATUSES
 
 
 def _overdue(item: ActionItem, data: ReportData) -> bool:
-    return _open(item) and item.due_date is not None and item.due_date < data.today
+    return overdue(item, data.today)
 
 
 def _action_line(item: ActionItem, data: ReportData) -> str:
-    details = []
-    if item.owner:
-        details.append(f"owner: {md(item.owner)}")
-    if item.due_date:
-        late = " (overdue)" if _overdue(item, data) else ""
-        details.append(f"due {item.due_date.isoformat()}{late}")
-    waiting = getattr(item, "waiting_on", [])
-    if waiting:
-        details.append("waiting on: " + "; ".join(md(other.what) for other in waiting))
-    return md(item.what) + (f" — {', '.join(details)}" if details else "")
+    return action_line(item, data.today, getattr(item, "waiting_on", []))
 
 
 def _by_due(items: list[ActionItem]) -> list[ActionItem]:
@@ -83,10 +75,11 @@ def _header(kind: str, data: ReportData) -> list[str]:
         n = len(data.conversations)
         where = f"All {n} conversation{'' if n == 1 else 's'} of {md(data.username)}"
     messages = f"{data.message_count} message{'' if data.message_count == 1 else 's'}"
+    span = period(data.first_message_at, data.last_message_at)
     return [
         f"# {kind}: {md(data.title)}",
         "",
-        f"*{where} · {_period(data)} · {messages} · prepared {data.today.isoformat()}*",
+        f"*{where} · {span} · {messages} · prepared {data.today.isoformat()}*",
         "",
     ]
 
@@ -115,31 +108,8 @@ def meeting_minutes(data: ReportData) -> str:
     topics = list(dict.fromkeys(t for s in data.summaries for t in s.topics))
     lines += ["## Topics discussed", ""]
     lines += [f"- {md(t)}" for t in topics] or ["None recorded."]
-    lines += ["", "## Decisions", ""]
-    if data.decisions:
-        for number, decision in enumerate(data.decisions, start=1):
-            lines.append(f"{number}. **{md(decision.what)}** ({decision.get_status_display()})")
-            for label, value in (
-                ("Context", decision.context),
-                ("Rationale", decision.rationale),
-                ("Alternatives considered", ", ".join(decision.alternatives)),
-                ("Stakeholders", ", ".join(decision.stakeholders)),
-            ):
-                if value:
-                    lines.append(f"   - {label}: {md(value)}")
-    else:
-        lines.append("None recorded.")
-    lines += ["", "## Action items", ""]
-    if data.action_items:
-        lines += ["| Action | Owner | Due | Status |", "| --- | --- | --- | --- |"]
-        for item in data.action_items:
-            due = item.due_date.isoformat() if item.due_date else "—"
-            lines.append(
-                f"| {md(item.what)} | {md(item.owner) or '—'} | {due} | "
-                f"{item.get_status_display()} |"
-            )
-    else:
-        lines.append("None recorded.")
+    lines += ["", "## Decisions", "", *decision_list(data.decisions)]
+    lines += ["", "## Action items", "", *action_table(data.action_items)]
     questions = list(dict.fromkeys(q for s in data.summaries for q in s.open_questions))
     lines += ["", "## Open questions", ""]
     lines += [f"- {md(q)}" for q in questions] or ["None recorded."]

@@ -251,8 +251,9 @@ def conversation_forget(*, conversation: Conversation, actor, keep_place: bool =
 def branch_forget_plan(*, messages: models.QuerySet) -> ForgetPlan:
     """What forgetting one branch of a conversation would do (``messages``: its messages, a
     query of ``chat.Message``, ``chat.branches.branch_messages``): the memories whose every
-    source is one of them are deleted; those also learned from another message lose only
-    these sources. The summary is the branch shown's already (``summary_follow_branch``)."""
+    source is one of them are deleted; those also learned from another message, or made in
+    another conversation, lose only these sources. The summary is the branch shown's already
+    (``summary_follow_branch``)."""
     plan = ForgetPlan()
     ids = messages.values("pk")
     for name, model, _kind in FORGETTABLE:
@@ -263,6 +264,13 @@ def branch_forget_plan(*, messages: models.QuerySet) -> ForgetPlan:
             through.filter(**{f"{owner}__in": touched})
             .exclude(message_id__in=ids)
             .values_list(owner, flat=True)
+        )
+        # Made in another conversation (the row's own link): supported there too.
+        elsewhere |= set(
+            model.objects.filter(pk__in=touched)
+            .exclude(conversation=None)
+            .exclude(conversation_id__in=messages.values("conversation_id"))
+            .values_list("pk", flat=True)
         )
         plan.delete[name] = sorted(touched - elsewhere)
         plan.detach[name] = sorted(touched & elsewhere)

@@ -280,3 +280,41 @@ def test_an_export_and_import_keep_the_branches(conversation, alice, staff):
     assert Message.objects.filter(hidden_by=original).count() == 6
     branches.branch_switch(conversation=imported, message_id=original.pk)
     assert shown(imported)[-1] == "Try pastel de nata in Belem."
+
+
+def test_a_title_is_made_from_the_first_exchange_of_the_branch_shown(conversation):
+    """The title job reads the first question and reply as the page shows them: after the
+    first question was edited, the new wording and its answer, not the hidden branch's."""
+    from chat.titles import first_exchange
+
+    (first, _), *_ = three_exchanges(conversation)
+    edit(conversation, first, "Plan a trip to Porto", "Porto has port wine.")
+    assert first_exchange(conversation.pk) == ("Plan a trip to Porto", "Porto has port wine.")
+
+
+def test_forgetting_a_branch_keeps_what_another_conversation_taught_too(alice, conversation):
+    """As forgetting a conversation does: a memory made in another conversation is kept (its
+    source here dropped), one learned only in the branch is deleted."""
+    from chat.services import conversation_create
+    from memory.models import Fact
+    from memory.services.forget import branch_forget, branch_forget_plan
+
+    (q1, _), (q2, _), _ = three_exchanges(conversation)
+    edit(conversation, q2, "What about buses there?", "Buses go everywhere.")
+    q2.refresh_from_db()
+    other = conversation_create(user=alice, title="Another")
+
+    def fact(text, where, *sources):
+        made = Fact.objects.create(user=alice, conversation=where, text=text, dedupe_key=text)
+        made.source_messages.add(*sources)
+        return made
+
+    only_here = fact("Likes trams", conversation, q2)
+    made_elsewhere = fact("Likes Lisbon", other, q2)
+    also_shown = fact("Plans a trip", conversation, q2, q1)
+    plan = branch_forget_plan(messages=branches.branch_messages(q2))
+    assert plan.delete["facts"] == [only_here.pk]
+    assert plan.detach["facts"] == sorted([made_elsewhere.pk, also_shown.pk])
+    branch_forget(conversation=conversation, messages=branches.branch_messages(q2), actor=alice)
+    assert set(Fact.objects.values_list("text", flat=True)) == {"Likes Lisbon", "Plans a trip"}
+    assert not Fact.objects.get(pk=made_elsewhere.pk).source_messages.exists()

@@ -347,3 +347,17 @@ def test_a_fact_from_the_export_is_recalled_in_a_new_conversation(alice_client, 
     assert any("Bartholomew" in text for text in recalled), recalled
     memory_block = next(m["content"] for m in built.messages if "<memory>" in m["content"])
     assert "Bartholomew" in memory_block.split("<memory>", 1)[1]
+
+
+def test_an_import_that_fails_says_so_without_the_errors_own_words(alice, caplog):
+    """The page shows the import's error: not the exception's text (a database's message may
+    name its tables and constraints), which goes to the log."""
+    from userdata.chat_import import chat_import_run
+
+    broken = ChatImport.objects.create(user=alice, source="chatgpt", total=1, payload=b"bad")
+    assert chat_import_run(import_id=broken.pk) == "failed"
+    broken.refresh_from_db()
+    assert broken.status == ChatImport.Status.FAILED
+    assert "upload the same file again" in broken.error
+    assert "decompress" not in broken.error and "error:" not in broken.error.lower()
+    assert "decompress" in caplog.text
