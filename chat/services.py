@@ -340,6 +340,11 @@ def replies_interrupt_stale(*, conversation: Conversation | None = None) -> int:
     )
     if conversation is not None:
         qs = qs.filter(conversation=conversation)
+        # Asked on every page load and every socket, nearly always with nothing to do: read
+        # first. An UPDATE takes SQLite's one write lock even when it matches no row, and
+        # waits for it behind the replies' writes (a tab joining a reply in flight did).
+        if not qs.exists():
+            return 0
     return qs.update(
         status=Message.Status.INTERRUPTED,
         error="The server restarted before this reply finished.",

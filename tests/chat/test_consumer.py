@@ -395,6 +395,35 @@ async def test_a_dead_servers_streaming_reply_is_shown_interrupted(aconversation
     assert "restarted" in reply.error
 
 
+def test_a_reply_streaming_under_its_lease_is_left_alone_without_a_write(conversation):
+    """Every page load and socket asks for stale replies: with none, it only reads (an
+    UPDATE would wait for SQLite's write lock behind the replies in flight)."""
+    from datetime import timedelta
+
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+    from django.utils import timezone
+
+    from chat.services import message_create, replies_interrupt_stale
+
+    question = message_create(conversation=conversation, role="user", content="hi")
+    reply = message_create(
+        conversation=conversation,
+        role="assistant",
+        content="",
+        status="streaming",
+        reply_to=question,
+    )
+    Message.objects.filter(pk=reply.pk).update(
+        lease_expires_at=timezone.now() + timedelta(seconds=30)
+    )
+    with CaptureQueriesContext(connection) as queries:
+        assert replies_interrupt_stale(conversation=conversation) == 0
+    assert not [q for q in queries if "UPDATE" in q["sql"].upper()]
+    reply.refresh_from_db()
+    assert reply.status == "streaming"
+
+
 async def test_many_quick_deltas_are_batched(aconversation, alice, fake_llm):
     """A fast model does not flood the socket: far fewer frames than deltas."""
     fake_llm.behaviour.reply = " ".join(f"t{i}" for i in range(400))
