@@ -12,6 +12,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from chat.jsonsafe import MAX_ID
 from chat.selectors import conversation_get_for_user
+from memory.selectors import projects_of
 from projects import selectors, services
 from projects.briefing import BriefingData, project_briefing
 from projects.forms import DeleteProjectForm, ProjectForm
@@ -116,7 +117,9 @@ def project_knowledge(request: HttpRequest, project_id: int) -> HttpResponse:
     context = {
         "project": project,
         "knowledge": selectors.project_knowledge(project=project),
-        "here": request.get_full_path(),
+        "here": request.get_full_path(),  # where a row's forms come back without JavaScript
+        # Each row's "where the assistant uses it" select, as on the Memory page.
+        "projects": projects_of(user=request.user),
     }
     return render(request, "projects/knowledge.html", context)
 
