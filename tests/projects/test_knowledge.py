@@ -178,3 +178,13 @@ def test_a_next_to_another_site_is_never_followed_nor_linked(alice_client, known
     assert "evil" not in form and "javascript:" not in form
     response = alice_client.post(edit, {"text": "Build raised beds now", "next": unsafe})
     assert response["Location"] == f"{reverse('memory:page')}#decision-{decision.pk}"
+
+
+def test_each_rows_move_select_shows_the_project_it_is_in(alice_client, garden, known):
+    """The select says where the memory is used now ("Only in Garden"), as on the Memory
+    page: not "Everywhere", which a Move would then make true."""
+    page = alice_client.get(reverse("projects:knowledge", args=[garden.pk])).text
+    select = page[page.index(f'id="move-decision-{known["decision"].pk}"') :]
+    select = select[: select.index("</select>")]
+    assert f'<option value="{garden.pk}" selected>Only in Garden</option>' in select
+    assert '<option value="">Everywhere</option>' in select

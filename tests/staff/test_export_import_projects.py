@@ -115,3 +115,17 @@ def test_deleting_the_account_removes_its_projects(garden, alice):
     alice_id = alice.pk
     account_delete(user=alice)
     assert not Project.objects.filter(user_id=alice_id).exists()
+
+
+def test_a_file_with_the_same_decision_twice_in_one_scope_is_refused(garden, alice, staff):
+    """Once in the project and once outside is fine (the round trip above); twice in one
+    scope cannot be stored: refused before anything is, saying which."""
+    document = _json(user_data_export(user=alice))
+    user_data_delete(user=alice, actor=staff)
+    twice = copy.deepcopy(document)
+    inside = next(d for d in twice["decisions"] if d["fields"]["project"])
+    twice["decisions"].append(copy.deepcopy(inside))
+    twice["decisions"][-1]["ref"] = "d99"
+    with pytest.raises(BadExport, match=r"decisions\[2\].fields.dedupe_key: the same decision"):
+        user_data_import(document=twice, actor=staff)
+    assert not Conversation.objects.filter(user=alice).exists()

@@ -424,9 +424,20 @@ def _check_all(document: dict, username: str | None, actor) -> None:
                 Summary, item.get("history"), 0, {}, ids, where=f"{at}.history", actor=actor
             )
     for key, model, _prefix in MEMORY_SECTIONS:
+        keys: set[tuple] = set()  # decisions and action items: one per scope and key
         for n, item in enumerate(_list(document.get(key), key)):
             item = _item(item, f"{key}[{n}]")
-            _values(model, item.get("fields"), ids, where=f"{key}[{n}].fields", actor=actor)
+            values = _values(
+                model, item.get("fields"), ids, where=f"{key}[{n}].fields", actor=actor
+            )
+            if model is not Fact:
+                scoped = (item["fields"].get("project"), values.get("dedupe_key"))
+                if scoped in keys:
+                    raise Invalid(
+                        f"{key}[{n}].fields.dedupe_key: the same {model._meta.verbose_name} "
+                        "twice in one project (or twice outside any)."
+                    )
+                keys.add(scoped)
             _refs(item, "source_messages", f"{key}[{n}]")
             if model is ActionItem:
                 _refs(item, "depends_on", f"{key}[{n}]")
