@@ -6,7 +6,8 @@ its hidden system root, some regenerated replies on branches left behind, some c
 text from ``bench/corpus.py``), then, on a scratch SQLite
 database (``--database-url`` for another), times:
 
-1. the upload's work, in the request: read, check whole, keep (``chat_import_start``);
+1. the upload's work, in the request: read, check whole, keep (``chat_import_start``, the
+   file read as a stream);
 2. the background job that stores the conversations (``chat_import_run``);
 
 target: 1 + 2 within 120 s. Then 3: the memory is built by a real job worker
@@ -18,6 +19,8 @@ usable if they stay fast.
     .venv/bin/python bench/import_chatgpt.py                 # 2,000 conversations
     .venv/bin/python bench/import_chatgpt.py --quick         # 200, 20 s of building
     .venv/bin/python bench/import_chatgpt.py --write export.zip   # keep the generated file
+    .venv/bin/python bench/import_chatgpt.py --conversations 100 --build 120 --profile w.txt
+        # py-spy's samples of the job worker while it builds, summed by function
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import os
 import platform
 import random
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -136,6 +140,35 @@ def p(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+def _built(user) -> tuple[int, int]:
+    """Summary runs done for the user's conversations, and the user's stored vectors."""
+    from memory.models import Embedding, SummaryRun
+
+    runs = SummaryRun.objects.filter(conversation__user=user, status=SummaryRun.Status.DONE)
+    return runs.count(), Embedding.objects.filter(user=user).count()
+
+
+def _spy(pid: int, path: str) -> subprocess.Popen:
+    """py-spy on the worker (every thread, idle ones left out) until SIGINT."""
+    return subprocess.Popen(
+        [
+            str(Path(sys.executable).with_name("py-spy")),
+            "record",
+            "--pid",
+            str(pid),
+            "--rate",
+            "100",
+            "--format",
+            "raw",
+            "--output",
+            path,
+            "--nonblocking",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
 def _stop(worker: subprocess.Popen) -> None:
     worker.terminate()  # it finishes its job first: an embedding batch may take a while
     try:
@@ -152,6 +185,12 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="200 conversations, 20 s of building")
     parser.add_argument("--database-url", default="")
     parser.add_argument("--write", default="", help="also write the generated zip here")
+    parser.add_argument(
+        "--profile", default="", help="py-spy the job worker while it builds (raw stacks here)"
+    )
+    parser.add_argument(
+        "--skip-pages", action="store_true", help="no page timings (only the build's rate)"
+    )
     args = parser.parse_args()
     if args.quick:
         args.conversations, args.build = 200, 20.0
@@ -186,7 +225,9 @@ def main() -> None:
         first = Conversation.objects.create(user=user, title="Before the import")
 
         began = time.perf_counter()
-        item = chat_import.chat_import_start(user=user, filename="export.zip", data=data)
+        item = chat_import.chat_import_start(
+            user=user, filename="export.zip", file=io.BytesIO(data)
+        )
         upload = time.perf_counter() - began
         began = time.perf_counter()
         chat_import.chat_import_run(import_id=item.pk)
@@ -201,7 +242,7 @@ def main() -> None:
             "progress": f"/account/import/{item.pk}/",
             "a conversation": f"/c/{first.pk}/",
         }
-        idle = time_pages(client, urls, 10.0)  # the same pages, no worker running
+        idle = {} if args.skip_pages else time_pages(client, urls, 10.0)  # no worker running
         # The memory: a job worker of its own, as `make run` starts it.
         env = {
             **os.environ,
@@ -224,8 +265,18 @@ def main() -> None:
             time.sleep(0.5)
         started = time.perf_counter() - began
         before_build = ChatImport.objects.get(pk=item.pk).memory_done
-        building = time_pages(client, urls, args.build)
+        runs_before, vectors_before = _built(user)
+        spy = _spy(worker.pid, args.profile) if args.profile else None
+        if args.skip_pages:
+            time.sleep(args.build)
+            building = {}
+        else:
+            building = time_pages(client, urls, args.build)
         built = ChatImport.objects.get(pk=item.pk)
+        runs_after, vectors_after = _built(user)
+        if spy is not None:
+            spy.send_signal(signal.SIGINT)
+            spy.wait(60)
         _stop(worker)
         worker = None
 
@@ -254,8 +305,14 @@ def main() -> None:
             f"Memory building (the worker took {started:.0f} s to start and take the first job), "
             f"then {args.build:.0f} s with one job worker (offline extractor): "
             f"{built.memory_done:,} of {built.memory_total:,} conversations started "
-            f"(about {rate:,.0f} a minute), {summaries:,} summaries, {facts:,} facts.\n"
+            f"(about {rate:,.0f} a minute), {summaries:,} summaries, {facts:,} facts; "
+            f"in those {args.build:.0f} s {runs_after - runs_before:,} summary runs done "
+            f"({(runs_after - runs_before) / args.build * 60:,.1f} a minute) and "
+            f"{vectors_after - vectors_before:,} rows embedded "
+            f"({(vectors_after - vectors_before) / args.build:,.1f} a second).\n"
         )
+        if args.skip_pages:
+            return
         print(
             f"| page ({args.conversations:,} conversations) | no worker p50 / p95 ms "
             "| while building p50 / p95 ms | requests |"

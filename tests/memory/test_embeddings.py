@@ -163,3 +163,45 @@ def test_the_padded_models_vectors_are_dropped(alice, conversation):
         )
     migration.drop_padded_vectors(apps, None)
     assert list(Embedding.objects.values_list("model", flat=True)) == [embeddings.LOCAL_MODEL]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_after_a_turn_the_newest_rows_first_and_a_backlog_below_every_job(
+    alice, conversation, local, monkeypatch
+):
+    """An imported history (old dates) waiting for vectors does not hold up what a turn just
+    stored: the job after it embeds the newest rows, and leaves the rest to a chain of jobs
+    below the chat's and the import's, until nothing is left."""
+    from datetime import UTC, datetime, timedelta
+
+    from django.core.cache import cache
+    from django_tasks_db.models import DBTaskResult
+
+    from memory import tasks
+    from tests.support.tasks import run_pending_tasks
+
+    monkeypatch.setattr(embeddings, "JOB_ROWS", 3)
+    monkeypatch.setattr(embeddings, "BACKLOG_ROWS", 4)
+    cache.delete(tasks.BACKLOG_CHAIN)
+    long_ago = datetime(2023, 5, 1, tzinfo=UTC)
+    message_create_many(
+        conversation=conversation,
+        messages=[
+            NewMessage("user", f"Imported note {n}", long_ago + timedelta(hours=n))
+            for n in range(10)
+        ],
+    )
+    (today,) = message_create_many(
+        conversation=conversation, messages=[NewMessage("user", "My dog Rex loves the beach")]
+    )
+
+    assert tasks.embed_pending.call() == 3
+    embedded = set(Embedding.objects.values_list("object_id", flat=True))
+    assert today.pk in embedded  # the newest first
+    (backlog,) = DBTaskResult.objects.filter(task_path__endswith="embed_backlog")
+    assert backlog.priority == tasks.BACKLOG_PRIORITY < -10  # below the import's build
+
+    run_pending_tasks()
+    assert Embedding.objects.count() == 11
+    assert DBTaskResult.objects.filter(task_path__endswith="embed_backlog").count() == 3
+    assert cache.get(tasks.BACKLOG_CHAIN) is None  # the chain ended with the rows
