@@ -78,9 +78,9 @@ def signup(request):
         user = form.save()
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
         if address := form.cleaned_data["email"]:
-            # The chat page has no place for a notice: the profile, where the address shows.
+            # Said by the chat page's notice: a new account starts in the chat, not on the
+            # profile's empty style table (the profile shows the address waiting too).
             email_link_notice(request, user=user, address=address)
-            return redirect("profiles:profile")
         return redirect("chat:home")
     return render(request, "registration/signup.html", {"form": form})
 

@@ -28,12 +28,12 @@ def test_sign_up_with_an_email_sends_a_link_and_stores_it_once_opened(client):
             "password2": "a-long-pass-phrase-9",
         },
     )
-    assert response.status_code == 302 and response["Location"] == "/profile/"
+    assert response.status_code == 302 and response["Location"] == "/"  # straight to the chat
     user = User.objects.get(username="newbie")
     assert user.email == ""  # not before the link is opened
     assert len(mail.outbox) == 1 and mail.outbox[0].to == ["newbie@example.com"]
-    page = client.get("/profile/").content.decode()
-    assert "We sent a link to newbie@example.com" in page
+    page = client.get("/").content.decode()
+    assert 'id="page-notice"' in page and "We sent a link to newbie@example.com" in page
     response = client.get(_link(mail.outbox[0]))
     assert response.status_code == 302
     user.refresh_from_db()
