@@ -112,6 +112,7 @@ async def _talk(user, conversation) -> list[dict]:
                 "summary_version": current.version if current else None,
             }
         )
+        print(f"[25 turns] {conversation.title} (user {user.username}): {turns[-1]}", flush=True)
     await socket.disconnect()
     return turns
 
