@@ -105,6 +105,7 @@ def run_parts(args) -> dict:
             command += ["--beam", str(args.beam)] if args.beam else []
             command += ["--beam-embeddings"] if args.beam_embeddings else []
             command += ["--embedders", ",".join(args.embedders)] if args.embedders else []
+            command += ["--locomo-chats", str(args.locomo_chats)] if args.locomo_chats else []
             command += ["--beam-only"] if args.beam_only else []
             command += ["--vectors"] if args.vectors else []
             log(f"[{part}] starting on {url.split('@')[-1]}")
@@ -1072,6 +1073,9 @@ def parse_args(argv: list[str] | None = None):
     )
     parser.add_argument(
         "--beam-only", action="store_true", help="part d: BEAM only, not LoCoMo-dev too"
+    )
+    parser.add_argument(
+        "--locomo-chats", type=int, default=0, help="part d: LoCoMo's first N chats (default all)"
     )
     parser.add_argument(
         "--embedders",

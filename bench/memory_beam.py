@@ -127,11 +127,11 @@ def table(rows) -> dict:
 
 def part_d(args, log) -> dict:
     """Both dev sets in one run: BEAM (``--beam``, ``--beam-every``, ``--beam-chats``) and
-    LoCoMo (always whole: five conversations), unless ``--beam`` names another file only;
-    once per embedding model of ``--embedders``."""
+    LoCoMo (whole, five conversations, unless ``--locomo-chats``), unless ``--beam`` names
+    another file only; once per embedding model of ``--embedders``."""
     sets = [(Path(args.beam or DEFAULT_PATH), args.beam_every, args.beam_chats)]
     if not args.beam and not getattr(args, "beam_only", False):
-        sets.append((LOCOMO_PATH, 1, 10**9))
+        sets.append((LOCOMO_PATH, 1, getattr(args, "locomo_chats", None) or 10**9))
     results = []
     for embedder in getattr(args, "embedders", None) or [None]:
         with _embedder(embedder, log):

@@ -27,7 +27,7 @@ from django_tasks import TaskResultStatus
 from audit import attribute
 from chat.models import Conversation, Message
 from contextwindow.tokens import count_tokens
-from llm import OFFLINE_MODEL
+from llm import OFFLINE_MODEL, limits
 from llm.clients import chat_endpoint, summary_endpoint, summary_model
 from llm.errors import describe_error
 from memory import extraction, recall, summariser
@@ -107,13 +107,24 @@ def conversations_after_turn(*, conversations, enabled=None) -> dict[int, Summar
         return {}
     tails = unsummarised_tails(conversation_ids=[c.pk for c in idle], statuses=SUMMARISED_STATUSES)
     due = []
+    budgets: dict[tuple[int, str], int] = {}
     for conversation in idle:
         n, tokens = tails.get(conversation.pk, (0, 0))
-        share = tokens >= conversation.effective_budget * TRIGGER_BUDGET_SHARE
+        share = tokens >= _chat_budget(conversation, budgets) * TRIGGER_BUDGET_SHARE
         if n >= TRIGGER_MESSAGES or (n >= TRIGGER_MIN_MESSAGES and share):
             due.append(conversation)
     delays = _paced(due)
     return {c.pk: summary_run_start(conversation=c, delay=delays.get(c.pk)) for c in due}
+
+
+def _chat_budget(conversation: Conversation, known: dict[tuple[int, str], int]) -> int:
+    """The budget the chat builds with (the conversation's, never more than the server's
+    context), so that the tail is folded before it outgrows the window the server allows;
+    ``known``: by budget and model, a server asked once per batch of conversations."""
+    key = (conversation.effective_budget, conversation.effective_model)
+    if key not in known:
+        known[key] = limits.chat_budget(key[0], chat_endpoint(), key[1])
+    return known[key]
 
 
 def _paced(conversations) -> dict[int, timedelta]:

@@ -5,7 +5,9 @@ import asyncio
 import json
 
 import pytest
+from django.core.cache import cache
 
+from chat.models import Conversation
 from chat.services import NewMessage, conversation_create, message_create_many
 from llm import limits
 from llm.clients import chat_endpoint
@@ -156,3 +158,15 @@ def test_a_refusal_for_length_splits_and_never_repeats_a_request(conversation, f
     assert len(bodies) == len(set(bodies))
     refused = [r for r in fake_llm.chat_requests() if not fits(r["body"], fake_llm.behaviour)]
     assert len(refused) == 1
+
+
+def test_a_summary_run_starts_before_the_tail_outgrows_the_servers_window(alice, fake_llm):
+    """The budget-share trigger reads the budget the chat builds with: on a 4,096-token
+    server a conversation of the default budget (16,000) is folded once its tail holds 30 %
+    of 4,096, not of 16,000 (by then the window would have dropped messages unsummarised)."""
+    long_chat(conversation_create(user=alice), n=4, words=400)  # ~1,600 tokens, 4 messages
+    (unknown,) = Conversation.objects.all()
+    assert services.conversation_after_turn(conversation=unknown) is None  # size not known
+    fake_llm.behaviour.n_ctx, fake_llm.behaviour.states_context = 4096, "llama.cpp"
+    cache.clear()  # the server's answer without a size is kept for a while
+    assert services.conversation_after_turn(conversation=unknown) is not None

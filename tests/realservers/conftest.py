@@ -153,6 +153,14 @@ def _configured(settings, server: str, alias: str, embeddings_server: str):
     return settings
 
 
+@pytest.fixture(autouse=True)
+def _figures_kept():
+    """Each test's figures written as soon as it ends: a run cut short keeps what it measured."""
+    yield
+    if FIGURES:
+        (CACHE / "last_run.json").write_text(json.dumps(FIGURES, indent=2, default=str))
+
+
 def pytest_terminal_summary(terminalreporter):
     if not FIGURES:
         return
