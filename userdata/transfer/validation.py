@@ -242,11 +242,19 @@ def clean_history(record: Any, where: str) -> tuple[datetime, str, str | None]:
     return _datetime(record.get("history_date"), f"{where}.history_date"), history_type, reason
 
 
+def concrete_field(model: type[models.Model], name: str) -> models.Field:
+    """``model``'s field ``name``, one with a value of its own (not a reverse relation)."""
+    field = model._meta.get_field(name)
+    if not isinstance(field, models.Field):
+        raise TypeError(f"{model.__name__}.{name} is not a field with a value")
+    return field
+
+
 def clean_username(raw: Any, where: str) -> str:
     """A username valid by the rules of sign-up: the user model's validator and length, and
     not another user's name in other letter case."""
     User = get_user_model()
-    field = User._meta.get_field(User.USERNAME_FIELD)
+    field = concrete_field(User, User.USERNAME_FIELD)
     if not isinstance(raw, str) or not raw:
         raise Invalid(f"{where}: a username is needed.")
     try:
