@@ -40,9 +40,9 @@ from userdata.transfer.validation import (
     clean_history,
     clean_username,
     clean_value,
-    concrete_field,
     row_rules,
 )
+from web.fields import concrete_field
 
 # Message fields message_create_many does not take; restored right after it stores the rows.
 MESSAGE_EXTRA = (

@@ -30,6 +30,7 @@ from memory.report import report_check
 from profiles.models import DomainLevel, DomainSnapshot, StyleSnapshot, UserProfile
 from profiles.style import METRICS
 from projects.models import Project
+from web.fields import concrete_field
 from web.shapes import ShapeError, check
 from web.visible import has_visible_text
 
@@ -240,14 +241,6 @@ def clean_history(record: Any, where: str) -> tuple[datetime, str, str | None]:
     if reason is not None and (not isinstance(reason, str) or len(reason) > 100):
         raise Invalid(f"{where}.history_change_reason: text of at most 100 characters.")
     return _datetime(record.get("history_date"), f"{where}.history_date"), history_type, reason
-
-
-def concrete_field(model: type[models.Model], name: str) -> models.Field:
-    """``model``'s field ``name``, one with a value of its own (not a reverse relation)."""
-    field = model._meta.get_field(name)
-    if not isinstance(field, models.Field):
-        raise TypeError(f"{model.__name__}.{name} is not a field with a value")
-    return field
 
 
 def clean_username(raw: Any, where: str) -> str:
