@@ -94,8 +94,8 @@ def project_briefing(data: BriefingData) -> str:
     rows = knowledge.open_items + knowledge.done_items
     if rows:
         lines += ["| Action | Owner | Due | Status |", "| --- | --- | --- | --- |"]
-        for row in rows:
-            item = row.obj
+        for item_row in rows:
+            item = item_row.obj
             due = item.due_date.isoformat() if item.due_date else "—"
             lines.append(
                 f"| {md(item.what)} | {md(item.owner) or '—'} | {due} | "
