@@ -26,6 +26,7 @@ usable if they stay fast.
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import platform

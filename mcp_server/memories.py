@@ -13,7 +13,7 @@ from django.db import transaction
 
 from chat.models import Message
 from memory import search
-from memory.models import Fact, MemoryState
+from memory.models import Decision, Fact, KeptMemory, MemoryState, Summary
 from memory.search.scope import EVERYWHERE
 from memory.selectors.owned import (
     KINDS,
@@ -77,7 +77,7 @@ def _link(base_url: str, conversation_id: int, message_id: int | None = None) ->
     return base_url.rstrip("/") + "/" + path if base_url else "/" + path
 
 
-def _source(row: MemoryRow, base_url: str) -> dict[str, Any] | None:
+def _source(row: MemoryRow[KeptMemory | Summary], base_url: str) -> dict[str, Any] | None:
     """Where the memory came from: the first message it was learned from, or its
     conversation; None for one the user added."""
     conversation = row.obj.conversation
@@ -85,7 +85,7 @@ def _source(row: MemoryRow, base_url: str) -> dict[str, Any] | None:
         same = conversation is not None and row.source.conversation_id == conversation.pk
         return {
             "conversation_id": row.source.conversation_id,
-            "conversation_title": conversation.display_title if same else "",
+            "conversation_title": conversation.display_title if conversation and same else "",
             "message_id": row.source.pk,
             "said_at": row.source.created_at.isoformat(),
             "url": _link(base_url, row.source.conversation_id, row.source.pk),
@@ -101,21 +101,22 @@ def _source(row: MemoryRow, base_url: str) -> dict[str, Any] | None:
     return None
 
 
-def _item(row: MemoryRow, base_url: str) -> dict[str, Any]:
+def _item(row: MemoryRow[KeptMemory | Summary], base_url: str) -> dict[str, Any]:
     memory = row.obj
+    assert not isinstance(memory, Summary), "the list and the search give kinds of memory only"
     item: dict[str, Any] = {
         "kind": row.kind,
         "id": memory.pk,
         "text": row.text,
         "state": memory.state,
-        "project": memory.project.name if memory.project_id else None,
+        "project": memory.project.name if memory.project is not None else None,
         "created_at": row.created_at.isoformat(),
         "updated_at": row.updated_at.isoformat(),
         "source": _source(row, base_url),
     }
-    if row.kind == "fact":
+    if isinstance(memory, Fact):  # row.kind "fact"
         item.update(category=memory.category, pinned=memory.pinned)
-    elif row.kind == "decision":
+    elif isinstance(memory, Decision):
         item.update(status=memory.status, rationale=memory.rationale)
     else:
         due = memory.due_date.isoformat() if memory.due_date else None

@@ -4,13 +4,15 @@ from simple_history.admin import SimpleHistoryAdmin
 from profiles.models import DomainLevel, StyleSnapshot, UserProfile
 from profiles.style import METRICS
 
+_SNAPSHOT_FIELDS = ("messages_observed", "taken_at", *METRICS)
+_LEVEL_FIELDS = ("domain", "level", "score", "evidence", "explicit_level", "hidden", "updated_at")
+
 
 class StyleSnapshotInline(admin.TabularInline):
     model = StyleSnapshot
     extra = 0
     can_delete = False
-    fields = ["messages_observed", "taken_at", *METRICS]
-    readonly_fields = fields
+    fields = readonly_fields = _SNAPSHOT_FIELDS
     ordering = ["-messages_observed"]
 
     def has_add_permission(self, request, obj=None):
@@ -24,8 +26,7 @@ class DomainLevelInline(admin.TabularInline):
     model = DomainLevel
     extra = 0
     can_delete = False
-    fields = ["domain", "level", "score", "evidence", "explicit_level", "hidden", "updated_at"]
-    readonly_fields = fields
+    fields = readonly_fields = _LEVEL_FIELDS
 
     def has_add_permission(self, request, obj=None):
         return False

@@ -450,7 +450,7 @@ def own_prose(text: str) -> tuple[str, bool]:
 
 def _terms_in(tokens: list[str]) -> list[tuple[str, str, str]]:
     """(term, domain, kind) for every term found in ``tokens``, longest match first."""
-    found = []
+    found: list[tuple[str, str, str]] = []
     n = len(tokens)
     i = 0
     while i < n:

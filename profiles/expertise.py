@@ -17,9 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.utils import timezone
@@ -35,6 +34,9 @@ from profiles.domains import (
 )
 from profiles.models import DomainLevel, DomainSnapshot, UserProfile
 from web.compiled import CompiledRead, plain_insert
+
+if TYPE_CHECKING:  # the auth models load with the apps
+    from django.contrib.auth.models import User
 
 # A snapshot each time a domain's level changes or its evidence passes a multiple of this;
 # the newest SNAPSHOT_KEEP per domain are kept.
@@ -107,7 +109,7 @@ def expertise_for_turn(profile: UserProfile, text: str) -> ExpertiseBlock:
     for slug in domains:
         row = rows.get(slug) or DomainLevel(domain=slug)
         found = evidence[slug]
-        item = {"domain": slug, "label": domain_label(slug)}
+        item: dict[str, object] = {"domain": slug, "label": domain_label(slug)}
         if row.explicit_level:
             level, origin = row.explicit_level, "set by the user"
         elif row.hidden:
@@ -145,9 +147,7 @@ class _Changed(Exception):
     """A row changed since it was read, or memory was turned off: take the lock instead."""
 
 
-def domains_observe(
-    *, user: AbstractBaseUser, texts: list[str], profile: UserProfile | None = None
-) -> int:
+def domains_observe(*, user: User, texts: list[str], profile: UserProfile | None = None) -> int:
     """Learn the user's level per domain from their new messages, in order; return how many
     readings were stored. Nothing while memory is off or for a hidden domain.
 
@@ -172,10 +172,11 @@ def domains_observe(
 def _learn(profile, rows: dict, found: list[DomainEvidence], now) -> tuple[dict, list, int]:
     """Fold the readings into ``rows`` (changed in place, new ones added); return the changed
     rows with what they held before (evidence, score), the snapshots due, and the count."""
-    before, snapshots, stored = {}, [], 0
+    before: dict[str, tuple[int, float]] = {}
+    snapshots, stored = [], 0
     for evidence in found:
         row = rows.setdefault(evidence.domain, DomainLevel(profile=profile, domain=evidence.domain))
-        if row.hidden:
+        if row.hidden or evidence.reading is None:  # _readings keeps those with a reading
             continue
         before.setdefault(row.domain, (row.evidence, row.score))
         level, count = row.level, row.evidence
@@ -229,7 +230,7 @@ def _observe_unlocked(profile: UserProfile, rows: dict, found: list[DomainEviden
     return stored
 
 
-def _observe_locked(user: AbstractBaseUser, found: list[DomainEvidence]) -> int:
+def _observe_locked(user: User, found: list[DomainEvidence]) -> int:
     with transaction.atomic():
         profile, _ = UserProfile.objects.select_for_update().get_or_create(user=user)
         if not profile.memory_enabled:
@@ -270,7 +271,7 @@ def _prune(profile: UserProfile, domains: set[str]) -> None:
 # -- the user's own settings ------------------------------------------------------------------
 
 
-def domains_set(*, user: AbstractBaseUser, settings: Mapping[str, str]) -> None:
+def domains_set(*, user: User, settings: Mapping[str, str]) -> None:
     """Set per domain: "" (learn from my messages), a level (it wins), or ``HIDDEN`` (learn
     nothing, say nothing). Raises ValidationError naming the domain for an unknown domain or
     value; nothing is saved then."""

@@ -1,5 +1,6 @@
 import re
 import zoneinfo
+from typing import cast
 
 from django import forms
 
@@ -74,14 +75,18 @@ class PreferencesForm(forms.ModelForm):
         current = self.instance.timezone if self.instance else ""
         if current and current not in zones:  # an older alias stays until changed
             zones.append(current)
-        self.fields["timezone"].choices = [("", "Not set"), *((tz, tz) for tz in zones)]
+        zone_field = cast(forms.ChoiceField, self.fields["timezone"])
+        zone_field.choices = [("", "Not set"), *((tz, tz) for tz in zones)]
         # Unset: static/js/ui.js proposes the browser's zone (saved only with the form).
         self.fields["timezone"].widget.attrs["data-zone-from-browser"] = ""
         for name in ("response_format", "detail_level", "tone", "technical_depth", "emoji"):
             # Every preference but the format overrides a metric learned from messages.
             blank = "No preference" if name == "response_format" else "Learn from my messages"
-            choices = [(value, label) for value, label in self.fields[name].choices if value]
-            self.fields[name].choices = [("", blank), *choices]
+            field = cast(forms.ChoiceField, self.fields[name])
+            # The getter gives the normalised (value, label) pairs; the stubs, any input.
+            pairs = field.choices
+            choices = [(value, label) for value, label in pairs if value]  # type: ignore[misc,union-attr]
+            field.choices = [("", blank), *choices]
         if not self.is_bound:
             self.initial["topics_of_interest"] = ", ".join(self.instance.topics_of_interest or [])
 

@@ -37,6 +37,7 @@ from profiles.models import (
 )
 from profiles.selectors import memory_enabled, profile_get
 from profiles.style import METRICS
+from web.fields import concrete_field
 
 __all__ = ["MIN_MESSAGES", "InstructionsBlock", "build_instructions", "instructions_for"]
 __all__ += ["memory_enabled"]
@@ -248,10 +249,10 @@ def _metric_unused_because(profile: UserProfile, name: str, value: float, count:
     override = OVERRIDES.get(name)
     if override and getattr(profile, override):
         # Words for people (the profile page shows it): "your tone preference (casual)".
-        model_field = UserProfile._meta.get_field(override)
-        value = getattr(profile, f"get_{override}_display")() if model_field.choices else ""
+        model_field = concrete_field(UserProfile, override)
+        shown = getattr(profile, f"get_{override}_display")() if model_field.choices else ""
         label = str(model_field.verbose_name).lower()
-        return f"overridden by your {label} preference" + (f" ({value.lower()})" if value else "")
+        return f"overridden by your {label} preference" + (f" ({shown.lower()})" if shown else "")
     if not profile.memory_enabled:
         return "memory is off"
     if count < MIN_MESSAGES:

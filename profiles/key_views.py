@@ -2,7 +2,7 @@
 Every key here is the signed-in user's: another's id is a 404."""
 
 from django.core.exceptions import ValidationError
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -14,9 +14,10 @@ from profiles.keys import key_create, key_revoke
 from profiles.models import ApiKey
 from web.access import login_required
 from web.fragments import render_page_or_fragment
+from web.requests import AuthenticatedHttpRequest
 
 
-def _render(request: HttpRequest, **extra) -> HttpResponse:
+def _render(request: AuthenticatedHttpRequest, **extra) -> HttpResponse:
     # Never a redirect after a creation: the secret is shown in this response and nowhere else.
     response = render_page_or_fragment(
         request, views.TEMPLATE, views._context(request, **extra), "api_keys"
@@ -28,7 +29,7 @@ def _render(request: HttpRequest, **extra) -> HttpResponse:
 @login_required(default_next=views.PAGE)
 @require_POST
 @vary_on_headers("HX-Request")
-def key_new(request: HttpRequest) -> HttpResponse:
+def key_new(request: AuthenticatedHttpRequest) -> HttpResponse:
     form = ApiKeyForm(request.POST)
     if form.is_valid():
         try:
@@ -43,7 +44,7 @@ def key_new(request: HttpRequest) -> HttpResponse:
 @login_required(default_next=views.PAGE)
 @require_POST
 @vary_on_headers("HX-Request")
-def key_revoke_view(request: HttpRequest, key_id: int) -> HttpResponse:
+def key_revoke_view(request: AuthenticatedHttpRequest, key_id: int) -> HttpResponse:
     key = get_object_or_404(ApiKey, pk=key_id, user=request.user)
     key_revoke(key=key, actor=request.user)
     if request.htmx:

@@ -2,22 +2,25 @@
 
 from __future__ import annotations
 
-from django.contrib.auth.base_user import AbstractBaseUser
+from typing import TYPE_CHECKING
 
 from profiles.models import DomainLevel, DomainSnapshot, StyleSnapshot, UserProfile
 from web.compiled import CompiledRead
+
+if TYPE_CHECKING:  # the auth models load with the apps
+    from django.contrib.auth.models import User
 
 # Read on every chat turn: compiled once (web.compiled).
 _PROFILE = CompiledRead(lambda user_id: UserProfile.objects.filter(user_id=user_id)[:1], int)
 
 
-def profile_get(*, user: AbstractBaseUser) -> UserProfile:
+def profile_get(*, user: User) -> UserProfile:
     """The user's profile, or an unsaved one with the defaults if they have none yet."""
     found = _PROFILE.first(user.pk) if user.pk is not None else None
     return found or UserProfile(user=user)
 
 
-def memory_enabled(user: AbstractBaseUser, *, profile: UserProfile | None = None) -> bool:
+def memory_enabled(user: User, *, profile: UserProfile | None = None) -> bool:
     """The user's memory switch: may long-term memory be read and written for them?
 
     On by default; off for an anonymous user. ``profile``: the user's profile when the caller
@@ -28,7 +31,7 @@ def memory_enabled(user: AbstractBaseUser, *, profile: UserProfile | None = None
     return memory_mode(user, profile=profile) != UserProfile.MemoryMode.OFF
 
 
-def memory_mode(user: AbstractBaseUser, *, profile: UserProfile | None = None) -> str:
+def memory_mode(user: User, *, profile: UserProfile | None = None) -> str:
     """The user's memory mode (``UserProfile.MemoryMode``): automatic by default, off for an
     anonymous user."""
     if user is None or not getattr(user, "is_authenticated", False):

@@ -9,9 +9,8 @@ transaction with BEGIN IMMEDIATE, which serialises writers the same way.)
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
@@ -24,6 +23,10 @@ from profiles.models import TOPIC_MAX_CHARS, TOPICS_MAX, StyleSnapshot, UserProf
 from profiles.selectors import memory_enabled
 from profiles.style import METRICS, PRIORS, StyleReading, analyse, blend
 from web.compiled import plain_update
+from web.fields import concrete_field
+
+if TYPE_CHECKING:  # the auth models load with the apps
+    from django.contrib.auth.models import User
 
 __all__ = [
     "PREFERENCE_FIELDS",
@@ -65,21 +68,21 @@ PREFERENCE_FIELDS = (
 )
 
 
-def _locked_profile(user: AbstractBaseUser) -> UserProfile:
+def _locked_profile(user: User) -> UserProfile:
     """The user's profile, created on first need; call inside ``transaction.atomic``."""
     profile, _ = UserProfile.objects.select_for_update().get_or_create(user=user)
     return profile
 
 
 @transaction.atomic
-def profile_get_or_create(*, user: AbstractBaseUser) -> UserProfile:
+def profile_get_or_create(*, user: User) -> UserProfile:
     """The user's profile, created with defaults the first time it is needed."""
     profile, _ = UserProfile.objects.get_or_create(user=user)
     return profile
 
 
 def profile_observe_message(
-    *, user: AbstractBaseUser, text: str, gap_seconds: float | None = None
+    *, user: User, text: str, gap_seconds: float | None = None
 ) -> StyleReading:
     """Learn the user's style from one of their messages; return how the message was read.
     ``gap_seconds``: the time since the end of the assistant's previous reply in the same
@@ -101,7 +104,7 @@ def profile_observe_message(
 
 def profiles_observe_messages(
     *,
-    observations: list[tuple[AbstractBaseUser, str] | tuple[AbstractBaseUser, str, float | None]],
+    observations: list[tuple[User, str] | tuple[User, str, float | None]],
     profiles: Mapping[int, UserProfile],
 ) -> None:
     """``profile_observe_message`` for the user messages of several replies that ended
@@ -111,7 +114,7 @@ def profiles_observe_messages(
     applies only if the row still holds what was read (and memory is still on), else the
     user's messages are learned under the row lock as ``profile_observe_message`` does."""
     readings: dict[int, list[StyleReading]] = {}
-    users: dict[int, AbstractBaseUser] = {}
+    users: dict[int, User] = {}
     texts: dict[int, list[str]] = {}
     for user, text, *gap in observations:
         texts.setdefault(user.pk, []).append(text)
@@ -174,7 +177,7 @@ def _observe_unlocked(profile: UserProfile, readings: list[StyleReading]) -> boo
     return updated == 1
 
 
-def _observe_locked(user: AbstractBaseUser, readings: list[StyleReading]) -> None:
+def _observe_locked(user: User, readings: list[StyleReading]) -> None:
     with transaction.atomic():
         profile = _locked_profile(user)
         if not profile.memory_enabled:
@@ -214,9 +217,7 @@ def _snapshot_take(*, profile: UserProfile) -> StyleSnapshot:
 
 
 @transaction.atomic
-def profile_update_preferences(
-    *, user: AbstractBaseUser, preferences: Mapping[str, Any]
-) -> UserProfile:
+def profile_update_preferences(*, user: User, preferences: Mapping[str, Any]) -> UserProfile:
     """Set some of the user's preferences (keys from ``PREFERENCE_FIELDS``); validate, save.
 
     Raises ``ValueError`` for an unknown key and ``ValidationError`` for a bad value; nothing is
@@ -232,7 +233,7 @@ def profile_update_preferences(
         setattr(profile, name, value)
     validate_preferences(profile)
     profile.updated_at = timezone.now()
-    profile._change_reason = "preferences edited"
+    attribute(profile, reason="preferences edited")
     profile.save(update_fields=[*preferences, "updated_at"])
     return profile
 
@@ -261,14 +262,14 @@ def validate_preferences(profile: UserProfile) -> None:
         raise ValidationError(errors)
 
 
-def profile_set_memory(*, user: AbstractBaseUser, enabled: bool) -> UserProfile:
+def profile_set_memory(*, user: User, enabled: bool) -> UserProfile:
     """Turn the user's memory on (automatic) or off (long-term memory and style learning)."""
     mode = UserProfile.MemoryMode.AUTOMATIC if enabled else UserProfile.MemoryMode.OFF
     return profile_set_memory_mode(user=user, mode=mode)
 
 
 @transaction.atomic
-def profile_set_memory_mode(*, user: AbstractBaseUser, mode: str) -> UserProfile:
+def profile_set_memory_mode(*, user: User, mode: str) -> UserProfile:
     """Set the memory mode: automatic, ask first (new memories wait as suggestions) or off.
     Raises ValidationError for another value."""
     if mode not in UserProfile.MemoryMode.values:
@@ -278,13 +279,13 @@ def profile_set_memory_mode(*, user: AbstractBaseUser, mode: str) -> UserProfile
         profile.memory_mode = mode
         profile.updated_at = timezone.now()
         label = UserProfile.MemoryMode(mode).label.lower()
-        profile._change_reason = f"memory mode: {label}"
+        attribute(profile, reason=f"memory mode: {label}")
         profile.save(update_fields=["memory_mode", "updated_at"])
     return profile
 
 
 @transaction.atomic
-def profile_reset_style(*, user: AbstractBaseUser) -> UserProfile:
+def profile_reset_style(*, user: User) -> UserProfile:
     """Forget the learned style: every metric back to its prior, counts and snapshots gone;
     the levels learned per domain too (the levels the user set stay)."""
     profile = _locked_profile(user)
@@ -295,7 +296,7 @@ def profile_reset_style(*, user: AbstractBaseUser) -> UserProfile:
         fields += [name, f"{name}_count"]
     profile.messages_observed = 0
     profile.style_updated_at = profile.updated_at = timezone.now()
-    profile._change_reason = "learned style reset"
+    attribute(profile, reason="learned style reset")
     profile.save(update_fields=fields)
     StyleSnapshot.objects.filter(profile=profile).delete()
     domains_forget_learned(profile=profile)
@@ -303,23 +304,23 @@ def profile_reset_style(*, user: AbstractBaseUser) -> UserProfile:
 
 
 @transaction.atomic
-def profile_clear_preferences(*, user: AbstractBaseUser) -> UserProfile:
+def profile_clear_preferences(*, user: User) -> UserProfile:
     """Every typed preference back to "no preference" (the memory switch is not one)."""
     profile = _locked_profile(user)
     for name in PREFERENCE_FIELDS:
-        default = UserProfile._meta.get_field(name).get_default()
+        default = concrete_field(UserProfile, name).get_default()
         setattr(profile, name, default)
     profile.updated_at = timezone.now()
-    profile._change_reason = "preferences cleared"
+    attribute(profile, reason="preferences cleared")
     profile.save(update_fields=[*PREFERENCE_FIELDS, "updated_at"])
     return profile
 
 
 def profile_set_style(
     *,
-    user: AbstractBaseUser,
+    user: User,
     values: Mapping[str, float],
-    actor: AbstractBaseUser | None = None,
+    actor: User | None = None,
     reason: str = "learned style edited",
 ) -> UserProfile:
     """Correct some learned metrics (each 0..1); the message counts behind them are kept.

@@ -726,6 +726,13 @@ def _emoji_use(emoji: int) -> float:
     return min(1.0, 0.4 + 0.2 * emoji)
 
 
+def _first_word(phrase: str) -> str:
+    found = WORD_RE.match(phrase)
+    if found is None:
+        raise ValueError(f"a marker phrase starts with a word: {phrase!r}")
+    return found.group()
+
+
 def _marker_index() -> dict[str, tuple[tuple[str, str | None], ...]]:
     """word -> (what it marks: "humour" or a reference kind, the phrase it starts or None)."""
     index: dict[str, tuple[tuple[str, str | None], ...]] = {}
@@ -736,12 +743,12 @@ def _marker_index() -> dict[str, tuple[tuple[str, str | None], ...]]:
     for word in HUMOUR_WORDS:
         add(word, ("humour", None))
     for phrase in HUMOUR_PHRASES:
-        add(WORD_RE.match(phrase).group(), ("humour", phrase))
+        add(_first_word(phrase), ("humour", phrase))
     for kind in REFERENCE_KINDS:
         for word in REFERENCE_WORDS[kind]:
             add(word, (kind, None))
         for phrase in REFERENCE_PHRASES[kind]:
-            add(WORD_RE.match(phrase).group(), (kind, phrase))
+            add(_first_word(phrase), (kind, phrase))
     return index
 
 

@@ -7,7 +7,7 @@ changes is re-rendered in place, and the sections that depend on it are swapped 
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -37,6 +37,7 @@ from profiles.services import (
 )
 from web.access import login_required
 from web.fragments import render_fragments, render_page_or_fragment
+from web.requests import AuthenticatedHttpRequest
 
 TEMPLATE = "profiles/profile.html"
 # Every form here sits on the profile page: where to come back to after logging in again (for
@@ -44,7 +45,7 @@ TEMPLATE = "profiles/profile.html"
 PAGE = "profiles:profile"
 
 
-def _context(request: HttpRequest, **extra) -> dict:
+def _context(request: AuthenticatedHttpRequest, **extra) -> dict:
     profile = profile_get(user=request.user)
     block = build_instructions(profile)
     domains = domain_overview(profile=profile)
@@ -68,14 +69,14 @@ def _context(request: HttpRequest, **extra) -> dict:
 
 
 @login_required(default_next=PAGE)
-def profile(request: HttpRequest) -> HttpResponse:
+def profile(request: AuthenticatedHttpRequest) -> HttpResponse:
     return render(request, TEMPLATE, _context(request))
 
 
 @login_required(default_next=PAGE)
 @require_POST
 @vary_on_headers("HX-Request")
-def preferences_update(request: HttpRequest) -> HttpResponse:
+def preferences_update(request: AuthenticatedHttpRequest) -> HttpResponse:
     form = PreferencesForm(request.POST, instance=profile_get(user=request.user))
     if form.is_valid():
         try:
@@ -99,7 +100,7 @@ def preferences_update(request: HttpRequest) -> HttpResponse:
 @login_required(default_next=PAGE)
 @require_POST
 @vary_on_headers("HX-Request")
-def memory_update(request: HttpRequest) -> HttpResponse:
+def memory_update(request: AuthenticatedHttpRequest) -> HttpResponse:
     form = MemoryForm(request.POST)
     if not form.is_valid():
         return HttpResponse("Choose a memory mode: automatic, ask or off.", status=400)
@@ -114,7 +115,7 @@ def memory_update(request: HttpRequest) -> HttpResponse:
 @login_required(default_next=PAGE)
 @require_http_methods(["GET", "POST"])
 @vary_on_headers("HX-Request")
-def reset_style(request: HttpRequest) -> HttpResponse:
+def reset_style(request: AuthenticatedHttpRequest) -> HttpResponse:
     """GET: the confirmation page (the no-JavaScript path). POST with ``confirm``: the reset."""
     form = ResetStyleForm(request.POST if request.method == "POST" else None)
     if not form.is_valid():
@@ -132,7 +133,7 @@ def reset_style(request: HttpRequest) -> HttpResponse:
 @login_required(default_next=PAGE)
 @require_POST
 @vary_on_headers("HX-Request")
-def domains_update(request: HttpRequest) -> HttpResponse:
+def domains_update(request: AuthenticatedHttpRequest) -> HttpResponse:
     """Per domain: learn it, set the level (it wins), or hide it from learning."""
     form = DomainsForm(request.POST)
     if form.is_valid():
@@ -149,7 +150,7 @@ def domains_update(request: HttpRequest) -> HttpResponse:
 
 @login_required(default_next=PAGE)
 @require_POST
-def email_update(request: HttpRequest) -> HttpResponse:
+def email_update(request: AuthenticatedHttpRequest) -> HttpResponse:
     """Send a confirmation link to the address typed; it is stored once the link is opened."""
     form = EmailForm(request.POST)
     if not form.is_valid():
@@ -160,7 +161,7 @@ def email_update(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_GET
-def email_confirm(request: HttpRequest, token: str) -> HttpResponse:
+def email_confirm(request: AuthenticatedHttpRequest, token: str) -> HttpResponse:
     """The link from the confirmation mail: for the account signed in only."""
     try:
         address = email_confirm_token(user=request.user, token=token)

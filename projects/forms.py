@@ -82,7 +82,8 @@ class DeleteProjectForm(forms.Form):
         super().__init__(*args, **kwargs)
 
     def clean(self):
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data  # what Form.clean returns
         if data.get("fate") == self.DELETE:
             typed = _one_line(data.get("confirm") or "")
             if typed.casefold() != self.project.name.casefold():

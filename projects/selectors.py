@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, datetime
 
 from django.db.models import (
     Count,
@@ -65,7 +65,7 @@ def project_conversations(*, project: Project) -> QuerySet:
 
 @dataclass(frozen=True)
 class StatusChange:
-    when: object  # datetime
+    when: datetime
     status: str  # the label
     by: str  # who made the change ("" when the app did)
 
@@ -75,15 +75,15 @@ class TimelineEntry:
     day: date
     kind: str  # "decision", "due", "done"
     label: str
-    row: MemoryRow
+    row: MemoryRow[Decision | ActionItem]
 
 
 @dataclass
 class Knowledge:
-    decisions: list[MemoryRow] = field(default_factory=list)
-    open_items: list[MemoryRow] = field(default_factory=list)
-    done_items: list[MemoryRow] = field(default_factory=list)
-    facts: list[MemoryRow] = field(default_factory=list)
+    decisions: list[MemoryRow[Decision]] = field(default_factory=list)
+    open_items: list[MemoryRow[ActionItem]] = field(default_factory=list)
+    done_items: list[MemoryRow[ActionItem]] = field(default_factory=list)
+    facts: list[MemoryRow[Fact]] = field(default_factory=list)
     timeline: list[TimelineEntry] = field(default_factory=list)
 
     @property
@@ -146,12 +146,13 @@ def _timeline(knowledge: Knowledge, history: dict[int, list[StatusChange]]) -> l
     for row in knowledge.decisions:
         when = row.obj.decided_at or row.created_at
         entries.append(TimelineEntry(local(when), "decision", "Decided", row))
-    for row in knowledge.open_items + knowledge.done_items:
-        if row.obj.due_date:
-            entries.append(TimelineEntry(row.obj.due_date, "due", "Due", row))
-        done = [c for c in history.get(row.obj.pk, []) if c.status == "Done"]
-        if row.obj.status == ActionItem.Status.DONE and done:
-            entries.append(TimelineEntry(local(done[-1].when), "done", "Done", row))
+    for item_row in knowledge.open_items + knowledge.done_items:
+        item = item_row.obj
+        if item.due_date:
+            entries.append(TimelineEntry(item.due_date, "due", "Due", item_row))
+        done = [c for c in history.get(item.pk, []) if c.status == "Done"]
+        if item.status == ActionItem.Status.DONE and done:
+            entries.append(TimelineEntry(local(done[-1].when), "done", "Done", item_row))
     return sorted(entries, key=lambda e: (e.day, e.kind, e.row.obj.pk))
 
 
@@ -180,12 +181,13 @@ def project_knowledge(*, project: Project) -> Knowledge:
     )
     history = _status_history(objs)
     for obj in objs:
-        obj.status_history = history.get(obj.pk, [])
+        # For the template: an attribute the model does not declare.
+        obj.status_history = history.get(obj.pk, [])  # type: ignore[attr-defined]
     knowledge.timeline = _timeline(knowledge, history)
     return knowledge
 
 
-def project_message_span(*, project: Project) -> tuple[int, object, object]:
+def project_message_span(*, project: Project) -> tuple[int, datetime | None, datetime | None]:
     """How many messages the project's conversations hold, and the first and last one's time."""
     messages = Message.objects.filter(conversation__project=project).exclude(role="system")
     first = messages.order_by("created_at").values_list("created_at", flat=True).first()

@@ -6,6 +6,8 @@ scope of memory follows (what a project's conversations taught moves or goes wit
 
 from __future__ import annotations
 
+from functools import partial
+
 from django.db import transaction
 from django.utils import timezone
 
@@ -66,6 +68,4 @@ def delete_project(project: Project, keep: bool, *, actor=None) -> None:
         project.delete()
         for conversation in kept:
             conversation.project_id = None
-            transaction.on_commit(
-                lambda conversation=conversation: fanout.conversation_settings_changed(conversation)
-            )
+            transaction.on_commit(partial(fanout.conversation_settings_changed, conversation))

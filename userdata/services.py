@@ -79,13 +79,15 @@ def _history_erase(user_id: int, conversation_ids: set[int]) -> None:
         for field in model._meta.concrete_fields:
             if field.name == "history_user" or field.related_model not in targets:
                 continue
-            rows = model.objects.filter(**{f"{field.attname}__in": targets[field.related_model]})
+            rows = model._default_manager.filter(
+                **{f"{field.attname}__in": targets[field.related_model]}
+            )
             if live._meta.get_field(field.name).remote_field.on_delete is models.CASCADE:
                 rows.delete()
             else:
                 rows.update(**{field.attname: None})
         # Records the deletion itself made while the user was still the request's user.
-        model.objects.filter(history_user_id=user_id).update(history_user=None)
+        model._default_manager.filter(history_user_id=user_id).update(history_user=None)
 
 
 def account_delete(*, user) -> None:

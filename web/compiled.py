@@ -27,6 +27,8 @@ from django.db.models import Field, Model, QuerySet
 from django.db.models.signals import post_save, pre_save
 from django.db.models.sql.compiler import SQLCompiler
 
+from web.fields import concrete_field
+
 # Values no real call passes: where each lands in the compiled parameters is where that
 # call's value goes.
 _INT_MARKER = -7_340_013_000
@@ -160,9 +162,7 @@ def plain_update(
         raise ValueError("nothing to update")
 
     def column(name: str) -> tuple[Field, str]:
-        field = meta.pk if name == "pk" else meta.get_field(name)
-        if not isinstance(field, Field):
-            raise ValueError(f"{name} is a relation, not a column of {model.__name__}")
+        field = meta.pk if name == "pk" else concrete_field(model, name)
         return field, connection.ops.quote_name(_column(field))
 
     sets, params = [], []
@@ -201,12 +201,9 @@ def _column(field: Field) -> str:
 
 
 def column_of(model: type[Model], name: str) -> str:
-    """The column of ``model``'s field ``name``, for a plain statement; ValueError for a
-    reverse relation or a field without a column of its own."""
-    field = model._meta.get_field(name)
-    if not isinstance(field, Field):
-        raise ValueError(f"{name} is a relation, not a column of {model.__name__}")
-    return _column(field)
+    """The column of ``model``'s field ``name``, for a plain statement; TypeError for a
+    reverse relation, ValueError for a field without a column of its own."""
+    return _column(concrete_field(model, name))
 
 
 _insert_sql: dict[tuple[str, type[Model]], tuple[str, list]] = {}

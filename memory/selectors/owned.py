@@ -4,9 +4,10 @@ that answer 404 for anything that is not theirs."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal
+from typing import Generic, Literal, TypeVar
 
 from django.core.paginator import Page, Paginator
 from django.db.models import IntegerField, Prefetch, QuerySet, Value
@@ -78,13 +79,18 @@ class MemoryFilters:
     category: str = ""  # facts only: the other kinds drop out when it is set
 
 
+# What a row shows: a kind of memory, or a summary; covariant, so that a list of one kind's
+# rows is a list of rows.
+_Shown = TypeVar("_Shown", bound=KeptMemory | Summary, covariant=True)
+
+
 @dataclass
-class MemoryRow:
+class MemoryRow(Generic[_Shown]):
     """One line of the page: a fact, decision, action item or summary."""
 
     kind: str
     label: str
-    obj: KeptMemory | Summary
+    obj: _Shown
     text: str
     created_at: datetime
     updated_at: datetime
@@ -184,7 +190,9 @@ def memory_page_for_user(*, user, filters: MemoryFilters, page: int | str | None
     return result
 
 
-def suggestions_for_user(*, user, limit: int = SUGGESTIONS_SHOWN) -> tuple[list[MemoryRow], int]:
+def suggestions_for_user(
+    *, user, limit: int = SUGGESTIONS_SHOWN
+) -> tuple[list[MemoryRow[KeptMemory | Summary]], int]:
     """The suggestions waiting for the user (memory mode "ask first"), newest first, and how
     many there are."""
     parts = [_keys(kind, user, MemoryFilters(), MemoryState.SUGGESTED) for kind in KINDS.values()]
@@ -201,9 +209,12 @@ def _sources() -> Prefetch[Literal["source_messages"], QuerySet[Message], Litera
     return Prefetch("source_messages", queryset=messages, to_attr="sources")
 
 
-def rows_for(keys: list[tuple[int, int, datetime]]) -> list[MemoryRow]:
-    """The rows of (kind code, id, created) keys, in their order: a query per kind."""
-    found: dict[tuple[int, int], MemoryRow] = {}
+def rows_for(
+    keys: Sequence[tuple[int, int, datetime | None]],
+) -> list[MemoryRow[KeptMemory | Summary]]:
+    """The rows of (kind code, id, created) keys, in their order: a query per kind (the
+    created time is not read: a caller without it passes None)."""
+    found: dict[tuple[int, int], MemoryRow[KeptMemory | Summary]] = {}
     for code, kind in _CODES.items():
         ids = [pk for c, pk, _ in keys if c == code]
         if ids:
@@ -224,7 +235,7 @@ def rows_for(keys: list[tuple[int, int, datetime]]) -> list[MemoryRow]:
     return [found[code, pk] for code, pk, _ in keys if (code, pk) in found]
 
 
-def rows_of(kind: Kind, memories: QuerySet) -> list[MemoryRow]:
+def rows_of(kind: Kind, memories: QuerySet[KeptMemory]) -> list[MemoryRow[KeptMemory | Summary]]:
     """The rows of ``memories`` (of ``kind``), in the queryset's order: one read of them with
     their conversation and project, one of their sources, one of their channels."""
     objs = memories.select_related("conversation", "project").prefetch_related(_sources())
@@ -245,7 +256,7 @@ def rows_of(kind: Kind, memories: QuerySet) -> list[MemoryRow]:
     return rows
 
 
-def _mark_channels(kind: Kind, rows: list[MemoryRow]) -> None:
+def _mark_channels(kind: Kind, rows: list[MemoryRow[KeptMemory | Summary]]) -> None:
     """Which of ``rows`` were added, or last changed, through another channel than the web
     pages (their history records' reasons end "through <channel>"): one query per kind."""
     if not rows:
@@ -266,7 +277,7 @@ def _mark_channels(kind: Kind, rows: list[MemoryRow]) -> None:
 
 def memory_list_for_user(
     *, user, kind: str = "", project=None, query: str = "", limit: int = PER_PAGE
-) -> list[MemoryRow]:
+) -> list[MemoryRow[KeptMemory | Summary]]:
     """The user's memories newest first, for a client of theirs (MCP's list tool): facts no
     longer current left out, suggestions in (their state says so). ``kind``: a Kind's slug
     or "" for all; ``project``: only that project's; ``query``: words, as the page searches."""
@@ -288,7 +299,7 @@ def memory_list_for_user(
     return rows_for(list(_union(parts)[:limit]))
 
 
-def memory_row_for(*, kind: str, memory) -> MemoryRow:
+def memory_row_for(*, kind: str, memory) -> MemoryRow[KeptMemory | Summary]:
     """The page's row of one memory (after an edit)."""
     code = kind_get(kind).code
     return rows_for([(code, memory.pk, memory.created_at)])[0]

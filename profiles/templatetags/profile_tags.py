@@ -6,6 +6,7 @@ from django.core.exceptions import FieldDoesNotExist
 
 from profiles.instructions import METRIC_LABELS
 from profiles.models import UserProfile
+from web.fields import concrete_field
 
 register = template.Library()
 
@@ -21,7 +22,7 @@ def source_label(source: dict) -> str:
         count = source.get("messages", 0)
         return f"learned {label} ({percent}%) over {count} message{'' if count == 1 else 's'}"
     try:
-        field = UserProfile._meta.get_field(name)
+        field = concrete_field(UserProfile, name)
     except FieldDoesNotExist:
         return f"your preference: {name.replace('_', ' ')}"
     value = source.get("value", "")

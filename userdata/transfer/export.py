@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import bisect
 from collections import defaultdict
-from typing import Any
+from typing import Any, cast
 
 from django.contrib.auth import get_user_model
 from django.db import models
 from django.utils import timezone
 
 from chat.models import Conversation, Message
-from memory.models import ActionItem, Decision, Fact, Summary
+from memory.models import ActionItem, Decision, Fact, KeptMemory, Summary
 from profiles.models import DomainLevel, DomainSnapshot, StyleSnapshot, UserProfile
 from projects.models import Project
 from userdata.models import ImportedConversation
@@ -19,7 +19,7 @@ from userdata.transfer import FORMAT, VERSION
 from userdata.transfer.codec import encode
 
 # Memory kinds in the document: (key, model, reference prefix).
-MEMORY_SECTIONS = (
+MEMORY_SECTIONS: tuple[tuple[str, type[KeptMemory], str], ...] = (
     ("facts", Fact, "f"),
     ("decisions", Decision, "d"),
     ("action_items", ActionItem, "a"),
@@ -51,12 +51,12 @@ class _Refs:
     every account but the owner's ``OTHER_ACCOUNT``)."""
 
     def __init__(self, owner_id: int | None = None):
-        self.refs: dict[type, dict[int, str]] = defaultdict(dict)
+        self.refs: dict[type[models.Model], dict[int, str]] = defaultdict(dict)
         self.message_ids: dict[int, list[int]] = {}  # conversation id -> sorted message ids
         self._usernames: dict[int, str | None] = {}
         self.owner_id = owner_id
 
-    def ref(self, model: type, pk: int | None) -> str | None:
+    def ref(self, model: type[models.Model], pk: int | None) -> str | None:
         return self.refs[model].get(pk) if pk else None
 
     def username(self, pk: int | None) -> str | None:
@@ -89,7 +89,8 @@ def _fields(obj: Any, model: type[models.Model], refs: _Refs, fields=None) -> di
             if f.related_model is get_user_model():
                 out[f.name] = refs.username(value)
             else:
-                out[f.name] = refs.ref(f.related_model, value)
+                # A loaded model's relation names a class ("self" is resolved by then).
+                out[f.name] = refs.ref(cast("type[models.Model]", f.related_model), value)
         elif model is Summary and f.name == "covered_through":
             out[f.name] = refs.covering(obj.conversation_id, value)
         else:
@@ -97,7 +98,11 @@ def _fields(obj: Any, model: type[models.Model], refs: _Refs, fields=None) -> di
     return out
 
 
-def _history(model: type[models.Model], records, refs: _Refs) -> list[dict]:
+# The models whose simple-history records a document carries.
+_Tracked = type[KeptMemory] | type[Summary] | type[UserProfile]
+
+
+def _history(model: _Tracked, records, refs: _Refs) -> list[dict]:
     tracked = model.history.model.tracked_fields
     return [
         {

@@ -23,6 +23,7 @@ from django.contrib.admin.models import ADDITION, CHANGE, LogEntry
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.db import DatabaseError, transaction
+from django.db.models import Model
 from django.utils import timezone
 
 from audit import acting_as
@@ -42,6 +43,7 @@ from userdata.transfer.validation import (
     clean_value,
     row_rules,
 )
+from web.fields import concrete_field
 
 # Message fields message_create_many does not take; restored right after it stores the rows.
 MESSAGE_EXTRA = (
@@ -103,7 +105,8 @@ class _Ids:
     """Document references to the new ids, and usernames to user ids."""
 
     def __init__(self, stored: dict | None = None):
-        self.ids: dict[type, dict[str, int]] = defaultdict(dict)
+        # A row without a ref is kept under None, which no lookup asks for.
+        self.ids: dict[type[Model], dict[str | None, int]] = defaultdict(dict)
         for label, refs in (stored or {}).items():
             self.ids[apps.get_model(label)].update(refs)
         self._users: dict[str, int | None] = {}
@@ -121,8 +124,12 @@ class _Ids:
     def stored(self) -> dict:
         return {model._meta.label: refs for model, refs in self.ids.items()}
 
-    def id(self, model: type, ref: str | None) -> int | None:
+    def id(self, model: type[Model], ref: str | None) -> int | None:
         return self.ids[model].get(ref) if ref else None
+
+    def made(self, model: type[Model], where: str) -> int:
+        """The id of the row an earlier step made for the document's ``where``."""
+        return self.ids[model][f"#{where}"]
 
     def user_id(self, username: str | None) -> int | None:
         if not username:
@@ -138,7 +145,7 @@ class _Ids:
 
 
 def _values(
-    model, data: dict, ids: _Ids, fields=None, skip=(), *, where: str, actor=None
+    model, data: object, ids: _Ids, fields=None, skip=(), *, where: str, actor=None
 ) -> dict[str, Any]:
     """Attribute values for ``model`` from a document row's ``fields``, each checked
     (``userdata.transfer.validation``); an unknown field is refused, not ignored."""
@@ -239,7 +246,7 @@ def _user_for(document: dict, username: str | None):
     user = User(**{User.USERNAME_FIELD: username})
     for name in USER_FIELDS[1:]:
         if name in data:
-            setattr(user, name, clean_value(User, User._meta.get_field(name), data[name], "user"))
+            setattr(user, name, clean_value(User, concrete_field(User, name), data[name], "user"))
     if user.email:
         try:
             User._meta.get_field("email").run_validators(user.email)
@@ -598,7 +605,7 @@ def _import_conversation(data: dict, user, ids: _Ids, result: ImportResult, acto
 
 def _import_messages(data: dict, ids: _Ids, result: ImportResult, actor, *, where, start: int):
     """``MESSAGE_CHUNK`` messages of a conversation from ``start``, in one transaction."""
-    conversation = Conversation.objects.get(pk=ids.id(Conversation, f"#{where}"))
+    conversation = Conversation.objects.get(pk=ids.made(Conversation, where))
     chunk = _list(data.get("messages"), f"{where}.messages")[start : start + MESSAGE_CHUNK]
     items = [_item(item, f"{where}.messages[{start + n}]") for n, item in enumerate(chunk)]
     rows = [
@@ -636,7 +643,7 @@ def _import_messages(data: dict, ids: _Ids, result: ImportResult, actor, *, wher
 
 def _finish_conversation(data: dict, ids: _Ids, result: ImportResult, actor, *, where):
     """A conversation's last step: replies to later messages, its own fields, summaries."""
-    conversation = Conversation.objects.get(pk=ids.id(Conversation, f"#{where}"))
+    conversation = Conversation.objects.get(pk=ids.made(Conversation, where))
     values = _values(Conversation, data.get("fields"), ids, where=f"{where}.fields", actor=actor)
     later = []
     for item in _list(data.get("messages"), f"{where}.messages"):
@@ -729,7 +736,7 @@ def _import_memory_history(
         history += _history_rows(
             model,
             item.get("history"),
-            ids.id(model, f"#{n}"),
+            ids.made(model, str(n)),
             {"user_id": user.pk},
             ids,
             where=f"{key}[{n}].history",

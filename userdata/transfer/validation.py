@@ -30,6 +30,7 @@ from memory.report import report_check
 from profiles.models import DomainLevel, DomainSnapshot, StyleSnapshot, UserProfile
 from profiles.style import METRICS
 from projects.models import Project
+from web.fields import concrete_field
 from web.shapes import ShapeError, check
 from web.visible import has_visible_text
 
@@ -246,7 +247,7 @@ def clean_username(raw: Any, where: str) -> str:
     """A username valid by the rules of sign-up: the user model's validator and length, and
     not another user's name in other letter case."""
     User = get_user_model()
-    field = User._meta.get_field(User.USERNAME_FIELD)
+    field = concrete_field(User, User.USERNAME_FIELD)
     if not isinstance(raw, str) or not raw:
         raise Invalid(f"{where}: a username is needed.")
     try:
