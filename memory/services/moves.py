@@ -38,10 +38,8 @@ from memory.services.forget import (
 )
 
 KINDS = {Fact: "fact", Decision: "decision", ActionItem: "action_item"}
-DELETE, EVERYWHERE = (
-    "delete",
-    "everywhere",
-)  # what becomes of a project's conversations and memories
+# What becomes of a project's conversations and memories (``project_empty``).
+DELETE, EVERYWHERE = "delete", "everywhere"
 
 
 @dataclass
