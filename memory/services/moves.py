@@ -41,10 +41,8 @@ from memory.services.forget import (
 from memory.services.merges import memory_merge, merge_target
 
 KINDS: dict[type[KeptMemory], str] = {Fact: "fact", Decision: "decision", ActionItem: "action_item"}
-DELETE, EVERYWHERE = (
-    "delete",
-    "everywhere",
-)  # what becomes of a project's conversations and memories
+# What becomes of a project's conversations and memories (``project_empty``).
+DELETE, EVERYWHERE = "delete", "everywhere"
 
 
 @dataclass
