@@ -7,7 +7,8 @@ so every reply is in flight for the whole join window (a join that comes after i
 ended all the same, on a host too loaded to keep the schedule, is counted ``late``, apart).
 Once each chat has seen its first chunk, every chat "reloads": its sending tab closes and
 a NEW websocket of the same user opens on the conversation, the joins spread evenly over
-``--join-spread`` seconds in a shuffled order. Timed from the start of the connect (TCP, upgrade, sign-in, ownership) to:
+``--join-spread`` seconds in a shuffled order. Timed from the start of the connect (TCP,
+upgrade, sign-in, ownership) to:
 
 * the handshake (``open``: the consumer has checked the session, the user's socket slots
   and the conversation, and entered its room);
