@@ -2,11 +2,13 @@
 connecting, p95, with 50 replies in flight), and whether what it shows is exact.
 
 Per round, N chats (50) each send one message over a websocket; the fake upstream
-(``bench/upstream.py``, its own process) streams a long reply (300 words at 20 words/s: 15 s),
-so every reply is in flight for the whole join window. Once each chat has seen its first
-chunk, every chat "reloads": its sending tab closes and a NEW websocket of the same user
-opens on the conversation, the joins spread evenly over ``--join-spread`` seconds in a
-shuffled order. Timed from the start of the connect (TCP, upgrade, sign-in, ownership) to:
+(``bench/upstream.py``, its own process) streams a long reply (600 words at 20 words/s: 30 s),
+so every reply is in flight for the whole join window (a join that comes after its reply
+ended all the same, on a host too loaded to keep the schedule, is counted ``late``, apart).
+Once each chat has seen its first chunk, every chat "reloads": its sending tab closes and
+a NEW websocket of the same user opens on the conversation, the joins spread evenly over
+``--join-spread`` seconds in a shuffled order. Timed from the start of the connect (TCP,
+upgrade, sign-in, ownership) to:
 
 * the handshake (``open``: the consumer has checked the session, the user's socket slots
   and the conversation, and entered its room);
@@ -70,8 +72,8 @@ from bench.harness import (  # noqa: E402
 
 CHATS = 50
 ROUNDS = 3
-WORDS = 300
-RATE = 20.0  # words (SSE events) per second: a 300-word reply is 15 s in flight
+WORDS = 600
+RATE = 20.0  # words (SSE events) per second: a 600-word reply is 30 s in flight
 JOIN_SPREAD = 6.0  # seconds over which the N joins of a round are spread
 START_SPREAD = 1.0  # seconds over which the N messages of a round are sent
 ATTEMPTS = 3  # tabs per join at most, in the two-worker shape, to land on the other worker
@@ -228,6 +230,8 @@ class Join:
     worker: str = ""  # "same" or "other" (than the reply's), "" with one process
     frames_say: str = ""  # "chunks" or "snapshots": what followed the resume
     resume_seq: int | None = None
+    age_s: float = 0.0  # since the reply's first chunk, when the tab began to connect
+    late: bool = False  # the reply had ended before the tab opened: nothing to join
     problems: list[str] = field(default_factory=list)
 
 
@@ -248,10 +252,10 @@ class Shape:
         ]
 
     def readies(self) -> list[float]:
-        return [j.ready_ms for j in self.joins if j.ready_ms is not None]
+        return [j.ready_ms for j in self.joins if j.ready_ms is not None and not j.late]
 
     def opens(self) -> list[float]:
-        return [j.open_ms for j in self.joins if j.open_ms is not None]
+        return [j.open_ms for j in self.joins if j.open_ms is not None and not j.late]
 
 
 async def _open_tab(server: AppServer, seat: Seat, conversation: int) -> ChatSocket:
@@ -264,13 +268,22 @@ async def _owner(server: AppServer, tab: ChatSocket) -> int | None:
 
 
 async def _join(
-    server: AppServer, seat: Seat, conversation: int, reply_id: int, round_: int, attempt: int
+    server: AppServer,
+    seat: Seat,
+    conversation: int,
+    reply_id: int,
+    round_: int,
+    attempt: int,
+    *,
+    first_chunk: float,
+    reply_seconds: float,
 ) -> tuple[Join, ChatSocket, JoinedView, int | None]:
     """Open a new tab and time it to its first frame carrying the reply so far."""
     join = Join(round=round_, attempt=attempt)
     view = JoinedView(reply_id)
     perf = time.perf_counter
     started = perf()
+    join.age_s = started - first_chunk
     tab = ChatSocket(server.ws_url, seat.session, conversation)
     tab.connection = await connect(
         tab.url,
@@ -283,6 +296,11 @@ async def _join(
     join.open_ms = (perf() - started) * 1000  # the handshake: the consumer accepted
     tab.ready = await tab.receive(30)
     join.ready_ms = (perf() - started) * 1000
+    if tab.ready.get("streaming") is None and join.age_s > reply_seconds - 1.0:
+        # A loaded host: this chat's reply ended before its turn to join came.
+        join.late = True
+        view.end = {}
+        return join, tab, view, None
     if tab.ready.get("streaming") != reply_id:
         join.problems.append(f"ready.streaming {tab.ready.get('streaming')}, not {reply_id}")
     try:
@@ -344,6 +362,7 @@ async def one_chat(
     round_: int,
     attempts: int,
     expected: str,
+    reply_seconds: float,
 ) -> list[Join]:
     """Send a message, wait for the reply's first chunk and for every chat to be in flight,
     then reload at this chat's join time: close the tab, open a new one. With workers, a
@@ -359,6 +378,7 @@ async def one_chat(
         if frame["type"] == "reply_start":
             reply_id = frame["id"]
         elif frame["type"] == "chunk" and frame["id"] == reply_id:
+            first_chunk = time.perf_counter()
             break
         elif frame["type"] == "error":
             raise RuntimeError(f"chat {index}: {frame}")
@@ -367,10 +387,22 @@ async def one_chat(
     await sender.close()  # a reload: the old tab goes first
     joins, followers = [], []
     for attempt in range(attempts):
-        join, tab, view, worker = await _join(server, seat, conversation, reply_id, round_, attempt)
+        join, tab, view, worker = await _join(
+            server,
+            seat,
+            conversation,
+            reply_id,
+            round_,
+            attempt,
+            first_chunk=first_chunk,
+            reply_seconds=reply_seconds,
+        )
         if owner is not None and worker is not None:
             join.worker = "same" if worker == owner else "other"
         joins.append(join)
+        if join.late:
+            await tab.close()
+            break
         followers.append(asyncio.create_task(_follow(join, tab, view, expected)))
         if join.worker != "same":
             break
@@ -401,6 +433,7 @@ async def drive(shape: Shape, server: AppServer, seats: list[Seat], column: int,
                     round_=round_,
                     attempts=attempts,
                     expected=args.expected,
+                    reply_seconds=args.words / args.rate,
                 )
             )
             for i in range(chats)
@@ -512,14 +545,16 @@ def report(shapes: list[Shape], args) -> str:
             else "—"
         )
         bad = [j for j in shape.joins if j.problems]
+        checked = [j for j in shape.joins if not j.late]
+        late = len(shape.joins) - len(checked)
         lines.append(
-            f"| {shape.name} | {len(firsts)}"
+            f"| {shape.name} | {len(firsts)}{f' (+{late} late)' if late else ''}"
             f" | {_ms(percentile(opens, 50))} / {_ms(percentile(opens, 95))}"
             f" | {_ms(percentile(readies, 50))} / {_ms(percentile(readies, 95))}"
             f" | {_ms(percentile(firsts, 50))} / {_ms(percentile(firsts, 95))}"
             f" | {_ms(max(firsts) if firsts else None)}"
             f" | {cells[0]} | {cells[1]} | {other_first}"
-            f" | {len(shape.joins) - len(bad)} of {len(shape.joins)}"
+            f" | {len(checked) - len(bad)} of {len(checked)}"
             f" | {' → '.join(f'{x:.1f}' for x in shape.load)} |"
         )
     lines.append("")
