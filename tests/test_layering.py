@@ -48,9 +48,9 @@ ALLOWED = {
     "projects": {"audit", "chat", "memory", "profiles", "web"},
     "staff": {"audit", "chat", "contextwindow", "llm", "memory", "profiles", "projects"}
     | {"userdata", "web"},
-    "config": {"chat", "mcp_server"},
+    "config": {"api", "chat", "mcp_server"},
     # The /v1 API: a key's user (profiles) through the chat's turn, in a project the client
-    # names (projects' reads); nothing imports it.
+    # names (projects' reads); config sends /v1/ to its handler (api.asgi).
     "api": {"chat", "llm", "profiles", "projects.models", "projects.selectors"},
     # The MCP server: a key's user (profiles) over memory's services; config mounts it.
     "mcp_server": {
