@@ -45,7 +45,7 @@ def _first_sentences(text: str, n: int) -> str:
 
 
 def _period(data: ReportData) -> str:
-    if data.first_message_at is None:
+    if data.first_message_at is None or data.last_message_at is None:  # both or neither
         return "no messages yet"
     first, last = data.first_message_at.date(), data.last_message_at.date()
     return first.isoformat() if first == last else f"{first.isoformat()} to {last.isoformat()}"
