@@ -105,7 +105,7 @@ lint: install-dev typecheck
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
-# mypy on the files [tool.mypy] in pyproject.toml lists (the turn, its frames, llm/, ...).
+# mypy on the files [tool.mypy] in pyproject.toml lists: every app package, migrations aside.
 .PHONY: typecheck
 typecheck: install-dev
 	$(VENV)/bin/mypy

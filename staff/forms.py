@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import cast
 
 from django import forms
 
@@ -85,8 +86,11 @@ class MemoryFilterForm(forms.Form):
     def __init__(self, *args, kind: Kind, **kwargs):
         super().__init__(*args, **kwargs)
         self.kind = kind
-        self.fields["status"].choices = [("", "Any status"), *kind.statuses]
-        self.fields["sort"].choices = list(kind.sorts.items())
+        cast(forms.ChoiceField, self.fields["status"]).choices = [
+            ("", "Any status"),
+            *kind.statuses,
+        ]
+        cast(forms.ChoiceField, self.fields["sort"]).choices = list(kind.sorts.items())
         if kind.slug != "fact":
             del self.fields["category"]
             del self.fields["pinned"]

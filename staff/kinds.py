@@ -4,11 +4,15 @@ statuses the full-text index holds, and what a list of them can be sorted and fi
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from django.http import Http404
 
 from memory.models import ActionItem, Decision, Fact, KeptMemory
 from memory.search.schema import INDEXED_STATUSES
+
+if TYPE_CHECKING:
+    from django_stubs_ext import StrOrPromise
 
 
 @dataclass(frozen=True)
@@ -25,7 +29,7 @@ class Kind:
     sorts: dict[str, str] = field(default_factory=dict)  # param value -> label
 
     @property
-    def statuses(self) -> list[tuple[str, str]]:
+    def statuses(self) -> list[tuple[str, StrOrPromise]]:
         return list(self.model.Status.choices)
 
     @property

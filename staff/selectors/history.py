@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.http import Http404
@@ -25,7 +26,8 @@ class Change:
 @dataclass
 class HistoryEntry:
     kind: Kind
-    record: object  # the historical record
+    # The historical record: a model simple-history makes at run time (it ships no types).
+    record: Any
     changes: list[Change] = field(default_factory=list)
     is_latest: bool = False
     owner: str = ""  # usernames, filled by recent_changes

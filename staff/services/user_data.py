@@ -98,8 +98,8 @@ def user_data_delete(*, user, actor, erase_history: bool = False) -> UserData:
                 history.filter(history_type="-", history_date__gte=started).update(
                     history_change_reason=reason, history_user=actor
                 )
-        for model, ids in ((Summary, summary_ids), (UserProfile, profile_ids)):
-            history = model.history.model.objects.filter(id__in=ids)
+        for tracked, ids in ((Summary, summary_ids), (UserProfile, profile_ids)):
+            history = tracked.history.model.objects.filter(id__in=ids)
             if erase_history:
                 history.delete()
             else:

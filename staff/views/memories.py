@@ -116,11 +116,11 @@ def _list_url(kind, memory=None) -> str:
 @require_GET
 def memory_row(request, kind: str, memory_id: int):
     """One row (what Cancel swaps back in place of the edit form)."""
-    kind = kind_get(kind)
-    memory = selectors.memory_get(kind=kind, memory_id=memory_id)
+    memory_kind = kind_get(kind)
+    memory = selectors.memory_get(kind=memory_kind, memory_id=memory_id)
     if not request.htmx:
-        return redirect(_list_url(kind, memory))
-    return _row(request, kind, memory)
+        return redirect(_list_url(memory_kind, memory))
+    return _row(request, memory_kind, memory)
 
 
 @staff_required
@@ -128,9 +128,9 @@ def memory_row(request, kind: str, memory_id: int):
 @vary_on_headers("HX-Request")
 def memory_edit(request, kind: str, memory_id: int):
     """GET: the edit form (a row in place, or a page). POST: save, then the row; errors inline."""
-    kind = kind_get(kind)
-    memory = selectors.memory_get(kind=kind, memory_id=memory_id)
-    form = edit_form(kind, memory, request.POST if request.method == "POST" else None)
+    memory_kind = kind_get(kind)
+    memory = selectors.memory_get(kind=memory_kind, memory_id=memory_id)
+    form = edit_form(memory_kind, memory, request.POST if request.method == "POST" else None)
     if request.method == "POST" and form.is_valid():
         try:
             memory = memory_services.memory_update(
@@ -143,14 +143,20 @@ def memory_edit(request, kind: str, memory_id: int):
             form.add_error(None, error)
         else:
             if request.htmx:
-                return _row(request, kind, memory, saved=True)
-            messages.success(request, f"{kind.label} #{memory.pk} saved.")
-            return redirect(safe_next(request, request.POST.get("next"), _list_url(kind, memory)))
-    context = {"kind": kind, "memory": with_urls(kind, [memory])[0], "edit_form": form}
+                return _row(request, memory_kind, memory, saved=True)
+            messages.success(request, f"{memory_kind.label} #{memory.pk} saved.")
+            return redirect(
+                safe_next(request, request.POST.get("next"), _list_url(memory_kind, memory))
+            )
+    context = {
+        "kind": memory_kind,
+        "memory": with_urls(memory_kind, [memory])[0],
+        "edit_form": form,
+    }
     if request.htmx:
         return render_fragments(request, TEMPLATE, context, "memory-edit-row")
     asked = request.GET.get("next") or request.POST.get("next")
-    context["next"] = safe_next(request, asked, _list_url(kind, memory))
+    context["next"] = safe_next(request, asked, _list_url(memory_kind, memory))
     return render(request, "staff/memory_edit.html", context)
 
 
@@ -209,23 +215,23 @@ def fact_supersede(request, memory_id: int):
 @vary_on_headers("HX-Request")
 def memory_delete(request, kind: str, memory_id: int):
     """GET: a confirmation page. POST: delete (HTMX: the row goes away)."""
-    kind = kind_get(kind)
-    memory = selectors.memory_get(kind=kind, memory_id=memory_id)
+    memory_kind = kind_get(kind)
+    memory = selectors.memory_get(kind=memory_kind, memory_id=memory_id)
     if request.method == "GET":
         return render(
             request,
             "staff/memory_confirm_delete.html",
             {
-                "kind": kind,
+                "kind": memory_kind,
                 "memory": memory,
-                "next": safe_next(request, request.GET.get("next"), _list_url(kind, memory)),
+                "next": safe_next(request, request.GET.get("next"), _list_url(memory_kind, memory)),
             },
         )
-    back = _list_url(kind, memory)
+    back = _list_url(memory_kind, memory)
     memory_services.memory_delete(memory=memory, actor=request.user, reason="deleted by staff")
     if request.htmx:
         return HttpResponse("")
-    messages.success(request, f"{kind.label} #{memory_id} deleted.")
+    messages.success(request, f"{memory_kind.label} #{memory_id} deleted.")
     return redirect(safe_next(request, request.POST.get("next"), back))
 
 
@@ -235,52 +241,55 @@ def memory_delete(request, kind: str, memory_id: int):
 def memory_bulk_delete(request, kind: str):
     """Without ``confirm``: a page that lists the selection and asks. With it: delete each
     (HTMX: the table is re-rendered with the list's filters, which the request includes)."""
-    kind = kind_get(kind)
+    memory_kind = kind_get(kind)
     form = BulkDeleteForm(request.POST)
     if not form.is_valid():
         if request.htmx:
-            context = _list_context(request, kind, request.POST)
-            context["bulk_error"] = " ".join(form.errors.get("ids", ["Select some memories."]))
+            context = _list_context(request, memory_kind, request.POST)
+            errors = form.errors.get("ids", ["Select some memories."])
+            context["bulk_error"] = " ".join(str(message) for message in errors)
             return render_fragments(request, TEMPLATE, context, "memory-table")
         messages.error(request, "Select at least one memory to delete.")
-        return redirect(safe_next(request, request.POST.get("next"), _list_url(kind)))
+        return redirect(safe_next(request, request.POST.get("next"), _list_url(memory_kind)))
     ids = form.cleaned_data["ids"]
     if not form.cleaned_data["confirm"]:
-        selected = kind.model.objects.filter(pk__in=ids).select_related("user").order_by("pk")
+        selected = (
+            memory_kind.model.objects.filter(pk__in=ids).select_related("user").order_by("pk")
+        )
         return render(
             request,
             "staff/memory_confirm_bulk_delete.html",
             {
-                "kind": kind,
+                "kind": memory_kind,
                 "selected": selected,
-                "next": safe_next(request, request.POST.get("next"), _list_url(kind)),
+                "next": safe_next(request, request.POST.get("next"), _list_url(memory_kind)),
             },
         )
     try:
         deleted = memory_services.memories_delete(
-            model=kind.model, ids=ids, actor=request.user, by="by staff"
+            model=memory_kind.model, ids=ids, actor=request.user, by="by staff"
         )
     except ValidationError as error:
         messages.error(request, " ".join(error.messages))
         deleted = 0
     if request.htmx:
-        context = _list_context(request, kind, request.POST)
+        context = _list_context(request, memory_kind, request.POST)
         context["bulk_deleted"] = deleted
         return render_fragments(request, TEMPLATE, context, "memory-table")
-    messages.success(request, f"Deleted {deleted} {kind.plural.lower()}.")
-    return redirect(safe_next(request, request.POST.get("next"), _list_url(kind)))
+    messages.success(request, f"Deleted {deleted} {memory_kind.plural.lower()}.")
+    return redirect(safe_next(request, request.POST.get("next"), _list_url(memory_kind)))
 
 
 @staff_required
 @require_GET
 def memory_history(request, kind: str, memory_id: int):
-    kind = kind_get(kind)
-    entries = history_selectors.memory_history(kind=kind, memory_id=memory_id)
-    current = kind.model.objects.filter(pk=memory_id).select_related("user").first()
+    memory_kind = kind_get(kind)
+    entries = history_selectors.memory_history(kind=memory_kind, memory_id=memory_id)
+    current = memory_kind.model.objects.filter(pk=memory_id).select_related("user").first()
     return render(
         request,
         "staff/memory_history.html",
-        {"kind": kind, "memory_id": memory_id, "entries": entries, "current": current},
+        {"kind": memory_kind, "memory_id": memory_id, "entries": entries, "current": current},
     )
 
 
@@ -288,17 +297,17 @@ def memory_history(request, kind: str, memory_id: int):
 @require_POST
 def memory_restore(request, kind: str, memory_id: int, history_id: int):
     """Restore a memory to one of its recorded versions (itself recorded)."""
-    kind = kind_get(kind)
+    memory_kind = kind_get(kind)
     record = history_selectors.history_record_get(
-        kind=kind, memory_id=memory_id, history_id=history_id
+        kind=memory_kind, memory_id=memory_id, history_id=history_id
     )
     try:
         memory_services.memory_revert(record=record, actor=request.user)
     except ValidationError as error:
         messages.error(request, " ".join(error.messages))
     else:
-        messages.success(request, f"{kind.label} #{memory_id} restored.")
-    return redirect("staff:memory_history", kind=kind.slug, memory_id=memory_id)
+        messages.success(request, f"{memory_kind.label} #{memory_id} restored.")
+    return redirect("staff:memory_history", kind=memory_kind.slug, memory_id=memory_id)
 
 
 @staff_required

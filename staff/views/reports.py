@@ -49,34 +49,34 @@ def _page(request, report: ReportKind, markdown: str, **context) -> HttpResponse
 @staff_required
 @require_GET
 def conversation_report(request, conversation_id: int, report: str):
-    report = _report(report)
+    report_kind = _report(report)
     conversation = conversation_get(conversation_id=conversation_id)
-    markdown = report.build(report_data_for_conversation(conversation=conversation))
-    return _page(request, report, markdown, conversation=conversation)
+    markdown = report_kind.build(report_data_for_conversation(conversation=conversation))
+    return _page(request, report_kind, markdown, conversation=conversation)
 
 
 @staff_required
 @require_GET
 def conversation_report_download(request, conversation_id: int, report: str):
-    report = _report(report)
+    report_kind = _report(report)
     conversation = conversation_get(conversation_id=conversation_id)
-    markdown = report.build(report_data_for_conversation(conversation=conversation))
-    return _download(markdown, _filename(report, f"conversation-{conversation.pk}"))
+    markdown = report_kind.build(report_data_for_conversation(conversation=conversation))
+    return _download(markdown, _filename(report_kind, f"conversation-{conversation.pk}"))
 
 
 @staff_required
 @require_GET
 def user_report(request, user_id: int, report: str):
-    report = _report(report)
+    report_kind = _report(report)
     target = user_get(user_id=user_id)
-    markdown = report.build(report_data_for_user(user=target))
-    return _page(request, report, markdown, target=target)
+    markdown = report_kind.build(report_data_for_user(user=target))
+    return _page(request, report_kind, markdown, target=target)
 
 
 @staff_required
 @require_GET
 def user_report_download(request, user_id: int, report: str):
-    report = _report(report)
+    report_kind = _report(report)
     target = user_get(user_id=user_id)
-    markdown = report.build(report_data_for_user(user=target))
-    return _download(markdown, _filename(report, f"user-{target.pk}"))
+    markdown = report_kind.build(report_data_for_user(user=target))
+    return _download(markdown, _filename(report_kind, f"user-{target.pk}"))

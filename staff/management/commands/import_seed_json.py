@@ -34,8 +34,8 @@ class Command(BaseCommand):
         except BadFile as error:
             raise CommandError(str(error)) from error
         self.stdout.write(self.summary(report, dry_run=dry_run))
-        for name, error in report.bad:
-            self.stderr.write(f"Skipped {name}: {error}")
+        for name, reason in report.bad:
+            self.stderr.write(f"Skipped {name}: {reason}")
 
     @staticmethod
     def summary(report, *, dry_run: bool) -> str:
