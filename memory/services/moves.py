@@ -96,14 +96,15 @@ def conversation_move(*, conversation: Conversation, project, actor=None) -> Mov
             ids = plan.delete.get(name, [])
             count = 0
             for chunk in _chunks(ids):
-                objs = model.objects.filter(pk__in=chunk, project_id=old_id)
+                objs = list(model.objects.filter(pk__in=chunk, project_id=old_id))
+                # Read before the saves, whose triggers drop them: one read a chunk.
+                saved = _vectors_of(Q(kind=kind, object_id__in=[obj.pk for obj in objs]))
                 for obj in objs:
-                    saved = _vectors_of(Q(kind=kind, object_id=obj.pk))
                     obj.project_id = new_id
                     attribute(obj, actor=actor, reason=_reason(project, conversation))
                     obj.save(update_fields=["project"])
-                    _carry_vectors(saved, scoping.of(new_id))
                     count += 1
+                _carry_vectors(saved, scoping.of(new_id))
             moved.memories[name] = count
     return moved
 
