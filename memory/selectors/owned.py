@@ -65,8 +65,6 @@ KIND_FILTERS.append((SUMMARY_SLUG, "Conversation summaries"))
 
 
 def kind_get(slug: str) -> Kind:
-    from django.http import Http404
-
     if slug not in KINDS:
         raise Http404("No such kind of memory.")
     return KINDS[slug]

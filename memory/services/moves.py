@@ -68,13 +68,14 @@ def memory_move(*, obj, project, actor=None):
     return _move_one(obj, project_id, actor=actor, reason=_reason(project))
 
 
-def _move_one(obj, project_id: int | None, *, actor, reason: str):
+def _move_one(obj, project_id: int | None, *, actor, reason: str, vectors=None):
+    """``vectors``: the memory's, when the caller read a batch's at once."""
     kind = KINDS[type(obj)]
     with transaction.atomic():
         target = merge_target(obj, project_id)
         if target is not None:
             return memory_merge(source=obj, target=target, actor=actor, reason=reason)
-        saved = _vectors_of(Q(kind=kind, object_id=obj.pk))
+        saved = _vectors_of(Q(kind=kind, object_id=obj.pk)) if vectors is None else vectors
         obj.project_id = project_id
         obj.updated_at = timezone.now()
         attribute(obj, actor=actor, reason=reason)
@@ -105,13 +106,17 @@ def conversation_move(*, conversation: Conversation, project, actor=None) -> Mov
         conversation.save(update_fields=["project"])
         moved.conversations = 1
         _carry_vectors(saved, scoping.of(new_id))
-        for name, model, _kind in FORGETTABLE:
+        for name, model, kind in FORGETTABLE:
             ids = plan.delete.get(name, [])
             count = 0
             for chunk in _chunks(ids):
-                objs = model.objects.filter(pk__in=chunk, project=old_id)  # None: IS NULL
+                objs = list(model.objects.filter(pk__in=chunk, project=old_id))  # None: IS NULL
+                # Read before the saves, whose triggers drop them: one read a chunk.
+                saved = _vectors_of(Q(kind=kind, object_id__in=[obj.pk for obj in objs]))
                 for obj in objs:
-                    _move_one(obj, new_id, actor=actor, reason=_reason(project, conversation))
+                    vectors = [e for e in saved if e.object_id == obj.pk]
+                    reason = _reason(project, conversation)
+                    _move_one(obj, new_id, actor=actor, reason=reason, vectors=vectors)
                     count += 1
             moved.memories[name] = count
     return moved

@@ -198,3 +198,22 @@ def test_forgetting_a_projects_learning_asks_delete_or_everywhere(alice, garden)
     assert not Fact.objects.filter(project=garden).exists()
     with pytest.raises(ValidationError):
         project_learning_forget(project=garden, keep="maybe", actor=alice)
+
+
+def test_a_moved_conversations_memories_have_their_vectors_read_once(alice, garden):
+    """Not a read of the vectors per memory: one for the conversation's messages and summary,
+    one per kind of memory it taught."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    talk = conversation_create(user=alice, title="Beds")
+    said = message_create(conversation=talk, role="user", content="Raised beds, six of them")
+    facts = [_fact(talk, f"Bed {n} is raised", said) for n in range(6)]
+    with CaptureQueriesContext(connection) as captured:
+        moved = conversation_move(conversation=talk, project=garden, actor=alice)
+    assert moved.memories["facts"] == len(facts)
+    reads = [
+        q["sql"] for q in captured.captured_queries
+        if q["sql"].startswith("SELECT") and 'FROM "memory_embedding"' in q["sql"]
+    ]  # fmt: skip
+    assert len(reads) == 1 + 1  # the conversation's, the facts'
