@@ -93,3 +93,18 @@ class DeleteProjectForm(forms.Form):
     @property
     def keep(self) -> bool:
         return self.cleaned_data["fate"] == self.KEEP
+
+
+class ForgetLearningForm(forms.Form):
+    """What becomes of what the project learned (its conversations stay in it)."""
+
+    EVERYWHERE, DELETE = "everywhere", "delete"
+    fate = forms.ChoiceField(
+        choices=[
+            (EVERYWHERE, "Move it to everywhere: every conversation may use it"),
+            (DELETE, "Forget it: delete its memories and its conversations' summaries"),
+        ],
+        widget=forms.RadioSelect,
+        initial=EVERYWHERE,
+        label="What the project learned",
+    )

@@ -69,3 +69,12 @@ def delete_project(project: Project, keep: bool, *, actor=None) -> None:
         for conversation in kept:
             conversation.project_id = None
             transaction.on_commit(partial(fanout.conversation_settings_changed, conversation))
+
+
+def project_learning_forget(*, project: Project, everywhere: bool, actor) -> None:
+    """What ``project`` learned (its memories, its conversations' summaries): moved to
+    everywhere, or forgotten (``memory.services.moves.project_learning_forget``). Its
+    conversations stay in it."""
+    moves.project_learning_forget(
+        project=project, keep=moves.EVERYWHERE if everywhere else moves.DELETE, actor=actor
+    )

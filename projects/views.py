@@ -3,6 +3,7 @@ conversation looked up is the user's own (404 otherwise)."""
 
 from __future__ import annotations
 
+from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect, render
@@ -15,7 +16,7 @@ from chat.selectors import conversation_get_for_user
 from memory.selectors import projects_of
 from projects import selectors, services
 from projects.briefing import BriefingData, project_briefing
-from projects.forms import DeleteProjectForm, ProjectForm
+from projects.forms import DeleteProjectForm, ForgetLearningForm, ProjectForm
 from web.access import login_required
 from web.downloads import attachment, download_filename
 
@@ -107,6 +108,28 @@ def project_delete(request: HttpRequest, project_id: int) -> HttpResponse:
     }
     return render(
         request, "projects/confirm_delete.html", context, status=400 if form.errors else 200
+    )
+
+
+@login_required(default_next=LIST)
+@require_http_methods(["GET", "POST"])
+def project_forget(request: HttpRequest, project_id: int) -> HttpResponse:
+    """GET: ask what becomes of what the project learned. POST: move it or forget it."""
+    project = _project(request, project_id)
+    form = ForgetLearningForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        everywhere = form.cleaned_data["fate"] == form.EVERYWHERE
+        services.project_learning_forget(project=project, everywhere=everywhere, actor=request.user)
+        done = "moved to everywhere" if everywhere else "forgotten"
+        messages.success(request, f"What “{project.name}” learned was {done}.")
+        return redirect("projects:knowledge", project_id=project.pk)
+    context = {
+        "project": project,
+        "form": form,
+        "counts": selectors.project_memory_counts(project=project),
+    }
+    return render(
+        request, "projects/confirm_forget.html", context, status=400 if form.errors else 200
     )
 
 

@@ -88,6 +88,7 @@ OWNED = {
     "projects:edit",
     "projects:archive",
     "projects:delete",
+    "projects:forget",
     "projects:knowledge",
     "projects:briefing",
     "projects:move",
@@ -460,6 +461,7 @@ def test_payloads_are_inert_on_every_page_that_shows_them(client, alice, staff, 
     pages += [
         reverse("projects:edit", args=[project.pk]),
         reverse("projects:delete", args=[project.pk]),
+        reverse("projects:forget", args=[project.pk]),
     ]
     pages += [f"/?project={project.pk}", project.conversations.get().get_absolute_url()]
     for url in pages:

@@ -9,8 +9,8 @@ from projects.models import Project
 
 pytestmark = pytest.mark.django_db
 
-PAGES = ["detail", "edit", "knowledge", "briefing", "delete"]
-POSTS = ["edit", "archive", "delete"]
+PAGES = ["detail", "edit", "knowledge", "briefing", "delete", "forget"]
+POSTS = ["edit", "archive", "delete", "forget"]
 
 
 @pytest.fixture
@@ -26,7 +26,7 @@ def test_another_users_project_pages_are_404(bob_client, garden, name):
 
 @pytest.mark.parametrize("name", POSTS)
 def test_another_users_project_cannot_be_changed(bob_client, garden, name):
-    data = {"name": "Mine", "archived": "1", "fate": "keep"}
+    data = {"name": "Mine", "archived": "1", "fate": "keep" if name == "delete" else "delete"}
     response = bob_client.post(reverse(f"projects:{name}", args=[garden.pk]), data)
     assert response.status_code == 404
     garden.refresh_from_db()
@@ -65,3 +65,12 @@ def test_a_malformed_project_id_is_refused(alice_client, alice, value):
     )
     assert response.status_code == 400
     assert alice_client.get(f"/?project={value}").status_code == 404
+
+
+def test_another_users_project_learning_cannot_be_forgotten(bob_client, alice, garden):
+    from memory.models import Fact
+
+    fact = Fact.objects.create(user=alice, project=garden, text="Beds face east", dedupe_key="e")
+    url = reverse("projects:forget", args=[garden.pk])
+    assert bob_client.post(url, {"fate": "delete"}).status_code == 404
+    assert Fact.objects.filter(pk=fact.pk, project=garden).exists()

@@ -144,3 +144,40 @@ def test_the_projects_list_shows_active_projects_and_the_form(alice_client, gard
     project_create(user=garden.user, name="Thesis")
     page = alice_client.get(reverse("projects:list")).text
     assert "Garden" in page and "Thesis" in page and "Create project" in page
+
+
+def test_forgetting_what_a_project_learned_asks_move_or_delete(alice_client, alice, garden):
+    """From the project's Manage menu: the page asks; moved, its memories reach everywhere,
+    its conversations staying in it."""
+    conversation, fact, decision = _project_with_talk(alice, garden)
+    url = reverse("projects:forget", args=[garden.pk])
+    assert url in alice_client.get(garden.get_absolute_url()).text
+    page = alice_client.get(url).text
+    assert "Move it to everywhere" in page and "Forget it: delete its memories" in page
+
+    response = alice_client.post(url, {"fate": "everywhere"}, follow=True)
+
+    assert response.redirect_chain[-1][0] == reverse("projects:knowledge", args=[garden.pk])
+    assert "What “Garden” learned was moved to everywhere." in response.text
+    assert Fact.objects.get(pk=fact.pk).project is None
+    assert Decision.objects.get(pk=decision.pk).project is None
+    conversation.refresh_from_db()
+    assert conversation.project_id == garden.pk
+
+
+def test_forgetting_what_a_project_learned_can_delete_it(alice_client, alice, garden):
+    conversation, fact, _decision = _project_with_talk(alice, garden)
+    outside = Fact.objects.create(user=alice, text="Likes Porto", dedupe_key="porto")
+    url = reverse("projects:forget", args=[garden.pk])
+    assert alice_client.post(url, {"fate": "delete"}).status_code == 302
+    assert list(Fact.objects.all()) == [outside] and not Decision.objects.exists()
+    assert Conversation.objects.get(pk=conversation.pk).project_id == garden.pk
+    assert Fact.history.filter(id=fact.pk, history_type="-", history_user=alice).exists()
+
+
+def test_forgetting_needs_a_choice(alice_client, alice, garden):
+    _conversation, fact, _decision = _project_with_talk(alice, garden)
+    url = reverse("projects:forget", args=[garden.pk])
+    response = alice_client.post(url, {"fate": "maybe"})
+    assert response.status_code == 400 and 'role="alert"' in response.text
+    assert Fact.objects.get(pk=fact.pk).project_id == garden.pk
