@@ -214,6 +214,7 @@ class Semantic:
 
     cosines: dict[tuple[str, int], float]
     nearest: list[tuple[tuple[str, int], float]]
+    floor: float = 0.0  # the similarity "near by meaning" starts at, on the same scale
 
 
 def compare(
@@ -269,7 +270,7 @@ def compare(
         )
     usable = [h for h in held_list if h.size and h.matrix.shape[1] == len(query_array)]
     if not usable:
-        return Semantic(cosines, []) if cosines else None
+        return Semantic(cosines, [], scale.floor) if cosines else None
     best = []
     for held in usable:
         dots = held.cosines(query_array)
@@ -280,7 +281,7 @@ def compare(
         best += _best(dots, held.keys, nearest, scale)
     best = sorted(best, key=lambda pair: -pair[1])[:nearest]
     cosines.update(best)
-    return Semantic(cosines, best)
+    return Semantic(cosines, best, scale.floor)
 
 
 _RAW = calibration.Calibration(center=0.0, floor=0.0)  # cosines as they are

@@ -23,7 +23,8 @@ weaker new one, and of two statements of the same fact the newest comes first
 (``restatements_tie``; not when the query asks for a summary: it wants the whole story, and
 turns on one topic hold the same words without restating each other). With embeddings on
 (``embeddings``), relevance is fused with the similarity of each candidate, on the embedding
-model's own scale (``calibration``).
+model's own scale (``calibration``) and read like relevance, relative to the best: 0 at the
+model's floor, 1 for the candidate nearest the query (``relative_meaning``).
 
 A message hit is the exchange around it (``exchange``): the matching turn, then those of its
 neighbours (two on each side at most) that match the query too, within a token cap; for a
@@ -65,7 +66,7 @@ SPEAKER_BOOST = 1.5  # a message said by a person the query names ("What did Car
 RESTATED = 0.8  # within this share of the best row holding the same words: a restatement
 RESTATED_WORDS = 0.6  # ... when those words are at least this share of the query's
 W_RECENCY, W_RECENCY_NOW, W_IMPORTANCE = 0.02, 0.15, 0.02
-W_SEMANTIC = 0.35  # share of cosine similarity in the text score, with embeddings on
+W_SEMANTIC = 0.35  # share of meaning (relative_meaning) in the text score, with embeddings on
 KIND_PRIOR = {"fact": 0.8, "decision": 0.7, "action_item": 0.7, "summary": 0.6, "message": 0.35}
 SUMMARY_MESSAGE_IDS = 50  # a summary hit lists at most this many of the messages it covers
 SMOOTHED = 100  # best messages whose neighbours are looked up (replies, exchanges)
@@ -120,6 +121,16 @@ def role_weight(row: index.Row) -> float:
     if floor is None:
         return 1.0
     return max(floor, min(1.0, PERSON_WORDS / max(row.words, 1)))
+
+
+def relative_meaning(similarity: float, floor: float, nearest: float) -> float:
+    """A candidate's likeness in meaning on the same footing as its words' relevance: 0 at
+    the model's floor, 1 for the candidate nearest the query. Raw similarities of a query's
+    candidates span a narrow band (MiniLM: 0.3-0.7) while relevance spans 0-1, so read raw,
+    meaning barely moved a turn that shares few words with the question."""
+    if nearest <= floor:
+        return 0.0
+    return max(0.0, similarity - floor) / (nearest - floor)
 
 
 def restatements_tie(
@@ -212,11 +223,14 @@ def search(
     facts = _fact_weights([r.object_id for r in rows if r.kind == "fact"])
 
     scored: list[tuple[float, int, str]] = []
+    if semantic is not None:
+        nearest_cosine = max(semantic.cosines.get((r.kind, r.object_id), 0.0) for r in rows)
     for i, row in enumerate(rows):
         text_score = relevance[i] / best
         if semantic is not None:
             cosine = semantic.cosines.get((row.kind, row.object_id), 0.0)
-            text_score = (1 - W_SEMANTIC) * text_score + W_SEMANTIC * cosine
+            meaning = relative_meaning(cosine, semantic.floor, nearest_cosine)
+            text_score = (1 - W_SEMANTIC) * text_score + W_SEMANTIC * meaning
         recency = _place(row.created_at, oldest, newest)
         importance = KIND_PRIOR[row.kind]
         fact = facts.get(row.object_id) if row.kind == "fact" else None
