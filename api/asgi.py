@@ -13,8 +13,11 @@ set it."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 from django.core.handlers.asgi import ASGIHandler
 from django.core.handlers.exception import convert_exception_to_response
+from django.http import HttpRequest, HttpResponseBase
 from django.middleware.security import SecurityMiddleware
 
 PREFIX = "/v1/"
@@ -23,18 +26,28 @@ PREFIX = "/v1/"
 class _ApiMiddleware(SecurityMiddleware):
     """The security middleware's checks and headers without a thread trip each way."""
 
-    async def __acall__(self, request):
+    get_response: Callable[[HttpRequest], Awaitable[HttpResponseBase]]  # ApiHandler's: async
+
+    async def __acall__(self, request: HttpRequest) -> HttpResponseBase:
         request.get_host()  # ALLOWED_HOSTS: DisallowedHost is a 400, as on every page
-        response = self.process_request(request)  # the HTTPS redirect
+        response: HttpResponseBase | None = self.process_request(request)  # the HTTPS redirect
         if response is None:
             response = await self.get_response(request)
-        response = self.process_response(request, response)
+        # django-stubs say HttpResponse; Django's sets headers, which a streamed reply has too
+        response = self.process_response(request, response)  # type: ignore[arg-type]
         if not response.streaming and not response.has_header("Content-Length"):
             response.headers["Content-Length"] = str(len(response.content))
         return response
 
 
 class ApiHandler(ASGIHandler):
+    # BaseHandler's own (private, so not in django-stubs): the view step, async here, and
+    # the lists of middleware hooks it runs around the view, empty here.
+    _get_response_async: Callable[[HttpRequest], Awaitable[HttpResponseBase]]
+    _view_middleware: list[Callable[..., Awaitable[HttpResponseBase | None]]]
+    _template_response_middleware: list[Callable[..., Awaitable[HttpResponseBase]]]
+    _exception_middleware: list[Callable[[HttpRequest, Exception], HttpResponseBase | None]]
+
     def load_middleware(self, is_async: bool = False) -> None:
         self._view_middleware = []
         self._template_response_middleware = []

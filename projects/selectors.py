@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import date, datetime
+from typing import TypedDict
 
 from django.db.models import (
     Count,
@@ -104,7 +105,13 @@ def count_in_project(memories: QuerySet) -> Coalesce:
     return Coalesce(Subquery(counted), 0)
 
 
-def project_memory_counts(*, project: Project) -> dict[str, int]:
+class MemoryCounts(TypedDict):
+    facts: int
+    decisions: int
+    open_items: int
+
+
+def project_memory_counts(*, project: Project) -> MemoryCounts:
     """How many facts, decisions and open action items the project holds, in one statement."""
     kept = ~Q(state=MemoryState.SUGGESTED)
     return (

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Generic, Literal, TypeVar
+from typing import Generic, Literal, TypeVar, overload
 
 from django.core.paginator import Page, Paginator
 from django.db.models import IntegerField, Prefetch, QuerySet, Value
@@ -233,11 +233,22 @@ def rows_for(
     return [found[code, pk] for code, pk, _ in keys if (code, pk) in found]
 
 
-def rows_of(kind: Kind, memories: QuerySet[KeptMemory]) -> list[MemoryRow[KeptMemory | Summary]]:
+# Rows typed by kind: a queryset of facts gives rows of facts, and so on; rows_for's queryset
+# of any one kind (a union of the three) is taken member by member, which a TypeVar's
+# constraints would refuse.
+@overload
+def rows_of(kind: Kind, memories: QuerySet[Fact]) -> list[MemoryRow[Fact]]: ...
+@overload
+def rows_of(kind: Kind, memories: QuerySet[Decision]) -> list[MemoryRow[Decision]]: ...
+@overload
+def rows_of(kind: Kind, memories: QuerySet[ActionItem]) -> list[MemoryRow[ActionItem]]: ...
+def rows_of(
+    kind: Kind, memories: QuerySet[Fact] | QuerySet[Decision] | QuerySet[ActionItem]
+) -> Sequence[MemoryRow[KeptMemory]]:
     """The rows of ``memories`` (of ``kind``), in the queryset's order: one read of them with
     their conversation and project, one of their sources, one of their channels."""
     objs = memories.select_related("conversation", "project").prefetch_related(_sources())
-    rows = [
+    rows: list[MemoryRow[KeptMemory]] = [
         MemoryRow(
             kind=kind.slug,
             label=kind.label,
@@ -254,7 +265,7 @@ def rows_of(kind: Kind, memories: QuerySet[KeptMemory]) -> list[MemoryRow[KeptMe
     return rows
 
 
-def _mark_channels(kind: Kind, rows: list[MemoryRow[KeptMemory | Summary]]) -> None:
+def _mark_channels(kind: Kind, rows: Sequence[MemoryRow[KeptMemory]]) -> None:
     """Which of ``rows`` were added, or last changed, through another channel than the web
     pages (their history records' reasons end "through <channel>"): one query per kind."""
     if not rows:

@@ -196,7 +196,7 @@ class ExportReader:
             f"{keys}."
         )
 
-    def _items(self, stream: IO[bytes]) -> Iterator[Any]:
+    def _items(self, stream: _Stream) -> Iterator[Any]:
         """The list's items as Python values (floats as ``float``: ChatGPT's dates)."""
         items = ijson.items(stream, "item", use_float=True)
         while True:
@@ -238,7 +238,7 @@ def _yajl_reason(error: Exception) -> str:
 
 
 @contextmanager
-def _conversations_stream(upload: IO[bytes], *, max_bytes: int) -> Iterator[IO[bytes]]:
+def _conversations_stream(upload: IO[bytes], *, max_bytes: int) -> Iterator[_Stream]:
     """The bytes of ``conversations.json``: the upload itself, or the zip's member; checked
     to be a JSON list (``_Stream.expect_list``)."""
     upload.seek(0)

@@ -280,6 +280,6 @@ def clean_imported_from(raw: Any, where: str) -> tuple[str, str] | None:
         allowed = ", ".join(repr(c) for c in ChatImport.Source.values)
         raise Invalid(f"{where}.source: {source!r:.40} is not one of {allowed}.")
     most = ImportedConversation._meta.get_field("source_id").max_length
-    if not isinstance(ident, str) or not ident.strip() or len(ident) > most:
+    if not isinstance(ident, str) or not ident.strip() or (most is not None and len(ident) > most):
         raise Invalid(f"{where}.id: the conversation's id there, text of at most {most}.")
     return source, ident
