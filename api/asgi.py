@@ -13,8 +13,13 @@ set it."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
+from typing import cast
+
 from django.core.handlers.asgi import ASGIHandler
 from django.core.handlers.exception import convert_exception_to_response
+from django.http import HttpRequest, HttpResponse
+from django.http.response import HttpResponseBase
 from django.middleware.security import SecurityMiddleware
 
 PREFIX = "/v1/"
@@ -23,23 +28,27 @@ PREFIX = "/v1/"
 class _ApiMiddleware(SecurityMiddleware):
     """The security middleware's checks and headers without a thread trip each way."""
 
-    async def __acall__(self, request):
+    async def __acall__(self, request: HttpRequest) -> HttpResponseBase:
         request.get_host()  # ALLOWED_HOSTS: DisallowedHost is a 400, as on every page
-        response = self.process_request(request)  # the HTTPS redirect
-        if response is None:
-            response = await self.get_response(request)
-        response = self.process_response(request, response)
-        if not response.streaming and not response.has_header("Content-Length"):
+        redirect = self.process_request(request)  # the HTTPS redirect
+        response: HttpResponseBase
+        if redirect is not None:
+            response = redirect
+        else:
+            response = await cast(Awaitable[HttpResponseBase], self.get_response(request))
+        response = self.process_response(request, cast(HttpResponse, response))  # headers only
+        if isinstance(response, HttpResponse) and not response.has_header("Content-Length"):
             response.headers["Content-Length"] = str(len(response.content))
         return response
 
 
 class ApiHandler(ASGIHandler):
     def load_middleware(self, is_async: bool = False) -> None:
-        self._view_middleware = []
-        self._template_response_middleware = []
-        self._exception_middleware = []
-        view = convert_exception_to_response(self._get_response_async)
+        self._view_middleware: list = []
+        self._template_response_middleware: list = []
+        self._exception_middleware: list = []
+        # What BaseHandler.load_middleware wraps the site's middleware around.
+        view = convert_exception_to_response(self._get_response_async)  # type: ignore[attr-defined]
         self._middleware_chain = convert_exception_to_response(_ApiMiddleware(view))
 
 
