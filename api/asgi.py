@@ -52,6 +52,7 @@ class ApiHandler(ASGIHandler):
         self._view_middleware = []
         self._template_response_middleware = []
         self._exception_middleware = []
+        # What BaseHandler.load_middleware wraps the site's middleware around.
         view = convert_exception_to_response(self._get_response_async)
         self._middleware_chain = convert_exception_to_response(_ApiMiddleware(view))
 
