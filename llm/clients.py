@@ -72,8 +72,11 @@ def summary_client() -> openai.OpenAI:
     return sync_client(summary_endpoint(), timeout=settings.BACKGROUND_TIMEOUT)
 
 
-def embedding_client() -> openai.OpenAI:
-    return sync_client(embedding_endpoint())
+def embedding_client(*, background: bool = False) -> openai.OpenAI:
+    """A turn's query waits the chat's timeout; the backfill (``background``) waits
+    BACKGROUND_TIMEOUT, since a slow local server takes minutes for a batch of long texts."""
+    timeout = settings.BACKGROUND_TIMEOUT if background else None
+    return sync_client(embedding_endpoint(), timeout=timeout)
 
 
 # One async client per event loop: httpx connection pools must not cross loops.

@@ -193,11 +193,12 @@ def _normalised(vector) -> array:
 
 
 def embed_texts(
-    texts: list[str], *, query: bool = False, user_id: int | None = None
+    texts: list[str], *, query: bool = False, user_id: int | None = None, background: bool = False
 ) -> list[array]:
-    """Vectors of ``texts``; a single query's is cached per process for ``user_id`` only."""
+    """Vectors of ``texts``; a single query's is cached per process for ``user_id`` only.
+    ``background``: the backfill's batches, on the background requests' timeout."""
     if backend() == "openai":
-        response = embedding_client().embeddings.create(
+        response = embedding_client(background=background).embeddings.create(
             model=settings.OPENAI_EMBEDDING_MODEL, input=texts
         )
         return [_normalised(item.embedding) for item in response.data]
@@ -404,7 +405,7 @@ def _embed(rows: list[tuple], progress=None) -> int:
     for start in range(0, len(rows), BATCH):
         batch = rows[start : start + BATCH]
         with background_slot() if remote else contextlib.nullcontext():
-            vectors = embed_texts([row[3][:MAX_CHARS] for row in batch])
+            vectors = embed_texts([row[3][:MAX_CHARS] for row in batch], background=True)
         _store(model, [(k, o, v.tobytes()) for (k, o, _, _), v in zip(batch, vectors, strict=True)])
         done += len(batch)
         if progress is not None:

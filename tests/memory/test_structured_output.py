@@ -6,9 +6,10 @@ import json
 import threading
 import time
 
+import openai
 import pytest
 
-from chat.services import NewMessage, message_create_many
+from chat.services import NewMessage, conversation_create, message_create, message_create_many
 from llm.slots import NoSlot, background_slot
 from memory import services, summariser
 from memory.models import ActionItem, Decision, Fact, Summary
@@ -206,6 +207,25 @@ def test_embeddings_go_to_their_own_server(alice, fake_llm, settings):
         assert len(vectors) == 1
         assert [r["path"] for r in embedding_server.requests] == ["/v1/embeddings"]
         assert fake_llm.requests == []
+    finally:
+        embedding_server.stop()
+
+
+def test_the_backfill_waits_the_background_timeout_a_query_the_chats(alice, settings):
+    """An embedding server slower than the chat's timeout (a batch of long texts on a local
+    server): the backfill's batch waits BACKGROUND_TIMEOUT and is stored; a turn's query
+    gives up at the chat's timeout (the search goes on without vectors)."""
+    embedding_server = FakeLLM(Behaviour(stall_before=1.5)).start()
+    try:
+        settings.EMBEDDING_BASE_URL, settings.EMBEDDING_API_KEY = embedding_server.base_url, "k"
+        settings.OPENAI_EMBEDDING_MODEL = "e5-small"
+        settings.OPENAI_MAX_RETRIES = 0
+        settings.OPENAI_TIMEOUT, settings.BACKGROUND_TIMEOUT = 0.5, 30.0
+        conversation = conversation_create(user=alice)
+        message_create(conversation=conversation, role="user", content="My dog Rex loves the sea")
+        assert embeddings.embed_pending() == 1
+        with pytest.raises(openai.APITimeoutError):
+            embeddings.embed_texts(["where does Rex go?"], query=True, user_id=alice.pk)
     finally:
         embedding_server.stop()
 
