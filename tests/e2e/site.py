@@ -199,6 +199,7 @@ def user_pages(site: Site, conversation_id: int) -> dict[str, str]:
         "project-knowledge": f"/projects/{project_id}/knowledge/",
         "project-edit": f"/projects/{project_id}/edit/",
         "project-delete": f"/projects/{project_id}/delete/",
+        "project-forget": f"/projects/{project_id}/forget/",
         "project-new-chat": f"/?project={project_id}",
         "profile": "/profile/",
         "memory": "/memory/",
