@@ -31,6 +31,7 @@ from tests.userdata.exports import (
 from userdata import chat_import
 from userdata.models import ChatImport, ImportedConversation
 from userdata.services import data_export
+from userdata.transfer.external import BadFile
 from userdata.transfer.importer import user_data_import
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -276,6 +277,31 @@ def test_a_second_upload_waits_for_the_first(alice_client, alice):
     response = upload(alice_client, as_json([claude_conversation()]))
     assert response.status_code == 400
     assert "An import is already under way" in response.content.decode()
+
+
+class _UploadReadWhileAnotherStarts(io.BytesIO):
+    """A file whose reading lets another upload of the user queue its import first, as two
+    uploads sent at once do."""
+
+    def __init__(self, data: bytes, user) -> None:
+        super().__init__(data)
+        self.user, self.other = user, None
+
+    def read(self, *args):
+        if self.other is None:
+            self.other = ChatImport.objects.create(
+                user=self.user, source="chatgpt", filename="other.json", payload=b"", total=1
+            )
+        return super().read(*args)
+
+
+def test_of_two_uploads_read_at_once_the_second_is_refused(alice):
+    file = _UploadReadWhileAnotherStarts(as_json([chatgpt_conversation()]), alice)
+    with pytest.raises(BadFile, match="An import is already under way"):
+        chat_import.chat_import_start(user=alice, filename="c.json", file=file)
+    assert list(ChatImport.objects.filter(user=alice)) == [file.other]
+    file.other.refresh_from_db()
+    assert file.other.status == "queued"
 
 
 def test_with_memory_off_nothing_is_learned(alice_client, alice):
