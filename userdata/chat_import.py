@@ -309,11 +309,9 @@ def _after_storing(import_id: int) -> str:
     ImportedConversation.objects.filter(
         user=chat_import.user, chat_import__status=ChatImport.Status.FAILED
     ).update(chat_import=chat_import)
-    conversations = list(
-        Conversation.objects.filter(imported_from__chat_import=chat_import).select_related("user")
+    to_build = recall.memory_enabled_count(
+        Conversation.objects.filter(imported_from__chat_import=chat_import), user=chat_import.user
     )
-    enabled = recall.memory_enabled_many(conversations) if conversations else {}
-    to_build = sum(enabled.values())
     with transaction.atomic():
         ChatImport.objects.filter(pk=import_id).update(
             payload=b"",

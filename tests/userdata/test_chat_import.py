@@ -11,7 +11,9 @@ from itertools import islice
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import connection
 from django.test import Client, override_settings
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from chat.models import Conversation, Message
@@ -302,6 +304,17 @@ def test_of_two_uploads_read_at_once_the_second_is_refused(alice):
     assert list(ChatImport.objects.filter(user=alice)) == [file.other]
     file.other.refresh_from_db()
     assert file.other.status == "queued"
+
+
+def test_the_conversations_to_build_are_counted_not_loaded(alice):
+    data = as_json(two_chatgpt_conversations())
+    started = chat_import.chat_import_start(user=alice, filename="c.json", file=io.BytesIO(data))
+    chat_import._store_chunk(started, list(chat_import._unpack(bytes(started.payload))), 0)
+    with CaptureQueriesContext(connection) as queries:
+        chat_import._after_storing(started.pk)
+    reads = [q["sql"] for q in queries if 'FROM "chat_conversation"' in q["sql"]]
+    assert reads and all("COUNT(" in sql for sql in reads)
+    assert ChatImport.objects.get(pk=started.pk).memory_total == 2
 
 
 def test_with_memory_off_nothing_is_learned(alice_client, alice):
