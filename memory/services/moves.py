@@ -33,10 +33,10 @@ from memory.models import ActionItem, Decision, Embedding, Fact, KeptMemory, Sum
 from memory.search import scope as scoping
 from memory.services.forget import (
     FORGETTABLE,
-    _chunks,
-    _delete,
     conversation_forget,
     conversation_forget_plan,
+    id_chunks,
+    memories_delete_with_history,
 )
 from memory.services.merges import memory_merge, merge_target
 
@@ -109,7 +109,7 @@ def conversation_move(*, conversation: Conversation, project, actor=None) -> Mov
         for name, model, kind in FORGETTABLE:
             ids = plan.delete.get(name, [])
             count = 0
-            for chunk in _chunks(ids):
+            for chunk in id_chunks(ids):
                 objs = list(model.objects.filter(pk__in=chunk, project=old_id))  # None: IS NULL
                 # Read before the saves, whose triggers drop them: one read a chunk.
                 saved = _vectors_of(Q(kind=kind, object_id__in=[obj.pk for obj in objs]))
@@ -158,7 +158,7 @@ def _check_keep(keep: str) -> None:
 def _project_memories_delete(project, *, actor, reason: str) -> None:
     for _name, model, kind in FORGETTABLE:
         ids = list(model.objects.filter(project=project).values_list("pk", flat=True))
-        _delete(model, kind, ids, actor=actor, reason=reason)
+        memories_delete_with_history(model, kind, ids, actor=actor, reason=reason)
 
 
 def _project_memories_release(project, *, actor) -> None:
