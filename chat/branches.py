@@ -75,7 +75,7 @@ def branch_switch(*, conversation: Conversation, message_id: int) -> Switched:
     """Show the branch that question ``message_id`` starts, in place of its sibling shown now.
     Refused while a reply streams (busy); a question of another conversation, or of a branch
     not reachable from the one shown, is not found."""
-    from chat.services import ChatError, _lock_and_check_idle
+    from chat.services import ChatError, lock_and_check_idle
 
     with transaction.atomic():
         target = Message.objects.filter(
@@ -83,7 +83,7 @@ def branch_switch(*, conversation: Conversation, message_id: int) -> Switched:
         ).first()
         if target is None:
             raise ChatError("That message is not in this conversation.", code="not_found")
-        _lock_and_check_idle(conversation)
+        lock_and_check_idle(conversation)
         root_id = target.branch_of_id or target.pk
         shown = (
             Message.objects.filter(

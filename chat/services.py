@@ -367,7 +367,7 @@ class TurnStart:
     new_title: str = ""
 
 
-def _lock_and_check_idle(conversation: Conversation) -> None:
+def lock_and_check_idle(conversation: Conversation) -> None:
     """Call inside a transaction: serialise the user's turns, refuse a second one on this
     conversation while a reply streams, and refuse more concurrent replies per user than
     MAX_CONCURRENT_STREAMS. A reply whose lease expired belongs to a dead server: it is marked
@@ -508,7 +508,7 @@ def turn_begin(*, conversation: Conversation, text: str, client_id: str = "") ->
         for attempt in range(DEADLOCK_RETRIES + 1):
             try:
                 with transaction.atomic():
-                    _lock_and_check_idle(conversation)
+                    lock_and_check_idle(conversation)
                     user_message, reply = _question_and_placeholder(
                         conversation, text, client_id=client_id
                     )
@@ -612,7 +612,7 @@ def _turn_again(
         ).first()
         if user_message is None:
             raise ChatError("That message is not in this conversation.", code="not_found")
-        _lock_and_check_idle(conversation)
+        lock_and_check_idle(conversation)
         reply = user_message.replies.order_by("-id").first()
         last = _last_user_message_id(conversation) == user_message.pk
         if text is not None and not last:
@@ -694,7 +694,7 @@ def branch_start(*, conversation: Conversation, question: Message, text: str) ->
 def turn_continue(*, conversation: Conversation, reply_id: int) -> TurnStart:
     """Stream the rest of a reply the length cap cut into the same row (its text is kept)."""
     with transaction.atomic():
-        _lock_and_check_idle(conversation)
+        lock_and_check_idle(conversation)
         reply = (
             Message.objects.filter(
                 conversation=conversation,

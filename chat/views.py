@@ -451,7 +451,7 @@ def conversation_settings(request, conversation_id: int):
         user=request.user, conversation_id=conversation_id
     )
     form = ConversationSettingsForm(request.POST, instance=conversation)
-    if form.is_valid():
+    if form.is_valid() and form.has_changed():
         form.save()
         fanout.conversation_settings_changed(conversation)  # the open tabs' next turns
     if request.htmx:

@@ -66,6 +66,14 @@ def memory_enabled_many(conversations, *, profiles=None) -> dict[int, bool]:
     return {c.pk: not c.temporary and switches.get(c.user_id, False) for c in conversations}
 
 
+def memory_enabled_count(conversations, *, user) -> int:
+    """How many of ``conversations`` (a queryset of ``user``'s) ``memory_enabled`` allows,
+    counted in SQL: none with the user's memory off, else those not temporary."""
+    if not user_memory_enabled(user):
+        return 0
+    return conversations.filter(temporary=False).count()
+
+
 def search_k(memory_tokens: int) -> int:
     """How many hits to ask for when the memory block may take ``memory_tokens``: enough to
     fill it with short lines (human talk: a turn is a line of 30-60 tokens), never fewer

@@ -110,3 +110,20 @@ def test_no_import_circle_between_chat_and_memory():
         if path == models.relative_to(ROOT) and name.split(".")[0] == "memory"
     ]
     assert not found
+
+
+def test_no_module_imports_another_modules_private_names():
+    """A name with a leading underscore is its module's own: one another module needs is made
+    public (and kept as such) rather than reached into."""
+    found = []
+    for package in sorted(PACKAGES):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            if "migrations" in path.parts:
+                continue
+            for node in ast.walk(ast.parse(path.read_text(), str(path))):
+                if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                    if node.module.split(".")[0] not in PACKAGES:
+                        continue
+                    private = [a.name for a in node.names if a.name.startswith("_")]
+                    found += [f"{path.relative_to(ROOT)}: {node.module}.{n}" for n in private]
+    assert not found, "private names imported:\n" + "\n".join(found)

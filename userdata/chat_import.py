@@ -27,6 +27,7 @@ from itertools import islice
 from typing import IO
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import F, Q
 from django.shortcuts import get_object_or_404
@@ -99,9 +100,7 @@ def chat_import_start(*, user, filename: str, file: IO[bytes]) -> ChatImport:
             f"{limit / 1e6:,.0f} MB. From a ChatGPT export's zip full of images, upload the "
             "conversations.json inside it."
         )
-    if _importing_now(user) is not None:
-        raise BadFile("An import is already under way: wait for it to finish.")
-    _stopped_imports_fail(user)
+    _refuse_if_importing(user)  # early, before reading the file; again under the lock below
     export = ExportReader(file, max_bytes=limit)
     packed = _Packer()
     rows, most = 0, settings.MEMORYCHAT_IMPORT_MAX_ROWS
@@ -116,6 +115,13 @@ def chat_import_start(*, user, filename: str, file: IO[bytes]) -> ChatImport:
     if not packed.count:
         raise BadFile("The export holds no conversation with a message to import.")
     with transaction.atomic():
+        # One import at a time per user: the user's row is locked (PostgreSQL; SQLite's
+        # IMMEDIATE transactions serialize writers whole), so of two uploads read at once
+        # the second sees the first's import here and is refused.
+        users = get_user_model().objects.select_for_update(no_key=True)
+        list(users.filter(pk=user.pk).values_list("pk"))
+        _refuse_if_importing(user)
+        _stopped_imports_fail(user)
         chat_import = ChatImport.objects.create(
             user=user,
             source=export.source,
@@ -126,6 +132,11 @@ def chat_import_start(*, user, filename: str, file: IO[bytes]) -> ChatImport:
         )
         transaction.on_commit(lambda: _enqueue_import(chat_import.pk))
     return chat_import
+
+
+def _refuse_if_importing(user) -> None:
+    if _importing_now(user) is not None:
+        raise BadFile("An import is already under way: wait for it to finish.")
 
 
 def _size(file: IO[bytes]) -> int:
@@ -298,11 +309,9 @@ def _after_storing(import_id: int) -> str:
     ImportedConversation.objects.filter(
         user=chat_import.user, chat_import__status=ChatImport.Status.FAILED
     ).update(chat_import=chat_import)
-    conversations = list(
-        Conversation.objects.filter(imported_from__chat_import=chat_import).select_related("user")
+    to_build = recall.memory_enabled_count(
+        Conversation.objects.filter(imported_from__chat_import=chat_import), user=chat_import.user
     )
-    enabled = recall.memory_enabled_many(conversations) if conversations else {}
-    to_build = sum(enabled.values())
     with transaction.atomic():
         ChatImport.objects.filter(pk=import_id).update(
             payload=b"",

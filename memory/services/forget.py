@@ -71,7 +71,7 @@ class Forgotten:
         return text
 
 
-def _chunks(ids: list[int]) -> Iterable[list[int]]:
+def id_chunks(ids: list[int]) -> Iterable[list[int]]:
     for start in range(0, len(ids), CHUNK):
         yield ids[start : start + CHUNK]
 
@@ -147,11 +147,11 @@ def _rows_delete(model, chunk: list[int], keep_links_of: set[int]) -> int:
     return model._base_manager.filter(pk__in=chunk)._raw_delete(model._base_manager.db)
 
 
-def _delete(model, kind: str, ids: list[int], *, actor, reason: str) -> int:
+def memories_delete_with_history(model, kind: str, ids: list[int], *, actor, reason: str) -> int:
     """Delete memories, each with a history record naming ``actor`` and ``reason``."""
     deleted = 0
     going = set(ids)
-    for chunk in _chunks(ids):
+    for chunk in id_chunks(ids):
         _history_of_deletion(model, model.objects.filter(pk__in=chunk), actor=actor, reason=reason)
         deleted += _rows_delete(model, chunk, going)
         Embedding.objects.filter(kind=kind, object_id__in=chunk).delete()
@@ -162,10 +162,10 @@ def _summaries_delete(ids: list[int], *, actor, reason: str) -> None:
     """Few rows: the ordinary delete (its signal writes the history), then the reason."""
     started = timezone.now()
     with acting_as(actor):
-        for chunk in _chunks(ids):
+        for chunk in id_chunks(ids):
             Summary.objects.filter(pk__in=chunk).delete()
             Embedding.objects.filter(kind="summary", object_id__in=chunk).delete()
-    for chunk in _chunks(ids):
+    for chunk in id_chunks(ids):
         Summary.history.model.objects.filter(
             id__in=chunk, history_type="-", history_date__gte=started
         ).update(history_change_reason=reason[:100], history_user=actor)
@@ -175,7 +175,7 @@ def memories_erase(*, user) -> None:
     """An account's memories gone with no history record (its history is being erased too)."""
     for _name, model, kind in FORGETTABLE:
         ids = list(model.objects.filter(user=user).values_list("pk", flat=True))
-        for chunk in _chunks(ids):
+        for chunk in id_chunks(ids):
             _rows_delete(model, chunk, set(ids))
             Embedding.objects.filter(kind=kind, object_id__in=chunk).delete()
 
@@ -232,7 +232,7 @@ def conversation_forget(*, conversation: Conversation, actor, keep_place: bool =
         plan = conversation_forget_plan(conversation=conversation)
         for name, model, kind in FORGETTABLE:
             _detach(model, plan.detach[name], conversation, actor=actor, reason=reason)
-            result.deleted[name] = _delete(
+            result.deleted[name] = memories_delete_with_history(
                 model, kind, plan.delete[name], actor=actor, reason=reason
             )
         result.kept = plan.kept
@@ -293,7 +293,7 @@ def branch_forget(*, conversation: Conversation, messages: models.QuerySet, acto
                 attribute(obj, actor=actor, reason=reason)
                 obj.updated_at = timezone.now()
                 obj.save(update_fields=["updated_at"])
-            result.deleted[name] = _delete(
+            result.deleted[name] = memories_delete_with_history(
                 model, kind, plan.delete[name], actor=actor, reason=reason
             )
         result.kept = plan.kept
@@ -313,7 +313,9 @@ def memories_forget_all(*, user, actor) -> Forgotten:
         )
         for name, model, kind in FORGETTABLE:
             ids = list(model.objects.filter(user=user).values_list("pk", flat=True))
-            result.deleted[name] = _delete(model, kind, ids, actor=actor, reason=reason)
+            result.deleted[name] = memories_delete_with_history(
+                model, kind, ids, actor=actor, reason=reason
+            )
         for conversation in conversations:
             result.summaries += _summaries_forget(
                 conversation, actor=actor, reason=reason, keep_place=True

@@ -29,19 +29,38 @@ _STATE_RANK = {
 }
 
 
+def can_merge(obj) -> bool:
+    """Whether ``obj`` may merge with the same memory at all (a superseded fact is history:
+    it moves as it is)."""
+    if not obj.dedupe_key:
+        return False
+    return type(obj) is not Fact or obj.status == Fact.Status.ACTIVE
+
+
 def merge_target(obj, project_id: int | None):
     """The memory ``obj`` would merge into in the scope ``project_id`` (None: everywhere)."""
-    model = type(obj)
-    if not obj.dedupe_key:
-        return None
+    return merge_targets([obj], project_id).get(obj.pk)
+
+
+def merge_targets(objs: list, project_id: int | None) -> dict[int, Any]:
+    """``merge_target`` for memories of one kind in one query: id -> the row each would merge
+    into (those with none left out)."""
+    mergeable = [obj for obj in objs if can_merge(obj)]
+    if not mergeable:
+        return {}
+    model = type(mergeable[0])
     same = model.objects.filter(
-        user_id=obj.user_id, project_id=project_id, dedupe_key=obj.dedupe_key
-    ).exclude(pk=obj.pk)
+        user_id__in={obj.user_id for obj in mergeable},
+        project_id=project_id,
+        dedupe_key__in={obj.dedupe_key for obj in mergeable},
+    ).exclude(pk__in=[obj.pk for obj in mergeable])
     if model is Fact:
-        if obj.status != Fact.Status.ACTIVE:
-            return None  # a superseded fact is history: it moves as it is
         same = same.filter(status=Fact.Status.ACTIVE)
-    return same.order_by("pk").first()
+    first: dict[tuple[int, str], Any] = {}
+    for row in same.order_by("pk"):
+        first.setdefault((row.user_id, row.dedupe_key), row)
+    found = {obj.pk: first.get((obj.user_id, obj.dedupe_key)) for obj in mergeable}
+    return {pk: row for pk, row in found.items() if row is not None}
 
 
 def memory_merge(*, source, target, actor, reason: str):

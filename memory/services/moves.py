@@ -33,12 +33,12 @@ from memory.models import ActionItem, Decision, Embedding, Fact, KeptMemory, Sum
 from memory.search import scope as scoping
 from memory.services.forget import (
     FORGETTABLE,
-    _chunks,
-    _delete,
     conversation_forget,
     conversation_forget_plan,
+    id_chunks,
+    memories_delete_with_history,
 )
-from memory.services.merges import memory_merge, merge_target
+from memory.services.merges import can_merge, memory_merge, merge_target, merge_targets
 
 KINDS: dict[type[KeptMemory], str] = {Fact: "fact", Decision: "decision", ActionItem: "action_item"}
 # What becomes of a project's conversations and memories (``project_empty``).
@@ -68,14 +68,13 @@ def memory_move(*, obj, project, actor=None):
     return _move_one(obj, project_id, actor=actor, reason=_reason(project))
 
 
-def _move_one(obj, project_id: int | None, *, actor, reason: str, vectors=None):
-    """``vectors``: the memory's, when the caller read a batch's at once."""
+def _move_one(obj, project_id: int | None, *, actor, reason: str):
     kind = KINDS[type(obj)]
     with transaction.atomic():
         target = merge_target(obj, project_id)
         if target is not None:
             return memory_merge(source=obj, target=target, actor=actor, reason=reason)
-        saved = _vectors_of(Q(kind=kind, object_id=obj.pk)) if vectors is None else vectors
+        saved = _vectors_of(Q(kind=kind, object_id=obj.pk))
         obj.project_id = project_id
         obj.updated_at = timezone.now()
         attribute(obj, actor=actor, reason=reason)
@@ -109,17 +108,44 @@ def conversation_move(*, conversation: Conversation, project, actor=None) -> Mov
         for name, model, kind in FORGETTABLE:
             ids = plan.delete.get(name, [])
             count = 0
-            for chunk in _chunks(ids):
+            for chunk in id_chunks(ids):
                 objs = list(model.objects.filter(pk__in=chunk, project=old_id))  # None: IS NULL
-                # Read before the saves, whose triggers drop them: one read a chunk.
-                saved = _vectors_of(Q(kind=kind, object_id__in=[obj.pk for obj in objs]))
-                for obj in objs:
-                    vectors = [e for e in saved if e.object_id == obj.pk]
-                    reason = _reason(project, conversation)
-                    _move_one(obj, new_id, actor=actor, reason=reason, vectors=vectors)
-                    count += 1
+                reason = _reason(project, conversation)
+                _move_many(model, kind, objs, new_id, actor=actor, reason=reason)
+                count += len(objs)
             moved.memories[name] = count
     return moved
+
+
+def _move_many(model, kind: str, objs: list, project_id: int | None, *, actor, reason: str):
+    """``memory_move`` for a chunk of one kind: those whose same memory is already in the
+    new scope merge into it, one by one (``memory_merge``); the others move together: one read
+    of their vectors (before the update, whose triggers drop them), one UPDATE, one insert of
+    history records, one of vectors."""
+    with transaction.atomic():
+        targets = merge_targets(objs, project_id)
+        moving, after, keys = [], [], set()
+        for obj in objs:
+            if obj.pk in targets:
+                memory_merge(source=obj, target=targets[obj.pk], actor=actor, reason=reason)
+            elif can_merge(obj) and obj.dedupe_key in keys:
+                after.append(obj)  # the same as one moving now: merges into it once moved
+            else:
+                if can_merge(obj):
+                    keys.add(obj.dedupe_key)
+                moving.append(obj)
+        saved = _vectors_of(Q(kind=kind, object_id__in=[obj.pk for obj in moving]))
+        now = timezone.now()
+        model.objects.filter(pk__in=[obj.pk for obj in moving]).update(
+            project_id=project_id, updated_at=now
+        )
+        for obj in moving:
+            obj.project_id, obj.updated_at = project_id, now
+            attribute(obj, actor=actor, reason=reason)
+        model.history.bulk_history_create(moving, update=True)
+        _carry_vectors(saved, scoping.of(project_id))
+        for obj in after:
+            _move_one(obj, project_id, actor=actor, reason=reason)
 
 
 def _reason(project, conversation: Conversation | None = None) -> str:
@@ -158,13 +184,16 @@ def _check_keep(keep: str) -> None:
 def _project_memories_delete(project, *, actor, reason: str) -> None:
     for _name, model, kind in FORGETTABLE:
         ids = list(model.objects.filter(project=project).values_list("pk", flat=True))
-        _delete(model, kind, ids, actor=actor, reason=reason)
+        memories_delete_with_history(model, kind, ids, actor=actor, reason=reason)
 
 
 def _project_memories_release(project, *, actor) -> None:
-    for _name, model, _kind in FORGETTABLE:
-        for obj in model.objects.filter(project=project):
-            memory_move(obj=obj, project=None, actor=actor)
+    reason = _reason(None)
+    for _name, model, kind in FORGETTABLE:
+        ids = list(model.objects.filter(project=project).values_list("pk", flat=True))
+        for chunk in id_chunks(ids):
+            objs = list(model.objects.filter(pk__in=chunk))
+            _move_many(model, kind, objs, None, actor=actor, reason=reason)
 
 
 def project_learning_forget(*, project, keep: str, actor) -> None:

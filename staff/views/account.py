@@ -11,7 +11,7 @@ from django.views.decorators.http import require_POST
 
 from profiles.account import staff_send_reset, staff_set_password
 from staff.selectors import users as selectors
-from staff.views.users import TEMPLATE, _context
+from staff.views.users import TEMPLATE, user_page_context
 from web.access import staff_required
 
 
@@ -21,7 +21,7 @@ def user_password(request, user_id: int):
     target = selectors.user_get(user_id=user_id)
     form = SetPasswordForm(target, request.POST)
     if not form.is_valid():
-        context = _context(request, target, password_form=form)
+        context = user_page_context(request, target, password_form=form)
         return render(request, TEMPLATE, context, status=400)
     staff_set_password(
         actor=request.user, target=target, password=form.cleaned_data["new_password1"]

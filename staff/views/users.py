@@ -50,7 +50,7 @@ def user_list(request):
     return render_page_or_fragment(request, "staff/users.html", context, "user-table")
 
 
-def _context(request, target, **extra) -> dict:
+def user_page_context(request, target, **extra) -> dict:
     profile = profile_get(user=target)
     block = build_instructions(profile)
     project = request.GET.get("project", "")
@@ -92,7 +92,7 @@ def _context(request, target, **extra) -> dict:
 @require_GET
 def user_detail(request, user_id: int):
     target = selectors.user_get(user_id=user_id)
-    return render(request, TEMPLATE, _context(request, target))
+    return render(request, TEMPLATE, user_page_context(request, target))
 
 
 def _preference_rows(profile) -> list[tuple[str, str]]:
@@ -125,7 +125,7 @@ def user_preferences(request, user_id: int):
     target = selectors.user_get(user_id=user_id)
     if request.method == "GET":
         form = PreferencesForm(instance=profile_get(user=target))
-        context = _context(request, target, preferences_form=form)
+        context = user_page_context(request, target, preferences_form=form)
         return render_page_or_fragment(request, TEMPLATE, context, "preferences")
     form = PreferencesForm(request.POST, instance=profile_get(user=target))
     if form.is_valid():
@@ -137,10 +137,10 @@ def user_preferences(request, user_id: int):
         except ValidationError as error:
             form.add_error(None, error)
     if form.errors:
-        context = _context(request, target, preferences_form=form)
+        context = user_page_context(request, target, preferences_form=form)
         return render_page_or_fragment(request, TEMPLATE, context, "preferences")
     if request.htmx:
-        context = _context(request, target, preferences_saved=True)
+        context = user_page_context(request, target, preferences_saved=True)
         return render_fragments(request, TEMPLATE, context, "preferences")
     messages.success(request, "Preferences saved.")
     return redirect("staff:user", user_id=target.pk)
@@ -164,10 +164,10 @@ def user_style(request, user_id: int):
         except ValidationError as error:
             form.add_error(None, error)
     if form.errors:
-        context = _context(request, target, style_form=form)
+        context = user_page_context(request, target, style_form=form)
         return render_page_or_fragment(request, TEMPLATE, context, "style")
     if request.htmx:
-        context = _context(request, target, style_saved=True)
+        context = user_page_context(request, target, style_saved=True)
         return render_fragments(request, TEMPLATE, context, "style")
     messages.success(request, "Learned style saved.")
     return redirect("staff:user", user_id=target.pk)

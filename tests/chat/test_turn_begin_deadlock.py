@@ -14,7 +14,7 @@ class Deadlock(Exception):
 
 
 def failing_once(monkeypatch, cause):
-    real = services._lock_and_check_idle
+    real = services.lock_and_check_idle
     calls = []
 
     def lock(conversation):
@@ -23,7 +23,7 @@ def failing_once(monkeypatch, cause):
             raise OperationalError("deadlock detected") from cause
         return real(conversation)
 
-    monkeypatch.setattr(services, "_lock_and_check_idle", lock)
+    monkeypatch.setattr(services, "lock_and_check_idle", lock)
     return calls
 
 

@@ -217,3 +217,45 @@ def test_a_moved_conversations_memories_have_their_vectors_read_once(alice, gard
         if q["sql"].startswith("SELECT") and 'FROM "memory_embedding"' in q["sql"]
     ]  # fmt: skip
     assert len(reads) == 1 + 1  # the conversation's, the facts'
+
+
+def _release_queries(alice, garden, n: int) -> int:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from memory.services.moves import EVERYWHERE, project_empty
+
+    for i in range(n):
+        text = f"{garden.name} row {i}"  # none already everywhere: no merge
+        Fact.objects.create(user=alice, project=garden, text=text, dedupe_key=text.lower())
+    with CaptureQueriesContext(connection) as captured:
+        project_empty(project=garden, keep=EVERYWHERE, actor=alice)
+    assert not Fact.objects.filter(project=garden).exists()
+    return len(captured.captured_queries)
+
+
+def test_deleting_a_project_moves_its_memories_in_batches(alice, garden):
+    """Not a transaction, a read of vectors and an insert per memory: the queries do not
+    grow with the project's memories."""
+    few = _release_queries(alice, garden, 3)
+    other = Project.objects.create(user=alice, name="Orchard")
+    assert _release_queries(alice, other, 12) == few
+    moved = Fact.objects.get(text="Orchard row 11", project=None)
+    record = moved.history.latest("history_id")
+    assert (record.history_type, record.history_user, record.project_id) == ("~", alice, None)
+    assert record.history_change_reason == "moved to everywhere"
+
+
+def test_a_released_memory_already_everywhere_merges_into_it(alice, garden):
+    from memory.services.moves import EVERYWHERE, project_empty
+
+    there = Fact.objects.create(user=alice, text="Likes figs", dedupe_key="likes figs")
+    here = Fact.objects.create(
+        user=alice, project=garden, text="Likes figs", dedupe_key="likes figs", mentions=2
+    )
+    alone = Fact.objects.create(user=alice, project=garden, text="Has a pond", dedupe_key="pond")
+    project_empty(project=garden, keep=EVERYWHERE, actor=alice)
+    assert set(Fact.objects.values_list("pk", "project_id")) == {(there.pk, None), (alone.pk, None)}
+    there.refresh_from_db()
+    assert there.mentions == 1 + 2
+    assert here.history.filter(history_type="-").exists()

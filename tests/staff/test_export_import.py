@@ -351,3 +351,15 @@ def test_an_import_over_the_size_cap_is_refused_with_the_limit(rich, alice, staf
     with pytest.raises(BadExport, match=r"takes at most 3 \(IMPORT_MAX_ROWS\)"):
         user_data_import(document=before, actor=staff)
     assert not Conversation.objects.filter(user=alice).exists()
+
+
+def test_a_row_without_a_ref_is_matched_by_no_reference_even_after_a_resume():
+    """The refs are saved with the progress (JSON) for a resume: a row without a ref, kept
+    under a None key, came back as "null", which an odd file's reference could then name."""
+    from userdata.transfer.importer import _Ids
+
+    ids = _Ids()
+    ids.remember(Message, None, 7)
+    ids.remember(Message, "m-1", 8)
+    resumed = _Ids(json.loads(json.dumps(ids.stored())))
+    assert (resumed.id(Message, "null"), resumed.id(Message, "m-1")) == (None, 8)

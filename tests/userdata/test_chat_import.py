@@ -11,7 +11,9 @@ from itertools import islice
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import connection
 from django.test import Client, override_settings
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from chat.models import Conversation, Message
@@ -31,6 +33,7 @@ from tests.userdata.exports import (
 from userdata import chat_import
 from userdata.models import ChatImport, ImportedConversation
 from userdata.services import data_export
+from userdata.transfer.external import BadFile
 from userdata.transfer.importer import user_data_import
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -276,6 +279,42 @@ def test_a_second_upload_waits_for_the_first(alice_client, alice):
     response = upload(alice_client, as_json([claude_conversation()]))
     assert response.status_code == 400
     assert "An import is already under way" in response.content.decode()
+
+
+class _UploadReadWhileAnotherStarts(io.BytesIO):
+    """A file whose reading lets another upload of the user queue its import first, as two
+    uploads sent at once do."""
+
+    def __init__(self, data: bytes, user) -> None:
+        super().__init__(data)
+        self.user, self.other = user, None
+
+    def read(self, *args):
+        if self.other is None:
+            self.other = ChatImport.objects.create(
+                user=self.user, source="chatgpt", filename="other.json", payload=b"", total=1
+            )
+        return super().read(*args)
+
+
+def test_of_two_uploads_read_at_once_the_second_is_refused(alice):
+    file = _UploadReadWhileAnotherStarts(as_json([chatgpt_conversation()]), alice)
+    with pytest.raises(BadFile, match="An import is already under way"):
+        chat_import.chat_import_start(user=alice, filename="c.json", file=file)
+    assert list(ChatImport.objects.filter(user=alice)) == [file.other]
+    file.other.refresh_from_db()
+    assert file.other.status == "queued"
+
+
+def test_the_conversations_to_build_are_counted_not_loaded(alice):
+    data = as_json(two_chatgpt_conversations())
+    started = chat_import.chat_import_start(user=alice, filename="c.json", file=io.BytesIO(data))
+    chat_import._store_chunk(started, list(chat_import._unpack(bytes(started.payload))), 0)
+    with CaptureQueriesContext(connection) as queries:
+        chat_import._after_storing(started.pk)
+    reads = [q["sql"] for q in queries if 'FROM "chat_conversation"' in q["sql"]]
+    assert reads and all("COUNT(" in sql for sql in reads)
+    assert ChatImport.objects.get(pk=started.pk).memory_total == 2
 
 
 def test_with_memory_off_nothing_is_learned(alice_client, alice):

@@ -105,8 +105,8 @@ class _Ids:
     """Document references to the new ids, and usernames to user ids."""
 
     def __init__(self, stored: dict | None = None):
-        # A row without a ref is kept under None, which no lookup asks for.
-        self.ids: dict[type[Model], dict[str | None, int]] = defaultdict(dict)
+        # Rows by their ref (``remember``); a row without one is kept under none.
+        self.ids: dict[type[Model], dict[str, int]] = defaultdict(dict)
         for label, refs in (stored or {}).items():
             self.ids[apps.get_model(label)].update(refs)
         self._users: dict[str, int | None] = {}
@@ -123,6 +123,12 @@ class _Ids:
 
     def stored(self) -> dict:
         return {model._meta.label: refs for model, refs in self.ids.items()}
+
+    def remember(self, model: type[Model], ref: object, pk: int) -> None:
+        """``ref`` names the new row ``pk``; a row without a ref is matched by no reference
+        (kept under a None key, it would come back from the saved progress as "null")."""
+        if isinstance(ref, str) and ref:
+            self.ids[model][ref] = pk
 
     def id(self, model: type[Model], ref: str | None) -> int | None:
         return self.ids[model].get(ref) if ref else None
@@ -575,7 +581,7 @@ def _import_projects(data, user, ids: _Ids, result: ImportResult, actor) -> None
         item = _item(item, f"projects[{n}]")
         values = _values(Project, item.get("fields"), ids, where=f"projects[{n}].fields")
         project = Project.objects.create(user=user, **values)
-        ids.ids[Project][item.get("ref")] = project.pk
+        ids.remember(Project, item.get("ref"), project.pk)
         result.counts["projects"] += 1
 
 
@@ -599,7 +605,7 @@ def _import_conversation(data: dict, user, ids: _Ids, result: ImportResult, acto
         ImportedConversation.objects.create(
             user=user, source=source[0], source_id=source[1], conversation=conversation
         )
-    ids.ids[Conversation][data.get("ref")] = conversation.pk
+    ids.remember(Conversation, data.get("ref"), conversation.pk)
     ids.ids[Conversation][f"#{where}"] = conversation.pk  # for the later steps, ref or none
 
 
@@ -627,7 +633,7 @@ def _import_messages(data: dict, ids: _Ids, result: ImportResult, actor, *, wher
         ],
     )
     for item, message in zip(items, created, strict=True):
-        ids.ids[Message][item.get("ref")] = message.pk
+        ids.remember(Message, item.get("ref"), message.pk)
     for item, values_, message in zip(items, rows, created, strict=True):
         for name in MESSAGE_EXTRA:
             if name == "reply_to":  # an earlier message; a later one is linked at the end
@@ -712,7 +718,7 @@ def _import_memories(
     ]
     model.objects.bulk_create(objects, batch_size=500)
     for n, (item, obj) in enumerate(zip(items, objects, strict=True)):
-        ids.ids[model][item.get("ref")] = obj.pk
+        ids.remember(model, item.get("ref"), obj.pk)
         ids.ids[model][f"#{offset + n}"] = obj.pk  # for _link_memories, ref or none
     owner = f"{model._meta.model_name}_id"
     through = model.source_messages.through
