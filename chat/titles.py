@@ -118,6 +118,7 @@ def first_exchange(conversation_id: int) -> tuple[str, str]:
 def title_store(*, conversation_id: int, title: str) -> bool:
     """Replace the first message's stand-in with ``title`` and tell the open tabs; nothing
     when the user chose a title meanwhile (or one was made already)."""
+    # + 1: title_from_text's longest, a cut title and its "…" (every title here came from it).
     title = " ".join(title.split())[: TITLE_MAX_CHARS + 1]
     if not title:
         return False

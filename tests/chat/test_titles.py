@@ -124,3 +124,17 @@ async def test_a_title_the_user_chose_is_never_replaced(alice, fake_llm):
     stored = await _stored(named)
     assert stored.title == "Named first"
     assert stored.title_source == Conversation.TitleSource.USER
+
+
+def test_the_longest_title_made_is_stored_whole_with_its_ellipsis(alice):
+    """title_store keeps TITLE_MAX_CHARS + 1 characters: a title cut at a word boundary and
+    its "…", the longest title_from_text makes (not one too many)."""
+    from chat.services import TITLE_MAX_CHARS, conversation_create
+    from chat.titles import title_store
+
+    title = title_from_text("a" * TITLE_MAX_CHARS + " and more")
+    assert len(title) == TITLE_MAX_CHARS + 1 and title.endswith("…")
+    conversation = conversation_create(user=alice, title="Stand-in")
+    Conversation.objects.filter(pk=conversation.pk).update(title_source="message")
+    assert title_store(conversation_id=conversation.pk, title=title)
+    assert Conversation.objects.get(pk=conversation.pk).title == title
