@@ -180,8 +180,7 @@
         (pending.type === "edit" && frame.id === pending.message_id));
       if (mine) {
         pending = null;
-        input.value = "";
-        updateCount();
+        setInput("");
         stopEditing();
         showError("");
       }
@@ -443,6 +442,13 @@
     }
   }
 
+  // The box's text set from here (sent, an edit, a suggestion) is announced as typing is,
+  // so its listeners follow: the counter below, composer.js's growth.
+  function setInput(text) {
+    input.value = text;
+    input.dispatchEvent(new Event("input", { bubbles: true }));
+  }
+
   // A counter near the limit; nothing is cut: an over-long message is refused with a reason.
   function updateCount() {
     if (!maxChars) return;
@@ -466,15 +472,13 @@
       event.preventDefault();
       send();
     } else if (event.key === "Escape" && editing !== null) {
-      input.value = "";
-      updateCount();
+      setInput("");
       stopEditing();
     }
   });
   input.addEventListener("input", updateCount);
   document.getElementById("cancel-edit").addEventListener("click", () => {
-    input.value = "";
-    updateCount();
+    setInput("");
     stopEditing();
     input.focus();
   });
@@ -510,16 +514,14 @@
     }
     if (edit) {
       editing = parseInt(edit.dataset.edit, 10);
-      input.value = edit.closest("article").querySelector(".content").textContent;
-      updateCount();
+      setInput(edit.closest("article").querySelector(".content").textContent);
       editingBox.hidden = false;
       input.focus();
       return;
     }
     const suggestion = event.target.closest("button[data-suggest]");
     if (suggestion) {
-      input.value = suggestion.dataset.suggest;
-      updateCount();
+      setInput(suggestion.dataset.suggest);
       input.focus();
       input.setSelectionRange(input.value.length, input.value.length);
     }

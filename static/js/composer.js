@@ -35,12 +35,7 @@
   }
   input.addEventListener("input", grow);
   window.addEventListener("resize", grow);
-  // chat.js sets the value without an input event (sent, a suggestion, an edit): follow it.
-  const valueOf = Object.getOwnPropertyDescriptor(HTMLTextAreaElement.prototype, "value");
-  Object.defineProperty(input, "value", {
-    get() { return valueOf.get.call(this); },
-    set(text) { valueOf.set.call(this, text); requestAnimationFrame(grow); },
-  });
+  // chat.js sends an input event when it sets the text (sent, a suggestion, an edit).
   grow();
 
   // -- focus on opening a conversation ----------------------------------------------------

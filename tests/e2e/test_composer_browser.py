@@ -84,6 +84,20 @@ def test_the_message_box_grows_with_its_text_up_to_half_the_screen(browser, app_
     context.close()
 
 
+def test_the_box_shrinks_back_once_its_long_message_is_sent(browser, app_server, calm_upstream):
+    """chat.js empties the box with an input event, as typing would: composer.js follows it
+    without redefining the box's value."""
+    context, page = signed_in(browser, app_server, "desktop")
+    box = page.get_by_role("textbox", name="Message")
+    one_line = box_height(page)
+    start_conversation(page, "\n".join(f"line {n}" for n in range(8)))
+    expect(box).to_have_value("")
+    assert box_height(page) == pytest.approx(one_line, abs=1)
+    own = "Object.getOwnPropertyDescriptor(document.getElementById('message-input'), 'value')"
+    assert page.evaluate(f"{own} === undefined")
+    context.close()
+
+
 @pytest.mark.parametrize("viewport", WIDTHS)
 def test_on_a_touch_screen_return_makes_a_new_line_and_the_button_sends(
     browser, app_server, viewport, calm_upstream
