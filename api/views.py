@@ -25,7 +25,7 @@ from api.conversations import (
 from api.wire import ApiError
 from chat.models import Message
 from chat.services import ChatError
-from chat.turn import in_db_thread, run_turn
+from chat.turn import TurnSetUp, in_db_thread, run_set_up_turn, run_setup, set_up_turn
 from llm.catalogue import server_models
 from profiles.keys import key_lookup, key_mark_used, key_used_due, key_user
 
@@ -97,8 +97,8 @@ def _model_names() -> list[str]:
 
 
 def _turn_for(secret: str, chat: wire.ChatRequest):
-    """The key, the model and the project checked, and the conversation: one thread trip
-    before the turn (each trip costs the first token a little)."""
+    """The key, the model and the project checked, and the conversation the request
+    continues or starts."""
     key = _key(secret)
     if not _model_known(chat.model):
         raise ApiError(
@@ -113,6 +113,20 @@ def _turn_for(secret: str, chat: wire.ChatRequest):
         project=project,
     )
     return key, conversation, created
+
+
+def _set_up(*, secret: str, chat: wire.ChatRequest) -> tuple[object, TurnSetUp]:
+    """``_turn_for`` and the turn's own set-up (admitted, stored, its context built) in one
+    database thread trip, as a tab's turn makes one: each trip is a wait for a thread before
+    the first token. A refused turn leaves no conversation it made behind."""
+    key, conversation, created = _turn_for(secret, chat)
+    try:
+        set_up = set_up_turn(user=key.user, conversation=conversation, text=chat.text)
+    except ChatError:
+        if created:
+            conversation_discard(conversation=conversation)
+        raise
+    return key, set_up
 
 
 def _refusal(error: ChatError) -> ApiError:
@@ -187,29 +201,30 @@ async def chat_completions(request: HttpRequest) -> HttpResponseBase:
         except ApiError:
             await in_db_thread(_user)(secret)  # a 401 before any word on the body
             raise
-        key, conversation, created = await in_db_thread(_turn_for)(secret, chat)
+        started = time.monotonic()  # the request read: TTFT as the client sees it
+        key, set_up = await run_setup(_set_up, secret=secret, chat=chat)
     except ApiError as error:
         return _error(error)
-    user = key.user
-    try:
-        if chat.stream:
-            response = await _streamed(user, conversation, chat)
-        else:
-            response = await _answered(user, conversation, chat)
     except ChatError as refused:
-        if created:
-            await in_db_thread(conversation_discard)(conversation=conversation)
         return _error(_refusal(refused))
+
+    def drive(sink):
+        return run_set_up_turn(set_up, sink=sink, started=started)
+
+    if chat.stream:
+        response = await _streamed(drive, chat)
+    else:
+        response = await _answered(drive, chat)
     _mark_used_later(key)
-    response[CONVERSATION_HEADER] = str(conversation.pk)
+    response[CONVERSATION_HEADER] = str(set_up.conversation.pk)
     return response
 
 
-async def _answered(user, conversation, chat: wire.ChatRequest) -> HttpResponseBase:
+async def _answered(drive, chat: wire.ChatRequest) -> HttpResponseBase:
     async def ignore(frame):
         pass
 
-    reply = await run_turn(user=user, conversation=conversation, text=chat.text, sink=ignore)
+    reply = await drive(ignore)
     if reply is None or _failed(reply):  # None: no reply stored (never for a new message)
         return _error(_upstream(reply))
     body = wire.completion(
@@ -251,10 +266,8 @@ def _retrieve(task: asyncio.Task) -> None:
         logger.error("a /v1 turn failed", exc_info=error)
 
 
-async def _streamed(user, conversation, chat: wire.ChatRequest) -> HttpResponseBase:
-    frames = _Frames(
-        lambda sink: run_turn(user=user, conversation=conversation, text=chat.text, sink=sink)
-    )
+async def _streamed(drive, chat: wire.ChatRequest) -> HttpResponseBase:
+    frames = _Frames(drive)
     # Until the reply starts, the turn may still be refused: then an error, not a stream.
     reply_id = None
     while reply_id is None:

@@ -14,9 +14,13 @@ docs/architecture.md ("The hops of one turn") lists the steps with where each ru
 
 from chat.turn.drive import (
     Turn,
+    TurnSetUp,
     admit_model_call,
     admitted_setup,
+    run_set_up_turn,
     run_turn,
+    set_up_turn,
+    start_turn,
     take_turn,
     take_turn_again,
 )
@@ -35,6 +39,7 @@ __all__ = [
     "PreparedTurn",
     "ReplyTask",
     "Turn",
+    "TurnSetUp",
     "admit_model_call",
     "admitted_setup",
     "in_db_thread",
@@ -44,8 +49,11 @@ __all__ = [
     "prepare_regenerate",
     "prepare_retry",
     "prepare_turn",
+    "run_set_up_turn",
     "run_setup",
     "run_turn",
+    "set_up_turn",
+    "start_turn",
     "take_turn",
     "take_turn_again",
 ]

@@ -19,7 +19,7 @@ from functools import partial
 from django.conf import settings
 
 from chat import limits, live, protocol, services
-from chat.models import Message
+from chat.models import Conversation, Message
 from chat.services import ChatError
 from chat.turn.gate import run_setup
 from chat.turn.reply import ReplyTask
@@ -69,21 +69,47 @@ async def admitted_setup(fn, *, user, conversation, **kwargs):
     return await run_setup(partial(_admitted, fn, user), conversation=conversation, **kwargs)
 
 
+@dataclass
+class TurnSetUp:
+    """A new message's set-up done (``set_up_turn``), for ``start_turn`` on the event loop."""
+
+    conversation: Conversation
+    prepared: PreparedTurn
+    untitled: bool  # the conversation had no title before this message
+
+
+def set_up_turn(*, user, conversation, text: str, client_id: str = "") -> TurnSetUp:
+    """A new message admitted (``admit_model_call``), stored and its context built
+    (``prepare_turn``): sync, for one database thread trip with whatever a driver needs
+    before it (``run_setup``). Raises ChatError for a turn refused."""
+    untitled = not conversation.title
+    admit_model_call(user)
+    prepared = prepare_turn(conversation=conversation, text=text, client_id=client_id)
+    return TurnSetUp(conversation, prepared, untitled)
+
+
+async def start_turn(set_up: TurnSetUp, *, room: live.Room, started: float) -> Turn:
+    """A set-up turn's first frames published in ``room`` and its reply started there
+    (``Turn.task``); for a resend of a stored message, what exists (no task)."""
+    prepared, conversation = set_up.prepared, set_up.conversation
+    if prepared.start.replayed:  # a resend: no request
+        return Turn(prepared.start)
+    assert prepared.user_frame is not None  # a new message's set-up renders it
+    await room.publish(prepared.user_frame)
+    if set_up.untitled and conversation.title:  # the first message gave it its title
+        await room.publish(protocol.title(conversation.title))
+    return Turn(prepared.start, _start(room, conversation, prepared, started))
+
+
 async def take_turn(*, user, conversation, text: str, client_id: str, room: live.Room) -> Turn:
     """A new message: admitted, stored, its context built, and its reply started in ``room``
     (``Turn.task``); or, for a resend of a stored message, what exists (no task). Raises
     ChatError for a turn refused (limits, a reply streaming)."""
-    untitled = not conversation.title
     started = time.monotonic()  # when the message arrived: TTFT as the user sees it
-    prepared = await admitted_setup(
-        prepare_turn, user=user, conversation=conversation, text=text, client_id=client_id
+    set_up = await run_setup(
+        set_up_turn, user=user, conversation=conversation, text=text, client_id=client_id
     )
-    if prepared.start.replayed:  # a resend: no request
-        return Turn(prepared.start)
-    await room.publish(prepared.user_frame)
-    if untitled and conversation.title:  # the first message gave it its title
-        await room.publish(protocol.title(conversation.title))
-    return Turn(prepared.start, _start(room, conversation, prepared, started))
+    return await start_turn(set_up, room=room, started=started)
 
 
 AGAIN = {
@@ -128,13 +154,21 @@ async def run_turn(*, user, conversation, text: str, client_id: str = "", sink) 
     the stored reply once it ended (for a resend, the reply that exists). The reply does not
     depend on the caller: cancelled, it goes on in the room. The caller checks ``user`` owns
     ``conversation``; ChatError says why a turn was refused."""
+    started = time.monotonic()
+    set_up = await run_setup(
+        set_up_turn, user=user, conversation=conversation, text=text, client_id=client_id
+    )
+    return await run_set_up_turn(set_up, sink=sink, started=started)
+
+
+async def run_set_up_turn(set_up: TurnSetUp, *, sink, started: float) -> Message | None:
+    """``run_turn`` once its set-up is done (a driver that did the set-up in the same thread
+    trip as its own checks): the room entered, the reply started and awaited."""
     tab = live.Tab(sink)
-    room = await live.enter(conversation.pk, tab)
+    room = await live.enter(set_up.conversation.pk, tab)
     tab.open()
     try:
-        turn = await take_turn(
-            user=user, conversation=conversation, text=text, client_id=client_id, room=room
-        )
+        turn = await start_turn(set_up, room=room, started=started)
         if turn.task is None:
             return turn.start.reply
         reply = await asyncio.shield(turn.task)

@@ -78,14 +78,14 @@ def _gate() -> _Gate:
     return gate
 
 
-async def run_setup(fn, *, conversation, **kwargs):
-    """A turn's set-up step, ``fn(conversation=conversation, **kwargs)``, in a database
-    thread. After-turn work waits while any runs."""
+async def run_setup(fn, **kwargs):
+    """A turn's set-up step, ``fn(**kwargs)``, in a database thread. After-turn work waits
+    while any runs."""
     gate = _gate()
     gate.setups += 1
     gate.idle.clear()
     try:
-        return await in_db_thread(fn)(conversation=conversation, **kwargs)
+        return await in_db_thread(fn)(**kwargs)
     finally:
         gate.setups -= 1
         if gate.setups == 0:
