@@ -1,15 +1,24 @@
 """The chat layer's publisher for what other apps tell the user's open tabs: they send a
 signal of their own (memory: ``memory.signals.memory_event_changed``, after commit) and this
-sends the frames, so that they never import chat's fan-out or frames."""
+sends the frames, so that they never import chat's fan-out or frames. On the in-memory channel
+layer the job worker's notices reach no tab: the server process watches the summary runs its
+turns started and sends their notices itself (``summary_run_watch``, ``chat.job_watch``)."""
 
 from __future__ import annotations
 
 import logging
+from datetime import datetime
+from functools import partial
 
 from chat import fanout, protocol
-from memory.selectors import notice_get
+from chat.job_watch import Watch, frames_cannot_cross
+from memory.models import MemoryEvent, SummaryRun
+from memory.selectors import notice_get, notice_ids_since, summary_run_ended
 
 logger = logging.getLogger(__name__)
+
+# A run may wait its pacing (SUMMARY_MIN_INTERVAL_SECONDS), then its model, then retries.
+SUMMARY_RUN_WAIT = 900.0  # seconds
 
 
 def publish_memory_event(sender, *, event_id: int, **kwargs) -> None:
@@ -25,3 +34,24 @@ def publish_memory_event(sender, *, event_id: int, **kwargs) -> None:
             )
     except Exception:  # the notice is stored: a reload shows it
         logger.warning("could not tell the tabs of memory event %s", event_id, exc_info=True)
+
+
+def summary_run_watch(run: SummaryRun) -> Watch | None:
+    """The notices a summary run (a job in the worker) makes, for this process's tabs when the
+    worker's own frames cannot reach them (``chat.job_watch``); None when they can."""
+    if not frames_cannot_cross():
+        return None
+    return Watch(
+        name=f"summary-run-{run.pk}",
+        ended=partial(summary_run_ended, run_id=run.pk),
+        then=partial(publish_summary_notices, run.conversation_id, since=run.created_at),
+        wait=SUMMARY_RUN_WAIT,
+    )
+
+
+def publish_summary_notices(conversation_id: int, *, since: datetime) -> None:
+    """Every notice the conversation's summary runs made since ``since``, as they now are."""
+    for event_id in notice_ids_since(
+        conversation_id=conversation_id, source=MemoryEvent.Source.SUMMARY, since=since
+    ):
+        publish_memory_event(MemoryEvent, event_id=event_id)

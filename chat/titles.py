@@ -3,8 +3,9 @@
 The first message gives a stand-in at once (``chat.services._touch``: its first line, cut).
 Once the first reply is stored, a short title replaces it: with a model, one the summary
 endpoint writes (``generate_title``, a background job: ``chat.tasks.title_conversation``);
-offline, or when the model gives nothing usable, the exchange's key words
-(``keyword_title``, at once, in the after-turn thread). Only the stand-in is replaced
+offline, or when the model gives nothing usable, the first question's subject as a person
+would title it (``offline_title``: ``chat.title_phrase``; the exchange's key words when the
+question has none), at once, in the after-turn thread. Only the stand-in is replaced
 (``title_source == "message"``, in the update's own condition): a title the user chose, even
 while the job ran, is kept. The new title goes to the conversation's open tabs as a ``title``
 frame after commit.
@@ -14,14 +15,16 @@ from __future__ import annotations
 
 import logging
 import re
+from functools import partial
 
 import openai
 from django.db import transaction
 
 from chat import fanout, protocol
+from chat.job_watch import Watch, frames_cannot_cross, task_ended
 from chat.models import Conversation, Message
 from chat.services import TITLE_MAX_CHARS, title_from_text
-from chat.title_watch import frames_cannot_cross
+from chat.title_phrase import question_title
 from llm import OFFLINE_MODEL
 from llm.clients import max_tokens_field, summary_client, summary_endpoint, summary_model
 from llm.messages import shape_messages
@@ -59,6 +62,12 @@ def keyword_title(texts: list[str]) -> str:
     title = " ".join(words)
     title = title[:1].upper() + title[1:]
     return title_from_text(title)  # cut at a word boundary, as any title
+
+
+def offline_title(question: str, answer: str = "") -> str:
+    """A title made without a model: the question's subject ("Plan a 3-day trip to Lisbon"),
+    else the exchange's key words; "" when neither says anything (a greeting)."""
+    return title_from_text(question_title(question)) or keyword_title([question, answer])
 
 
 def clean_model_title(text: str) -> str:
@@ -138,32 +147,53 @@ def _tell_tabs(conversation_id: int, title: str) -> None:
 
 
 def generate_title(conversation_id: int) -> str:
-    """The job: the model's title for the first exchange, or its key words; "" when the
+    """The job: the model's title for the first exchange, or one made offline; "" when the
     stand-in is no longer there to replace."""
     conversation = Conversation.objects.filter(pk=conversation_id).first()
     if conversation is None or conversation.title_source != Conversation.TitleSource.MESSAGE:
         return ""
     question, answer = first_exchange(conversation_id)
     title = model_title(question, answer, conversation.effective_model) if question else ""
-    title = title or keyword_title([question, answer]) or conversation.title
+    title = title or offline_title(question, answer) or conversation.title
     return title if title_store(conversation_id=conversation_id, title=title) else ""
 
 
-def title_after_first_exchange(conversation: Conversation, user_message: Message) -> str:
+def title_after_first_exchange(conversation: Conversation, user_message: Message) -> Watch | None:
     """After a reply (``chat.turn.after``): a conversation still showing its first message's
-    stand-in gets its title, from the model in a job, or else from its key words now. The
-    job's result id when its title frame cannot reach this process's tabs by itself (the
-    in-memory channel layer: ``chat.title_watch``), else ""."""
+    stand-in gets its title, from the model in a job, or else made offline now. The
+    job to watch when its title frame cannot reach this process's tabs by itself (the
+    in-memory channel layer: ``chat.job_watch``), else None."""
     if conversation.title_source != Conversation.TitleSource.MESSAGE:
-        return ""
+        return None
     # Asked once per conversation object: a later turn in the same tab asks no more.
     conversation.title_source = Conversation.TitleSource.GENERATED
     if summary_endpoint().configured:
         from chat.tasks import title_conversation
 
         result = title_conversation.enqueue(conversation.pk)
-        return result.id if not result.is_finished and frames_cannot_cross() else ""
-    title = keyword_title([user_message.content]) or conversation.title
+        if result.is_finished or not frames_cannot_cross():
+            return None
+        return Watch(
+            name=f"title-{conversation.pk}",
+            ended=partial(task_ended, title_conversation, result.id),
+            then=partial(title_tell_tabs, conversation.pk),
+        )
+    title = offline_title(user_message.content) or conversation.title
     if title_store(conversation_id=conversation.pk, title=title):
         conversation.title = title
-    return ""
+    return None
+
+
+def title_tell_tabs(conversation_id: int) -> None:
+    """The generated title, sent again to the conversation's tabs (from the server process:
+    ``chat.job_watch``); nothing when none was stored (the user's own title stays, its frame
+    already sent)."""
+    title = (
+        Conversation.objects.filter(
+            pk=conversation_id, title_source=Conversation.TitleSource.GENERATED
+        )
+        .values_list("title", flat=True)
+        .first()
+    )
+    if title:
+        _tell_tabs(conversation_id, title)

@@ -7,6 +7,8 @@ import logging
 from django.db import DatabaseError
 
 from chat import services, titles
+from chat.job_watch import Watch
+from chat.publisher import summary_run_watch
 from chat.selectors import gaps_after_replies
 from memory import search
 from memory.recall import memory_enabled_many
@@ -17,15 +19,15 @@ from profiles.services import profiles_observe_messages
 logger = logging.getLogger(__name__)
 
 
-def after_turns(items) -> list[tuple[int, str]]:
+def after_turns(items) -> list[Watch]:
     """Once replies are stored: mark their conversations active (the sidebar's order), learn
     each user's style from their new message, remember its clear personal statements (the
     light extractor), and start background memory work (summaries, extraction) where it is
     due. Off the replies' path: the users already have them. ``items``: (conversation, user
     message or None) pairs, the replies that ended together: their conversations are marked in
     one statement, the memory switch is read once for all of them, the summary checks are made
-    in three queries for all of them. The title jobs whose frame the event loop must bring to
-    the tabs (``chat.title_watch``): (conversation id, job result id) pairs."""
+    in three queries for all of them. The jobs started whose frames the event loop must bring
+    to the tabs itself (titles, summary runs' notices: ``chat.job_watch``)."""
     ids = [c.pk for c, _ in items]
     try:
         services.conversations_touch(conversation_ids=ids)
@@ -48,14 +50,14 @@ def after_turns(items) -> list[tuple[int, str]]:
     except Exception:
         logger.exception("after-turn memory work failed for conversations %s", ids)
         return []
-    title_jobs: list[tuple[int, str]] = []
+    watches: list[Watch] = []
     for conversation, user_message in items:
         if user_message is None:
             continue
         try:
             job = titles.title_after_first_exchange(conversation, user_message)
             if job:
-                title_jobs.append((conversation.pk, job))
+                watches.append(job)
         except Exception:
             logger.exception("could not title conversation %s", conversation.pk)
         try:
@@ -64,7 +66,8 @@ def after_turns(items) -> list[tuple[int, str]]:
         except Exception:
             logger.exception("after-turn memory work failed for conversation %s", conversation.pk)
     try:
-        conversations_after_turn(conversations=[c for c, _ in items], enabled=enabled)
+        runs = conversations_after_turn(conversations=[c for c, _ in items], enabled=enabled)
+        watches += [job for run in runs.values() if (job := summary_run_watch(run))]
     except Exception:
         logger.exception("after-turn memory work failed for conversations %s", ids)
-    return title_jobs
+    return watches

@@ -9,18 +9,12 @@ import asyncio
 import contextlib
 import weakref
 
-from channels.db import database_sync_to_async
-
-from chat import title_watch
+from chat import job_watch
+from chat.dbthread import in_db_thread
 from chat.models import Message
 from chat.turn.after import after_turns
 
-
-def in_db_thread(fn):
-    """Run ORM work off the event loop in a pool of threads (each with its own persistent
-    connection), not asgiref's single shared one, so that many chats' turns do not queue
-    behind each other. Only for code that needs no thread affinity."""
-    return database_sync_to_async(fn, thread_sensitive=False)
+__all__ = ["after_turn", "in_db_thread", "run_setup"]
 
 
 # A turn's set-up (the database work before the model is called) comes first. The work after
@@ -58,9 +52,9 @@ class _Gate:
                     await asyncio.wait_for(self.idle.wait(), AFTER_TURN_MAX_WAIT)
             batch, self.pending = self.pending, []
             try:
-                title_jobs = await in_db_thread(after_turns)([(c, m) for c, m, _ in batch])
-                for conversation_id, result_id in title_jobs:
-                    title_watch.watch(conversation_id, result_id)
+                watches = await in_db_thread(after_turns)([(c, m) for c, m, _ in batch])
+                for job in watches:
+                    job_watch.watch(job)
             finally:
                 for _, _, done in batch:
                     if not done.done():

@@ -26,7 +26,9 @@ I have N <things> ; I have a <noun> called X          number of <things>;   by k
 I have X (other), I'm allergic to X, I speak X,       "" (no contradiction) by keyword
 I'm learning/studying/working on/building X
 I like/love/enjoy/prefer/hate/dislike/can't stand X,  opinion of X, or an   preference
-I don't like X, I'm (not) a fan of X, I'm into X      answer-style subject
+I don't like X, I'm (not) a fan of X, I'm into X;     answer-style subject
+the same with "we" ("We love X": the user and their
+group; not "we love you/your app/that idea")
 I prefer X over/to/rather than Y                      choice between X and  preference
                                                       Y (sorted)
 keep/make answers X; answer/reply in X; (please)      answer length, answer preference

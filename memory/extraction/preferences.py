@@ -1,6 +1,6 @@
 """Fact rules for preferences: likes and dislikes, choices, and how answers should be.
 
-The patterns are listed in the table of ``facts`` ("I like/love/.../prefer X (over Y)",
+The patterns are listed in the table of ``facts`` ("I/we like/love/.../prefer X (over Y)",
 "keep answers X", "answer in X", "use/don't use X", "I'd like answers X").
 """
 
@@ -95,14 +95,24 @@ _LIKE_VERBS = {
     "am not a fan of": "is not a fan of",
     "am not a big fan of": "is not a big fan of",
 }
+# "We love X": the user and the people they speak for (family, friends, team) like it together.
+_WE_VERBS = {re.sub(r"^am\b", "are", verb) for verb in _LIKE_VERBS} | {
+    f"are {a}fans of" for a in ("", "big ", "huge ", "not ", "not big ")
+}
 _LIKE_RE = re.compile(
-    r"^I\s+(?P<adv>(?:(?:really|also|absolutely|just|do|totally|honestly|still|now|actually|"
+    r"^(?P<who>I|we)\s+(?P<adv>(?:(?:really|also|absolutely|just|do|totally|honestly|still|now|actually|"
     r"generally|usually|much|would|kind\s+of|sort\s+of|definitely|very\s+much|personally)\s+)*)"
     r"(?P<verb>"
     + "|".join(
-        re.escape(v).replace(r"\ ", r"\s+") for v in sorted(_LIKE_VERBS, key=len, reverse=True)
+        re.escape(v).replace(r"\ ", r"\s+")
+        for v in sorted({*_LIKE_VERBS, *_WE_VERBS}, key=len, reverse=True)
     )
     + r")\s+(?P<x>.+)$",
+    I,
+)
+_REACTION = re.compile(
+    r"^(?:(?:that|this|the|your)\s+(?:idea|plan|suggestion|answer|reply|one|option|approach|"
+    r"list|name|title|question|point|thought)s?\b|to\s+(?:think|say|hear|see\s+that|know)\b)",
     I,
 )
 _PREFER_SPLIT = re.compile(r"\s+(?:over|to|rather\s+than|instead\s+of|more\s+than)\s+", I)
@@ -111,23 +121,35 @@ _PREFER_SPLIT = re.compile(r"\s+(?:over|to|rather\s+than|instead\s+of|more\s+tha
 def _like_fact(m: re.Match) -> FactHit | None:
     verb = re.sub(r"\s+", " ", m["verb"].lower())
     adv = (m["adv"] or "").lower()
+    we = m["who"].lower() == "we"
+    if verb not in (_WE_VERBS if we else _LIKE_VERBS):
+        return None  # "I are fond of", "we am into"
     x = value(m["x"], 14)
     if not x:
         return None
+    if re.fullmatch(r"(?:you|u)(?:\s+(?:guys|all|both|too|so\s+much|a\s+lot))*", x, I):
+        return None  # "we love you": said to the assistant, nothing about the user
+    if _REACTION.match(x):
+        return None  # "I love that idea", "we like to think...": about the talk, not a taste
     if "would" in adv and re.match(r"^(?:to|you|it\s+if)\b", x, I):
         return None  # a wish or a request, not a standing preference
     if re.fullmatch(r"(?:it|that|this|them|those|these)(?:\s+(?:a\s+lot|so\s+much))?", x, I):
         return None  # "I love it": what "it" is lies in another sentence
-    third = _LIKE_VERBS[verb]
+    style = _style_subject(x)
+    if we and re.match(r"^(?:your|yours)\b", x, I) and not style:
+        return None  # "we love your app": praise for the assistant, not the user's taste
+    if we:
+        who, third = "The user and their group", verb.replace("can not", "cannot")
+    else:
+        who, third = "The user", _LIKE_VERBS[verb]
     x3 = third_person(x)
     parts = _PREFER_SPLIT.split(x, maxsplit=1) if verb == "prefer" or "fan" in verb else [x]
-    style = _style_subject(x)
     if len(parts) == 2 and parts[0] and parts[1] and not style:
         a, b = sorted((subject_of(parts[0]), subject_of(parts[1])))
         subject = f"choice between {a} and {b}"
     else:
         subject = style or ("opinion of " + " ".join(subject_of(x).split()[:6]))
-    return FactHit("preference", subject, sentence(f"The user {third} {x3}"), 0.6)
+    return FactHit("preference", subject, sentence(f"{who} {third} {x3}"), 0.6)
 
 
 _STYLE_PATTERNS = [

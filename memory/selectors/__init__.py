@@ -128,6 +128,13 @@ def summary_run_active(*, conversation) -> SummaryRun | None:
     )
 
 
+def summary_run_ended(*, run_id: int) -> bool | None:
+    """Whether the run is done or failed (no retry left); None once it is gone (its
+    conversation deleted)."""
+    status = SummaryRun.objects.filter(pk=run_id).values_list("status", flat=True).first()
+    return None if status is None else status not in ACTIVE_RUN
+
+
 # Read after every batch of turns: compiled once per number of conversations (web.compiled).
 _RUNS_ACTIVE = CompiledRead(
     lambda conversation_ids: (
@@ -170,7 +177,13 @@ def unsummarised_tails(*, conversation_ids: list[int], statuses) -> dict[int, tu
 
 
 # The user's own memories (the Memory page) and the notices under replies.
-from memory.selectors.notices import Notice, NoticeItem, notice_get, notices_for_messages  # noqa: E402
+from memory.selectors.notices import (  # noqa: E402
+    Notice,
+    NoticeItem,
+    notice_get,
+    notice_ids_since,
+    notices_for_messages,
+)
 from memory.selectors.owned import (  # noqa: E402
     KINDS,
     MemoryFilters,
@@ -198,12 +211,14 @@ __all__ = [
     "memory_get_owned",
     "memory_page_for_user",
     "notice_get",
+    "notice_ids_since",
     "notices_for_messages",
     "project_get_owned",
     "projects_of",
     "suggestions_for_user",
     "summary_current",
     "summary_run_active",
+    "summary_run_ended",
     "summary_runs_active_for",
     "system_prompt_current",
     "unsummarised_tails",

@@ -94,6 +94,18 @@ def notice_get(*, event_id: int) -> Notice | None:
     return _notices([event])[0] if event is not None else None
 
 
+def notice_ids_since(*, conversation_id: int, source: str, since) -> list[int]:
+    """The ids of the conversation's notices from ``source`` made at ``since`` or later,
+    oldest first."""
+    return list(
+        MemoryEvent.objects.filter(
+            conversation_id=conversation_id, source=source, created_at__gte=since
+        )
+        .order_by("id")
+        .values_list("id", flat=True)
+    )
+
+
 def notices_for_messages(message_ids) -> dict[int, list[Notice]]:
     """The notices under each of these messages (message id -> notices, oldest first)."""
     events = list(MemoryEvent.objects.filter(message_id__in=list(message_ids)).order_by("id"))

@@ -7,7 +7,7 @@ from asgiref.sync import sync_to_async
 
 from chat.models import Conversation
 from chat.services import conversation_rename, title_from_text
-from chat.titles import TITLE_PROMPT, clean_model_title, keyword_title
+from chat.titles import TITLE_PROMPT, clean_model_title, keyword_title, offline_title
 from chat.turn import run_turn
 from tests.chat.conftest import acreate_conversation
 from tests.chat.helpers import connected, frames_until
@@ -35,11 +35,15 @@ async def _stored(conversation) -> Conversation:
     return await Conversation.objects.aget(pk=conversation.pk)
 
 
-def test_key_words_name_the_subject_in_the_order_said():
-    """The offline title is the message's key words, not its first line cut short."""
-    title = keyword_title([QUESTION])
-    assert title == "Configure nginx reverse proxy Django"
+def test_offline_the_title_is_the_questions_subject_not_its_first_line_cut_short():
+    title = offline_title(QUESTION)
+    assert title == "Configure an nginx reverse proxy"
     assert title != title_from_text(QUESTION)
+    assert offline_title("Hi!") == ""
+
+
+def test_key_words_in_the_order_said_are_the_last_resort():
+    assert keyword_title([QUESTION]) == "Configure nginx reverse proxy Django"
     assert keyword_title(["Hi!"]) == ""
 
 
@@ -62,7 +66,7 @@ async def test_offline_the_first_exchange_titles_the_conversation_by_its_key_wor
     reply, frames = await _turn(alice, conversation)
     assert reply.status == "complete"
     stored = await _stored(conversation)
-    assert stored.title == "Configure nginx reverse proxy Django"
+    assert stored.title == "Configure an nginx reverse proxy"
     assert stored.title_source == Conversation.TitleSource.GENERATED
     titles = [f["title"] for f in frames if f["type"] == "title"]
     assert titles == [title_from_text(QUESTION), stored.title]
@@ -102,7 +106,7 @@ async def test_a_model_that_fails_leaves_the_key_words(alice, fake_llm):
     fake_llm.behaviour.fail_status, fake_llm.behaviour.fail_times = 500, 10
     await sync_to_async(run_pending_tasks)()
     stored = await _stored(conversation)
-    assert stored.title.startswith("Configure nginx reverse proxy")
+    assert stored.title == "Configure an nginx reverse proxy"
     assert stored.title_source == Conversation.TitleSource.GENERATED
 
 

@@ -1,0 +1,124 @@
+"""On the in-memory channel layer (`make run`'s default) a job worker's frames reach no tab: the
+server process that started the job watches it and brings what it stored to the tabs
+(chat.job_watch): a summary run's "Remembered" notices, a model's title.
+
+The worker runs here in a thread with a channel layer of its own, as a process of its own has:
+what it sends reaches nobody."""
+
+from __future__ import annotations
+
+import contextlib
+
+import pytest
+from asgiref.sync import sync_to_async
+from channels.layers import DEFAULT_CHANNEL_LAYER, InMemoryChannelLayer, channel_layers
+
+from chat import job_watch
+from chat.models import Conversation, Message
+from chat.publisher import summary_run_watch
+from chat.services import NewMessage, message_create_many
+from chat.turn import run_turn
+from chat.turn.after import after_turns
+from memory import services
+from memory.models import MemoryEvent
+from tests.chat.conftest import acreate_conversation
+from tests.chat.helpers import connected, frames_until
+from tests.support.tasks import run_pending_tasks
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
+
+LINES = [
+    "We decided to use Postgres instead of MySQL because it has JSONB.",
+    "Good choice.",
+    "I need to book the venue by Friday.",
+    "Noted.",
+]
+
+
+@pytest.fixture(autouse=True)
+def quick_polls(monkeypatch):
+    monkeypatch.setattr(job_watch, "POLL", 0.05)
+
+
+@contextlib.contextmanager
+def layer_of_its_own():
+    """The job worker's process: an in-memory layer nobody listens on."""
+    before = channel_layers.set(DEFAULT_CHANNEL_LAYER, InMemoryChannelLayer())
+    try:
+        yield
+    finally:
+        channel_layers.set(DEFAULT_CHANNEL_LAYER, before)
+
+
+def run_worker_elsewhere() -> None:
+    with layer_of_its_own():
+        run_pending_tasks()
+
+
+@sync_to_async
+def _exchange(conversation, lines=LINES):
+    message_create_many(
+        conversation=conversation,
+        messages=[
+            NewMessage("user" if i % 2 == 0 else "assistant", t) for i, t in enumerate(lines)
+        ],
+    )
+
+
+async def test_a_summary_runs_notice_reaches_the_open_tab_from_a_worker_elsewhere(alice):
+    conversation = await acreate_conversation(alice)
+    await _exchange(conversation)
+    tab = await connected(alice, conversation.pk)
+    run = await sync_to_async(services.summary_run_start)(conversation=conversation)
+
+    await sync_to_async(run_worker_elsewhere)()
+    assert await MemoryEvent.objects.filter(source="summary").aexists()
+    assert await tab.receive_nothing(timeout=0.3)  # the worker's own frame went nowhere
+
+    watch = summary_run_watch(run)
+    assert watch is not None
+    job_watch.watch(watch)
+    notice = (await frames_until(tab, "memory_event"))[-1]
+    event = await MemoryEvent.objects.aget(source="summary")
+    assert notice["id"] == event.pk
+    assert "Remembered" in notice["html"] and "Postgres" in notice["html"]
+    await tab.disconnect()
+
+
+async def test_the_turns_that_start_a_run_watch_it(alice):
+    """after_turns hands the event loop a watch for the run it started (12 messages: due)."""
+    conversation = await acreate_conversation(alice)
+    await _exchange(conversation, LINES * 3)
+    last = await Message.objects.filter(conversation=conversation, role="user").alast()
+    watches = await sync_to_async(after_turns)([(conversation, last)])
+    assert [w.name.split("-")[0] for w in watches] == ["summary"]
+    assert await sync_to_async(watches[0].ended)() is False  # queued, no worker yet
+    await sync_to_async(run_worker_elsewhere)()
+    assert await sync_to_async(watches[0].ended)() is True
+
+
+async def test_a_models_title_reaches_the_open_tab_from_a_worker_elsewhere(alice, fake_llm):
+    """The turn's after-work starts the watch itself (chat.turn.gate)."""
+    fake_llm.behaviour.reply = "Put nginx in front and proxy the websocket upgrade."
+    fake_llm.behaviour.json_reply = lambda body: "Nginx in front of Django"
+    conversation = await acreate_conversation(alice)
+    tab = await connected(alice, conversation.pk)
+
+    async def sink(frame):
+        pass
+
+    await run_turn(user=alice, conversation=conversation, text="How do I proxy Django?", sink=sink)
+    await sync_to_async(run_worker_elsewhere)()
+    stored = await Conversation.objects.aget(pk=conversation.pk)
+    assert stored.title == "Nginx in front of Django"
+    seen = await frames_until(tab, "title")  # the stand-in's
+    while seen[-1]["title"] != stored.title:
+        seen = await frames_until(tab, "title")
+    await tab.disconnect()
+
+
+async def test_a_job_whose_result_is_gone_is_no_longer_watched():
+    told = []
+    watch = job_watch.Watch(name="gone", ended=lambda: None, then=lambda: told.append(1))
+    await job_watch._watch(watch)
+    assert told == []
