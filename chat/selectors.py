@@ -368,7 +368,7 @@ def starter_suggestions(
     temporary conversation or with memory off. Only of the scopes the new conversation
     reads (``project_id``: the project it starts in, None for none): a chat outside every
     project is never offered a project's task, nor one project another's."""
-    from memory.models import ActionItem, Decision, MemoryState
+    from memory.models import OPEN_STATUSES, ActionItem, Decision, MemoryState
     from memory.search import scope
     from profiles.selectors import memory_enabled
 
@@ -379,7 +379,7 @@ def starter_suggestions(
             ActionItem.objects.filter(
                 in_scope,
                 user=user,
-                status__in=[ActionItem.Status.OPEN, ActionItem.Status.IN_PROGRESS],
+                status__in=OPEN_STATUSES,
             )
             .exclude(state=MemoryState.SUGGESTED)
             .order_by("-updated_at")[:2]

@@ -7,10 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import date, datetime
 
-from memory.models import ActionItem, Decision
+from memory.models import OPEN_STATUSES, ActionItem, Decision
 from web.markdown_text import md
-
-OPEN_STATUSES = (ActionItem.Status.OPEN, ActionItem.Status.IN_PROGRESS)
 
 
 def period(first: datetime | None, last: datetime | None) -> str:

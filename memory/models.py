@@ -252,6 +252,11 @@ class ActionItem(MemoryItem):
         return self.what[:80]
 
 
+# An action item still to do: what briefings list as open, reports check for overdue, and a new
+# session or suggestion recalls.
+OPEN_STATUSES = (ActionItem.Status.OPEN, ActionItem.Status.IN_PROGRESS)
+
+
 # The kinds of memory a user keeps (each its own table, with its own Status choices).
 KeptMemory = Fact | Decision | ActionItem
 

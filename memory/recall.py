@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from django.db import connection
 
 from chat.models import Conversation
-from memory.models import ActionItem, Decision, Fact, MemoryState
+from memory.models import OPEN_STATUSES, ActionItem, Decision, Fact, MemoryState
 from memory.search import scope as scoping
 from memory.search.scope import EVERYWHERE, Scopes, memories_in
 from profiles.models import UserProfile
@@ -214,7 +214,7 @@ def resume_items(*, user, scopes: Scopes = (EVERYWHERE,)) -> list[Recalled]:
         ActionItem.objects.filter(
             memories_in(scopes),
             user=user,
-            status__in=[ActionItem.Status.OPEN, ActionItem.Status.IN_PROGRESS],
+            status__in=OPEN_STATUSES,
         )
         .exclude(state=MemoryState.SUGGESTED)
         .select_related("conversation")

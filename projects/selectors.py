@@ -23,11 +23,9 @@ from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
 from chat.models import Conversation, Message
-from memory.models import ActionItem, Decision, Fact, MemoryState
+from memory.models import OPEN_STATUSES, ActionItem, Decision, Fact, MemoryState
 from memory.selectors.owned import ACTION_ITEM, DECISION, FACT, MemoryRow, rows_of
 from projects.models import Project
-
-OPEN_STATUSES = (ActionItem.Status.OPEN, ActionItem.Status.IN_PROGRESS)
 
 
 def project_get_for_user(*, user, project_id: int) -> Project:

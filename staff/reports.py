@@ -11,14 +11,13 @@ from dataclasses import dataclass
 from datetime import date
 
 from memory.markdown import (
-    OPEN_STATUSES,
     action_line,
     action_table,
     decision_list,
     overdue,
     period,
 )
-from memory.models import ActionItem, Decision
+from memory.models import OPEN_STATUSES, ActionItem, Decision
 from staff.selectors.reports import ReportData
 from web.markdown_text import md
 

@@ -7,8 +7,9 @@ class ImportProgress(models.Model):
     """How far a staff import of one export into one user has come (userdata.transfer.
     importer): each step is its own transaction, so an import stopped half-way (a restart, a
     database busy too long) is resumed by importing the same file again, from the next step,
-    with the references already made. ``ids`` maps the document's references to row ids; it
-    holds no user text."""
+    with the references already made. ``ids`` maps the document's references to row ids, and
+    apart from them each row's place in the document ("conversations[3]"); it holds no user
+    text."""
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     digest = models.CharField(max_length=64)  # sha256 of the document: the same file only

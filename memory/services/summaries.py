@@ -33,6 +33,7 @@ from llm.errors import describe_error
 from memory import extraction, recall, summariser
 from memory.extraction import Extraction, acceptance, normalise_key
 from memory.models import (
+    OPEN_STATUSES,
     ActionItem,
     Decision,
     Fact,
@@ -526,8 +527,7 @@ def _open_items(conversation: Conversation, base: Summary | None) -> list[str]:
     ).values_list("dedupe_key", "status", "project_id")
     rows = {key: status for key, status, _ in sorted(found, key=lambda row: row[2] == project_id)}
     missing = None if recall.memory_enabled(conversation) else ActionItem.Status.OPEN
-    still = (ActionItem.Status.OPEN, ActionItem.Status.IN_PROGRESS)
-    return [what for key, what in keys.items() if rows.get(key, missing) in still]
+    return [what for key, what in keys.items() if rows.get(key, missing) in OPEN_STATUSES]
 
 
 def _last_reply(messages: list[Message]) -> Message:

@@ -363,3 +363,57 @@ def test_a_row_without_a_ref_is_matched_by_no_reference_even_after_a_resume():
     ids.remember(Message, "m-1", 8)
     resumed = _Ids(json.loads(json.dumps(ids.stored())))
     assert (resumed.id(Message, "null"), resumed.id(Message, "m-1")) == (None, 8)
+
+
+def _renamed_refs(document: dict, names: dict[str, str]) -> dict:
+    """``document`` with its references renamed by ``names`` wherever they stand (a row's
+    ``ref`` and every link naming it); the exports' refs ("c1", "m3", "f2") are no other
+    value of the fixture's."""
+
+    def walk(value):
+        if isinstance(value, dict):
+            return {key: walk(child) for key, child in value.items()}
+        if isinstance(value, list):
+            return [walk(child) for child in value]
+        return names.get(value, value) if isinstance(value, str) else value
+
+    return walk(json.loads(json.dumps(document)))
+
+
+def test_refs_that_look_like_places_in_the_document_stay_apart_from_them(rich, alice, staff):
+    """The import finds a row again by its place in the file ("conversations[1]", "facts[0]")
+    apart from the file's own refs: refs spelt like places, crossed over ("#conversations[0]"
+    names the second conversation), import the same data as the plain refs did."""
+    before = _json(user_data_export(user=alice))
+    conversations = [c["ref"] for c in before["conversations"]]
+    facts = [f["ref"] for f in before["facts"]]
+    actions = [a["ref"] for a in before["action_items"]]
+    assert len(conversations) == 2 and len(facts) >= 2 and len(actions) >= 2
+    names = {
+        conversations[0]: "#conversations[1]",
+        conversations[1]: "#conversations[0]",
+        # facts as the places were once spelt, action items as they are now, both crossed
+        **{ref: f"#{len(facts) - 1 - n}" for n, ref in enumerate(facts)},
+        **{ref: f"action_items[{len(actions) - 1 - n}]" for n, ref in enumerate(actions)},
+    }
+    user_data_delete(user=alice, actor=staff)
+    user_data_import(document=_renamed_refs(before, names), actor=staff)
+    assert _json(user_data_export(user=alice)) == _as_imported(before, alice.username)
+
+
+def test_a_resume_keeps_refs_and_places_apart():
+    """The saved progress keeps the two tables apart; progress saved before they were (the
+    places among the refs as "#<where>") resumes with each row where it was."""
+    from userdata.transfer.importer import _Ids
+
+    ids = _Ids()
+    ids.remember(Conversation, "conversations[0]", 8)
+    ids.place(Conversation, "conversations[0]", 7)
+    resumed = _Ids(json.loads(json.dumps(ids.stored())))
+    assert resumed.made(Conversation, "conversations[0]") == 7
+    assert resumed.id(Conversation, "conversations[0]") == 8
+    legacy = _Ids(
+        {"chat.Conversation": {"c1": 7, "#conversations[0]": 7}, "memory.Fact": {"#0": 9}}
+    )
+    assert legacy.made(Conversation, "conversations[0]") == 7 and legacy.id(Conversation, "c1") == 7
+    assert legacy.made(Fact, "facts[0]") == 9 and legacy.id(Fact, "#0") is None

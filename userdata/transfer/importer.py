@@ -102,13 +102,19 @@ IMPORTED = "imported from an export"
 
 
 class _Ids:
-    """Document references to the new ids, and usernames to user ids."""
+    """The rows the import made, found two ways kept apart: by the file's own references
+    (``by_ref``, what its links name) and by their place in the document (``by_place``,
+    "conversations[3]", "facts[120]": how a later step of the same row finds it, ref or none).
+    Apart, no reference of the file can name a row by its place, nor displace one. Also
+    usernames to user ids."""
 
     def __init__(self, stored: dict | None = None):
-        # Rows by their ref (``remember``); a row without one is kept under none.
-        self.ids: dict[type[Model], dict[str, int]] = defaultdict(dict)
-        for label, refs in (stored or {}).items():
-            self.ids[apps.get_model(label)].update(refs)
+        self.by_ref: dict[type[Model], dict[str, int]] = defaultdict(dict)
+        self.by_place: dict[type[Model], dict[str, int]] = defaultdict(dict)
+        refs, places = _saved_tables(stored or {})
+        for table, saved in ((self.by_ref, refs), (self.by_place, places)):
+            for label, rows in saved.items():
+                table[apps.get_model(label)].update(rows)
         self._users: dict[str, int | None] = {}
         # The account the export was made of (its username there) and the one it goes to.
         self.exported_as: str | None = None
@@ -122,20 +128,28 @@ class _Ids:
         return None
 
     def stored(self) -> dict:
-        return {model._meta.label: refs for model, refs in self.ids.items()}
+        """What ``ImportProgress.ids`` keeps for a resume (JSON)."""
+        return {
+            "refs": {model._meta.label: rows for model, rows in self.by_ref.items()},
+            "places": {model._meta.label: rows for model, rows in self.by_place.items()},
+        }
 
     def remember(self, model: type[Model], ref: object, pk: int) -> None:
         """``ref`` names the new row ``pk``; a row without a ref is matched by no reference
         (kept under a None key, it would come back from the saved progress as "null")."""
         if isinstance(ref, str) and ref:
-            self.ids[model][ref] = pk
+            self.by_ref[model][ref] = pk
 
     def id(self, model: type[Model], ref: str | None) -> int | None:
-        return self.ids[model].get(ref) if ref else None
+        return self.by_ref[model].get(ref) if ref else None
+
+    def place(self, model: type[Model], where: str, pk: int) -> None:
+        """The row ``pk`` was made for the document's ``where``."""
+        self.by_place[model][where] = pk
 
     def made(self, model: type[Model], where: str) -> int:
         """The id of the row an earlier step made for the document's ``where``."""
-        return self.ids[model][f"#{where}"]
+        return self.by_place[model][where]
 
     def user_id(self, username: str | None) -> int | None:
         if not username:
@@ -148,6 +162,26 @@ class _Ids:
                 .first()
             )
         return self._users[username]
+
+
+def _saved_tables(stored: dict) -> tuple[dict, dict]:
+    """The saved progress's refs and places, by model label. Progress saved before the two
+    were apart holds one table, the places among the refs as "#<where>" (a memory's as
+    "#<n>", its index in its section)."""
+    if "refs" in stored or "places" in stored:
+        return stored.get("refs", {}), stored.get("places", {})
+    refs: dict[str, dict[str, int]] = defaultdict(dict)
+    places: dict[str, dict[str, int]] = defaultdict(dict)
+    sections = {model._meta.label: key for key, model, _prefix in MEMORY_SECTIONS}
+    for label, rows in stored.items():
+        for key, pk in rows.items():
+            if not key.startswith("#"):
+                refs[label][key] = pk
+            elif label in sections:
+                places[label][f"{sections[label]}[{key[1:]}]"] = pk
+            else:
+                places[label][key[1:]] = pk
+    return refs, places
 
 
 def _values(
@@ -171,7 +205,7 @@ def _values(
         if f.is_relation:
             if raw is not None and not isinstance(raw, str):
                 raise Invalid(f"{where}.{f.name}: must be a reference (text) or null.")
-            if f.related_model is Project and raw is not None and raw not in ids.ids[Project]:
+            if f.related_model is Project and raw is not None and raw not in ids.by_ref[Project]:
                 # Only a project of the file itself: any other is not found.
                 raise Invalid(f"{where}.{f.name}: no project {raw!r:.40} in this file.")
             if f.related_model is get_user_model():
@@ -409,13 +443,13 @@ def _check_all(document: dict, username: str | None, actor) -> None:
         project = _item(project, where)
         values = _values(Project, project.get("fields"), ids, where=f"{where}.fields")
         ref = project.get("ref")
-        if not isinstance(ref, str) or ref in ids.ids[Project]:
+        if not isinstance(ref, str) or ref in ids.by_ref[Project]:
             raise Invalid(f"{where}.ref: a reference (text) of its own is needed.")
         name = values.get("name", "").casefold()
         if name in names:
             raise Invalid(f"{where}.fields.name: two projects of the same name.")
         names.add(name)
-        ids.ids[Project][ref] = 0  # known: the file's conversations and memories may name it
+        ids.by_ref[Project][ref] = 0  # known: the file's conversations and memories may name it
     sources: dict[tuple[str, str], str] = {}
     for n, conversation in enumerate(_list(document.get("conversations"), "conversations")):
         where = f"conversations[{n}]"
@@ -606,7 +640,7 @@ def _import_conversation(data: dict, user, ids: _Ids, result: ImportResult, acto
             user=user, source=source[0], source_id=source[1], conversation=conversation
         )
     ids.remember(Conversation, data.get("ref"), conversation.pk)
-    ids.ids[Conversation][f"#{where}"] = conversation.pk  # for the later steps, ref or none
+    ids.place(Conversation, where, conversation.pk)
 
 
 def _import_messages(data: dict, ids: _Ids, result: ImportResult, actor, *, where, start: int):
@@ -719,7 +753,7 @@ def _import_memories(
     model.objects.bulk_create(objects, batch_size=500)
     for n, (item, obj) in enumerate(zip(items, objects, strict=True)):
         ids.remember(model, item.get("ref"), obj.pk)
-        ids.ids[model][f"#{offset + n}"] = obj.pk  # for _link_memories, ref or none
+        ids.place(model, f"{key}[{offset + n}]", obj.pk)
     owner = f"{model._meta.model_name}_id"
     through = model.source_messages.through
     links = [
@@ -742,7 +776,7 @@ def _import_memory_history(
         history += _history_rows(
             model,
             item.get("history"),
-            ids.made(model, str(n)),
+            ids.made(model, f"{key}[{n}]"),
             {"user_id": user.pk},
             ids,
             where=f"{key}[{n}].history",
@@ -754,7 +788,7 @@ def _import_memory_history(
 
 def _link_memories(key: str, model, items: list, ids: _Ids) -> None:
     """A section's links between its own rows (they may point forward, across chunks)."""
-    own = [ids.id(model, f"#{n}") for n in range(len(items))]
+    own = [ids.made(model, f"{key}[{n}]") for n in range(len(items))]
     deferred = DEFERRED.get(model, set())
     if deferred:
         objects = []
