@@ -21,7 +21,7 @@ from django.db import connection
 from chat.models import Conversation
 from memory.models import OPEN_STATUSES, ActionItem, Decision, Fact, MemoryState
 from memory.search import scope as scoping
-from memory.search.scope import EVERYWHERE, Scopes, memories_in
+from memory.search.scope import EVERYWHERE, Scopes
 from profiles.models import UserProfile
 from profiles.selectors import memory_enabled as user_memory_enabled
 from profiles.selectors import memory_enabled_many as user_memory_enabled_many
@@ -197,56 +197,111 @@ def pinned_facts(*, user, scopes: Scopes = (EVERYWHERE,)) -> list[Recalled]:
     ]
 
 
+# The new session's resume items: the same plain statements as ``pinned_facts`` (asked on a
+# conversation's first turns, before the model is called), the models' own tables.
+_RESUME_FACTS = (
+    "SELECT f.id, f.text, f.updated_at, f.conversation_id, c.title, f.pinned, "  # noqa: S608
+    f"f.importance FROM {Fact._meta.db_table} f "
+    f"LEFT JOIN {Conversation._meta.db_table} c ON c.id = f.conversation_id "
+    "WHERE f.user_id = %s AND f.status = %s AND NOT (f.state = %s) AND {scoped} "
+    "ORDER BY f.pinned DESC, f.importance DESC, f.updated_at DESC LIMIT %s"
+)
+_RESUME_ACTIONS = (
+    "SELECT a.id, a.what, a.updated_at, a.conversation_id, c.title, a.owner, "  # noqa: S608
+    f"a.due_date FROM {ActionItem._meta.db_table} a "
+    f"LEFT JOIN {Conversation._meta.db_table} c ON c.id = a.conversation_id "
+    "WHERE a.user_id = %s AND a.status IN {statuses} AND NOT (a.state = %s) AND {scoped} "
+    "ORDER BY a.due_date ASC, a.updated_at DESC LIMIT %s"
+)
+_RESUME_DECISIONS = (
+    "SELECT d.id, d.what, d.updated_at, d.conversation_id, c.title, "  # noqa: S608
+    f"d.rationale FROM {Decision._meta.db_table} d "
+    f"LEFT JOIN {Conversation._meta.db_table} c ON c.id = d.conversation_id "
+    "WHERE d.user_id = %s AND NOT (d.status = %s) AND NOT (d.state = %s) AND {scoped} "
+    "ORDER BY d.updated_at DESC LIMIT %s"
+)
+
+
 def resume_items(*, user, scopes: Scopes = (EVERYWHERE,)) -> list[Recalled]:
     """What a new session starts knowing: pinned/important facts, open actions, decisions,
-    of the scopes the conversation reads."""
+    of the scopes the conversation reads. Plain statements, no instances (as
+    ``pinned_facts``: the ORM's compiling of these cost several times their running)."""
+    from memory.search.index import as_datetime
+
+    def source(conversation_id, title) -> str:
+        return Conversation(title=title or "").display_title if conversation_id else ""
+
     items: list[Recalled] = []
-    facts = (
-        Fact.objects.filter(memories_in(scopes), user=user, status=Fact.Status.ACTIVE)
-        .exclude(state=MemoryState.SUGGESTED)
-        .select_related("conversation")
-        .order_by("-pinned", "-importance", "-updated_at")[:RESUME_FACTS]
-    )
-    for fact in facts:
-        why = "pinned fact" if fact.pinned else f"important fact ({fact.importance:.1f})"
-        items.append(_recalled(fact, "fact", fact.text, 0.5 + fact.importance / 2, why))
-    actions = (
-        ActionItem.objects.filter(
-            memories_in(scopes),
-            user=user,
-            status__in=OPEN_STATUSES,
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _RESUME_FACTS.format(scoped=_scoped_sql("f.project_id", scopes)),
+            [user.pk, Fact.Status.ACTIVE, MemoryState.SUGGESTED, RESUME_FACTS],
         )
-        .exclude(state=MemoryState.SUGGESTED)
-        .select_related("conversation")
-        .order_by("due_date", "-updated_at")[:RESUME_ACTIONS]
-    )
-    for action in actions:
-        text = action.what
-        if action.owner:
-            text += f" (owner: {action.owner})"
-        if action.due_date:
-            text += f" (due {action.due_date.isoformat()})"
-        items.append(_recalled(action, "action_item", text, 0.6, "open action item"))
-    decisions = (
-        Decision.objects.filter(memories_in(scopes), user=user)
-        .exclude(status=Decision.Status.REVERSED)
-        .exclude(state=MemoryState.SUGGESTED)
-        .select_related("conversation")
-        .order_by("-updated_at")[:RESUME_DECISIONS]
-    )
-    for decision in decisions:
-        text = decision.what + (f" — because {decision.rationale}" if decision.rationale else "")
-        items.append(_recalled(decision, "decision", text, 0.55, "recent decision"))
+        facts = cursor.fetchall()
+        cursor.execute(
+            _RESUME_ACTIONS.format(
+                statuses="(" + ", ".join(["%s"] * len(OPEN_STATUSES)) + ")",
+                scoped=_scoped_sql("a.project_id", scopes),
+            ),
+            [
+                user.pk,
+                *OPEN_STATUSES,
+                MemoryState.SUGGESTED,
+                RESUME_ACTIONS,
+            ],
+        )
+        actions = cursor.fetchall()
+        cursor.execute(
+            _RESUME_DECISIONS.format(scoped=_scoped_sql("d.project_id", scopes)),
+            [user.pk, Decision.Status.REVERSED, MemoryState.SUGGESTED, RESUME_DECISIONS],
+        )
+        decisions = cursor.fetchall()
+    for pk, text, updated_at, conversation_id, title, pinned, importance in facts:
+        why = "pinned fact" if pinned else f"important fact ({importance:.1f})"
+        items.append(
+            Recalled(
+                kind="fact",
+                id=pk,
+                text=text,
+                score=0.5 + importance / 2,
+                why=why,
+                date=_date(as_datetime(updated_at)),
+                source=source(conversation_id, title),
+            )
+        )
+    for pk, what, updated_at, conversation_id, title, owner, due_date in actions:
+        text = what
+        if owner:
+            text += f" (owner: {owner})"
+        if due_date:
+            text += f" (due {_iso_date(due_date)})"
+        items.append(
+            Recalled(
+                kind="action_item",
+                id=pk,
+                text=text,
+                score=0.6,
+                why="open action item",
+                date=_date(as_datetime(updated_at)),
+                source=source(conversation_id, title),
+            )
+        )
+    for pk, what, updated_at, conversation_id, title, rationale in decisions:
+        text = what + (f" — because {rationale}" if rationale else "")
+        items.append(
+            Recalled(
+                kind="decision",
+                id=pk,
+                text=text,
+                score=0.55,
+                why="recent decision",
+                date=_date(as_datetime(updated_at)),
+                source=source(conversation_id, title),
+            )
+        )
     return items
 
 
-def _recalled(obj, kind: str, text: str, score: float, why: str) -> Recalled:
-    return Recalled(
-        kind=kind,
-        id=obj.pk,
-        text=text,
-        score=score,
-        why=why,
-        date=_date(obj.updated_at),
-        source=obj.conversation.display_title if obj.conversation_id else "",
-    )
+def _iso_date(value) -> str:
+    """A date column as read raw: a ``date`` (PostgreSQL) or its ISO text (SQLite)."""
+    return value if isinstance(value, str) else value.isoformat()

@@ -419,9 +419,9 @@ def test_a_new_sessions_memories_are_read_in_order_from_indexes(alice):
     Decision.objects.bulk_create(
         Decision(user=alice, what=f"d {i}", dedupe_key=f"d{i}") for i in range(9)
     )
-    facts = _sqlite_plan(lambda: resume_items(user=alice), reading='FROM "memory_fact"')
+    facts = _sqlite_plan(lambda: resume_items(user=alice), reading="FROM memory_fact")
     assert "fact_user_pinned" in facts and "TEMP B-TREE" not in facts, facts
-    decisions = _sqlite_plan(lambda: resume_items(user=alice), reading='FROM "memory_decision"')
+    decisions = _sqlite_plan(lambda: resume_items(user=alice), reading="FROM memory_decision")
     assert "decision_user_updated" in decisions and "TEMP B-TREE" not in decisions, decisions
 
 
@@ -454,3 +454,59 @@ def test_the_token_scale_comes_from_the_newest_replies_that_reported_usage(alice
     assert scale("another-model") == 1.2
     reply(100, 100 * context.MAX_TOKEN_SCALE * 3)
     assert scale() == context.MAX_TOKEN_SCALE
+
+
+def test_a_new_sessions_memories_read_as_the_prompt_shows_them(alice, bob, conversation):
+    """The resume items, in their order with their texts, scores, reasons, dates and sources:
+    facts (pinned first, then by importance), open actions by due date (owner and due date
+    in the text), decisions newest first with their rationale; never another user's, a
+    suggestion, a done action or a reversed decision. (Read as plain statements: the same
+    items the ORM's queries gave.)"""
+    import datetime
+
+    from memory.models import Decision, MemoryState
+    from memory.recall import resume_items
+
+    source = conversation_create(user=alice, title="Garden plans")
+    fact = Fact.objects.create
+    fact(user=alice, text="likes tea", dedupe_key="a", importance=0.4)
+    fact(user=alice, text="lives in Lyon", dedupe_key="b", importance=0.2, pinned=True)
+    fact(user=alice, text="has a cat", dedupe_key="c", importance=0.8, conversation=source)
+    fact(user=alice, text="maybe", dedupe_key="d", importance=1.0, state=MemoryState.SUGGESTED)
+    fact(user=bob, text="not alice's", dedupe_key="e", importance=1.0)
+    action = ActionItem.objects.create
+    action(
+        user=alice,
+        what="water the plants",
+        dedupe_key="w",
+        owner="Alice",
+        due_date=datetime.date(2026, 4, 1),
+    )
+    action(user=alice, what="buy seeds", dedupe_key="s", due_date=datetime.date(2026, 3, 1))
+    action(user=alice, what="done already", dedupe_key="x", status=ActionItem.Status.DONE)
+    Decision.objects.create(user=alice, what="plant roses", dedupe_key="r", rationale="scent")
+    Decision.objects.create(
+        user=alice, what="no lawn", dedupe_key="l", status=Decision.Status.REVERSED
+    )
+    Decision.objects.create(user=alice, what="grow herbs", dedupe_key="h", conversation=source)
+
+    items = resume_items(user=alice)
+
+    today = datetime.datetime.now(datetime.UTC).date().isoformat()
+    assert [(i.kind, i.text, i.score, i.why, i.source) for i in items] == [
+        ("fact", "lives in Lyon", 0.6, "pinned fact", ""),
+        ("fact", "has a cat", 0.9, "important fact (0.8)", "Garden plans"),
+        ("fact", "likes tea", 0.7, "important fact (0.4)", ""),
+        ("action_item", "buy seeds (due 2026-03-01)", 0.6, "open action item", ""),
+        (
+            "action_item",
+            "water the plants (owner: Alice) (due 2026-04-01)",
+            0.6,
+            "open action item",
+            "",
+        ),
+        ("decision", "grow herbs", 0.55, "recent decision", "Garden plans"),
+        ("decision", "plant roses — because scent", 0.55, "recent decision", ""),
+    ]
+    assert {i.date for i in items} == {today}
+    assert all(isinstance(i.id, int) for i in items)
