@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from django.db import connection
 
 from chat.models import Conversation
+from memory import duplicates
 from memory.models import ActionItem, Decision, Fact, MemoryState
 from memory.search import scope as scoping
 from memory.search.scope import EVERYWHERE, Scopes, memories_in
@@ -48,6 +49,9 @@ class Recalled:
     # an exchange's messages in time order, (message id, role, text): the context can leave
     # out those its window holds, or keep the matching one (``id``) alone
     parts: list[tuple[int, str, str]] = field(default_factory=list)
+    scope: int = EVERYWHERE  # the project it belongs to, or EVERYWHERE
+    # near-duplicates of it left out for it (``memory.duplicates``), for the report
+    duplicates: list[Recalled] = field(default_factory=list)
 
 
 def memory_enabled(conversation: Conversation, *, profile: UserProfile | None = None) -> bool:
@@ -94,7 +98,8 @@ def recall_for_turn(
     known_earlier: int = 0,
     k: int = SEARCH_K,
 ) -> list[Recalled]:
-    """Ranked candidates for the memory block, best first, without duplicates: search hits,
+    """Ranked candidates for the memory block, best first, without duplicates (the same item,
+    or near-duplicates of a kind: ``memory.duplicates``, the project's own kept): search hits,
     pinned facts and a new session's resume items compete on their score, no kind has a
     quota. ``k``: search hits asked for (``search_k``).
     ``known_earlier``: how many of the conversation's messages (other than the excluded
@@ -127,6 +132,7 @@ def recall_for_turn(
                 message_ids=list(hit.message_ids),
                 relevance=hit.relevance,
                 parts=list(hit.parts),
+                scope=hit.scope,
             )
         )
     if known_earlier < RESUME_TURNS and _early_in(conversation, exclude_message_ids):
@@ -136,7 +142,7 @@ def recall_for_turn(
         for item in pinned_facts(user=user, scopes=scopes):
             add(item)
     results.sort(key=lambda item: -item.score)  # stable: a tie keeps the search's order
-    return results
+    return duplicates.distinct(results)
 
 
 RESUME_TURNS = 6  # messages before which a conversation still gets session resumption
@@ -155,7 +161,7 @@ def _early_in(conversation: Conversation, exclude_message_ids: frozenset[int]) -
 
 # The models' own tables, no input in the text: S608 does not apply.
 _PINNED_FACTS = (
-    "SELECT f.id, f.text, f.updated_at, f.conversation_id, c.title "  # noqa: S608
+    "SELECT f.id, f.text, f.updated_at, f.conversation_id, c.title, f.project_id "  # noqa: S608
     f"FROM {Fact._meta.db_table} f "
     f"LEFT JOIN {Conversation._meta.db_table} c ON c.id = f.conversation_id "
     "WHERE f.user_id = %s AND f.status = %s AND f.pinned = %s AND NOT (f.state = %s) "
@@ -192,8 +198,9 @@ def pinned_facts(*, user, scopes: Scopes = (EVERYWHERE,)) -> list[Recalled]:
             why="pinned fact",
             date=_date(as_datetime(updated_at)),
             source=Conversation(title=title or "").display_title if conversation_id else "",
+            scope=scoping.of(project_id),
         )
-        for pk, text, updated_at, conversation_id, title in facts
+        for pk, text, updated_at, conversation_id, title, project_id in facts
     ]
 
 
@@ -249,4 +256,5 @@ def _recalled(obj, kind: str, text: str, score: float, why: str) -> Recalled:
         why=why,
         date=_date(obj.updated_at),
         source=obj.conversation.display_title if obj.conversation_id else "",
+        scope=scoping.of(obj.project_id),
     )
