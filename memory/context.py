@@ -50,6 +50,7 @@ from memory.report import (
     MessageItem,
     MessagesLeftOut,
     block_item,
+    duplicate_memory,
     expertise_item,
     left_out_memory,
     memory_item,
@@ -358,6 +359,9 @@ def _add_memory(candidates, cap, budget, add_block, report, in_window) -> None:
     # the block's detail counts them all.
     listed = left_out[:LEFT_OUT_LISTED]
     report["memories_left_out"] += [left_out_memory(item, "budget") for item in listed]
+    # The near-duplicates of what was sent (``memory.duplicates``): the report says which.
+    same = [(other, item) for item in chosen for other in item.duplicates][:LEFT_OUT_LISTED]
+    report["memories_left_out"] += [duplicate_memory(other, of=item) for other, item in same]
     if chosen:
         detail = f"{len(chosen)} memories" + (f", {len(left_out)} left out" if left_out else "")
         add_block(Block.MEMORY, text, detail, cost=cost)

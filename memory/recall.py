@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from django.db import connection
 
 from chat.models import Conversation
+from memory import duplicates
 from memory.models import OPEN_STATUSES, ActionItem, Decision, Fact, MemoryState
 from memory.search import scope as scoping
 from memory.search.scope import EVERYWHERE, Scopes
@@ -48,6 +49,9 @@ class Recalled:
     # an exchange's messages in time order, (message id, role, text): the context can leave
     # out those its window holds, or keep the matching one (``id``) alone
     parts: list[tuple[int, str, str]] = field(default_factory=list)
+    scope: int = EVERYWHERE  # the project it belongs to, or EVERYWHERE
+    # near-duplicates of it left out for it (``memory.duplicates``), for the report
+    duplicates: list[Recalled] = field(default_factory=list)
 
 
 def memory_enabled(conversation: Conversation, *, profile: UserProfile | None = None) -> bool:
@@ -94,7 +98,8 @@ def recall_for_turn(
     known_earlier: int = 0,
     k: int = SEARCH_K,
 ) -> list[Recalled]:
-    """Ranked candidates for the memory block, best first, without duplicates: search hits,
+    """Ranked candidates for the memory block, best first, without duplicates (the same item,
+    or near-duplicates of a kind: ``memory.duplicates``, the project's own kept): search hits,
     pinned facts and a new session's resume items compete on their score, no kind has a
     quota. ``k``: search hits asked for (``search_k``).
     ``known_earlier``: how many of the conversation's messages (other than the excluded
@@ -127,6 +132,7 @@ def recall_for_turn(
                 message_ids=list(hit.message_ids),
                 relevance=hit.relevance,
                 parts=list(hit.parts),
+                scope=hit.scope,
             )
         )
     if known_earlier < RESUME_TURNS and _early_in(conversation, exclude_message_ids):
@@ -136,7 +142,7 @@ def recall_for_turn(
         for item in pinned_facts(user=user, scopes=scopes):
             add(item)
     results.sort(key=lambda item: -item.score)  # stable: a tie keeps the search's order
-    return results
+    return duplicates.distinct(results)
 
 
 RESUME_TURNS = 6  # messages before which a conversation still gets session resumption
@@ -155,7 +161,7 @@ def _early_in(conversation: Conversation, exclude_message_ids: frozenset[int]) -
 
 # The models' own tables, no input in the text: S608 does not apply.
 _PINNED_FACTS = (
-    "SELECT f.id, f.text, f.updated_at, f.conversation_id, c.title "  # noqa: S608
+    "SELECT f.id, f.text, f.updated_at, f.conversation_id, c.title, f.project_id "  # noqa: S608
     f"FROM {Fact._meta.db_table} f "
     f"LEFT JOIN {Conversation._meta.db_table} c ON c.id = f.conversation_id "
     "WHERE f.user_id = %s AND f.status = %s AND f.pinned = %s AND NOT (f.state = %s) "
@@ -192,8 +198,9 @@ def pinned_facts(*, user, scopes: Scopes = (EVERYWHERE,)) -> list[Recalled]:
             why="pinned fact",
             date=_date(as_datetime(updated_at)),
             source=Conversation(title=title or "").display_title if conversation_id else "",
+            scope=scoping.of(project_id),
         )
-        for pk, text, updated_at, conversation_id, title in facts
+        for pk, text, updated_at, conversation_id, title, project_id in facts
     ]
 
 
@@ -201,21 +208,21 @@ def pinned_facts(*, user, scopes: Scopes = (EVERYWHERE,)) -> list[Recalled]:
 # conversation's first turns, before the model is called), the models' own tables.
 _RESUME_FACTS = (
     "SELECT f.id, f.text, f.updated_at, f.conversation_id, c.title, f.pinned, "  # noqa: S608
-    f"f.importance FROM {Fact._meta.db_table} f "
+    f"f.importance, f.project_id FROM {Fact._meta.db_table} f "
     f"LEFT JOIN {Conversation._meta.db_table} c ON c.id = f.conversation_id "
     "WHERE f.user_id = %s AND f.status = %s AND NOT (f.state = %s) AND {scoped} "
     "ORDER BY f.pinned DESC, f.importance DESC, f.updated_at DESC LIMIT %s"
 )
 _RESUME_ACTIONS = (
     "SELECT a.id, a.what, a.updated_at, a.conversation_id, c.title, a.owner, "  # noqa: S608
-    f"a.due_date FROM {ActionItem._meta.db_table} a "
+    f"a.due_date, a.project_id FROM {ActionItem._meta.db_table} a "
     f"LEFT JOIN {Conversation._meta.db_table} c ON c.id = a.conversation_id "
     "WHERE a.user_id = %s AND a.status IN {statuses} AND NOT (a.state = %s) AND {scoped} "
     "ORDER BY a.due_date ASC, a.updated_at DESC LIMIT %s"
 )
 _RESUME_DECISIONS = (
     "SELECT d.id, d.what, d.updated_at, d.conversation_id, c.title, "  # noqa: S608
-    f"d.rationale FROM {Decision._meta.db_table} d "
+    f"d.rationale, d.project_id FROM {Decision._meta.db_table} d "
     f"LEFT JOIN {Conversation._meta.db_table} c ON c.id = d.conversation_id "
     "WHERE d.user_id = %s AND NOT (d.status = %s) AND NOT (d.state = %s) AND {scoped} "
     "ORDER BY d.updated_at DESC LIMIT %s"
@@ -256,7 +263,7 @@ def resume_items(*, user, scopes: Scopes = (EVERYWHERE,)) -> list[Recalled]:
             [user.pk, Decision.Status.REVERSED, MemoryState.SUGGESTED, RESUME_DECISIONS],
         )
         decisions = cursor.fetchall()
-    for pk, text, updated_at, conversation_id, title, pinned, importance in facts:
+    for pk, text, updated_at, conversation_id, title, pinned, importance, project_id in facts:
         why = "pinned fact" if pinned else f"important fact ({importance:.1f})"
         items.append(
             Recalled(
@@ -267,9 +274,10 @@ def resume_items(*, user, scopes: Scopes = (EVERYWHERE,)) -> list[Recalled]:
                 why=why,
                 date=_date(as_datetime(updated_at)),
                 source=source(conversation_id, title),
+                scope=scoping.of(project_id),
             )
         )
-    for pk, what, updated_at, conversation_id, title, owner, due_date in actions:
+    for pk, what, updated_at, conversation_id, title, owner, due_date, project_id in actions:
         text = what
         if owner:
             text += f" (owner: {owner})"
@@ -284,9 +292,10 @@ def resume_items(*, user, scopes: Scopes = (EVERYWHERE,)) -> list[Recalled]:
                 why="open action item",
                 date=_date(as_datetime(updated_at)),
                 source=source(conversation_id, title),
+                scope=scoping.of(project_id),
             )
         )
-    for pk, what, updated_at, conversation_id, title, rationale in decisions:
+    for pk, what, updated_at, conversation_id, title, rationale, project_id in decisions:
         text = what + (f" — because {rationale}" if rationale else "")
         items.append(
             Recalled(
@@ -297,6 +306,7 @@ def resume_items(*, user, scopes: Scopes = (EVERYWHERE,)) -> list[Recalled]:
                 why="recent decision",
                 date=_date(as_datetime(updated_at)),
                 source=source(conversation_id, title),
+                scope=scoping.of(project_id),
             )
         )
     return items

@@ -68,7 +68,11 @@ class MemoryItem(TypedDict):
 
 
 class LeftOutMemory(MemoryItem):
-    left_out: str  # why it was not sent: "budget"
+    left_out: str  # why it was not sent: "budget", or "duplicate" (another says the same)
+    # A "duplicate": the text of the memory sent instead and whether it is the project's own
+    # (added without a version bump: absent from older reports).
+    same_as: NotRequired[str]
+    same_as_project: NotRequired[bool]
 
 
 class MessageItem(TypedDict):
@@ -227,6 +231,21 @@ def memory_item(item: "Recalled") -> MemoryItem:
 
 def left_out_memory(item: "Recalled", reason: str) -> LeftOutMemory:
     return {**memory_item(item), "left_out": reason}
+
+
+def duplicate_memory(item: "Recalled", *, of: "Recalled") -> LeftOutMemory:
+    """``item`` left out as a near-duplicate of ``of``, which was sent."""
+    from memory.search.scope import EVERYWHERE
+
+    return {
+        **memory_item(item),
+        "left_out": "duplicate",
+        "same_as": of.text[:SAME_AS_CHARS],
+        "same_as_project": of.scope != EVERYWHERE,
+    }
+
+
+SAME_AS_CHARS = 200
 
 
 def message_item(message_id: int, role: str, tokens: int) -> MessageItem:

@@ -236,7 +236,7 @@ def compare(
     import numpy as np
 
     model = model_name()
-    helds = [vectors.snapshot(user.pk, model, scope) for scope in scopes] if nearest else []
+    helds = vectors.snapshots(user.pk, model, scopes) if nearest else []
     held_list = [h for h in helds if h is not None]
     if len(held_list) < len(helds):
         held_list = []  # the cache holds nothing

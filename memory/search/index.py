@@ -65,6 +65,7 @@ class Row:
     role: str
     words: int
     text: str
+    scope: int = EVERYWHERE  # the row's project, or EVERYWHERE
 
 
 def word_count(text: str) -> int:
@@ -334,7 +335,7 @@ def _newest_with_all(
         return [r for (r,) in cursor.fetchall()]
 
 
-_COLUMNS = "kind, object_id, conversation_id, created_at, role, words, text"
+_COLUMNS = "kind, object_id, conversation_id, created_at, role, words, text, scope"
 # Messages the user had forgotten stay in their conversation, not in recall: those up to the
 # newest one a blank "forgotten" summary version covers (memory.services.forget; the same
 # rule as memory.selectors.forgotten_through, read here in the rows' own statement).
@@ -371,8 +372,8 @@ def _rows(rowids: list[int], *, owner: int | None = None, scopes: Scopes = ()) -
             )
             found += cursor.fetchall()
     return [
-        Row(kind, object_id, conversation_id, as_datetime(created), role, words or 1, text)
-        for kind, object_id, conversation_id, created, role, words, text in found
+        Row(kind, object_id, conv, as_datetime(created), role, words or 1, text, int(scope))
+        for kind, object_id, conv, created, role, words, text, scope in found
     ]
 
 

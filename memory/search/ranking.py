@@ -85,6 +85,7 @@ class Hit:
     text: str
     message_ids: list[int] = field(default_factory=list)
     conversation_id: int | None = None
+    scope: int = EVERYWHERE  # the project it belongs to, or EVERYWHERE
     date: str = ""
     source: str = ""
     why: str = ""
@@ -264,6 +265,7 @@ def search(
             score=score,
             text=row.text,
             conversation_id=row.conversation_id,
+            scope=row.scope,
             date=row.created_at.date().isoformat() if row.created_at else "",
             why=why,
             match=sum(weights.get(w, 0.0) for w in held[i]) / total_weight,

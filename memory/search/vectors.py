@@ -119,27 +119,46 @@ def window_rows() -> int:
 def snapshot(user_id: int, model: str, scope: int = 0) -> Snapshot | None:
     """The user's vectors of one scope as of now: all of them, or their newest when more than
     the cache holds (``Snapshot.complete`` says which). None when the cache holds nothing."""
+    return snapshots(user_id, model, (scope,))[0]
+
+
+def snapshots(user_id: int, model: str, scopes: tuple[int, ...]) -> list[Snapshot | None]:
+    """``snapshot`` of each scope, their states read in one statement (a project's
+    conversation reads two scopes on every search: one round trip, not two)."""
     if cache_rows() <= 0:
-        return None
-    at = (user_id, model, scope)
+        return [None for _ in scopes]
+    helds = []
     with _lock:
-        held = _held.get(at)
-        if held is None:
-            held = _held[at] = Held(_empty())
-        _held.move_to_end(at)
+        for scope in scopes:
+            at = (user_id, model, scope)
+            held = _held.get(at)
+            if held is None:
+                held = _held[at] = Held(_empty())
+            _held.move_to_end(at)
+            helds.append((at, held))
+    states = _states(user_id, model, {at[2]: held.first_id for at, held in helds})
+    result: list[Snapshot | None] = [_follow(at, held, states.get(at[2])) for at, held in helds]
+    _evict()
+    return result
+
+
+def _follow(at: At, held: Held, state: tuple[int, int, int] | None) -> Snapshot:
+    """The snapshot of ``held`` brought up to ``state`` (first id it was read from, count,
+    newest id), read again when another search moved the window since."""
     with held.lock:
-        count, newest_id = _state(at, since=held.first_id)
+        if state is not None and state[0] == held.first_id:
+            count, newest_id = state[1], state[2]
+        else:
+            count, newest_id = _state(at, since=held.first_id)
         if (held.count == 0 and count) or not _follows(held, count, newest_id, at):
             held = _reload(at)  # first read, or something was deleted
         elif (held.count, held.newest_id) != (count, newest_id):
             held.append(_read(at, after=held.newest_id))
             if held.size > cache_rows():
                 held = _reload(at)  # grown past the cap: hold the newest only
-        result = Snapshot(
+        return Snapshot(
             held.matrix, held.keys, held.position, held.size, complete=held.first_id == 0
         )
-    _evict()
-    return result
 
 
 At = tuple[int, str, int]  # (user id, model, scope)
@@ -209,6 +228,23 @@ def _state(at: At, *, since: int = 0) -> tuple[int, int]:
         )
         count, newest_id = cursor.fetchone()
     return int(count), int(newest_id)
+
+
+def _states(user_id: int, model: str, since: dict[int, int]) -> dict[int, tuple[int, int, int]]:
+    """``_state`` of each scope (scope -> its first id), in one statement: scope -> (the first
+    id it was counted from, count, newest id)."""
+    parts = " UNION ALL ".join(
+        f"SELECT {int(scope)}, count(*), coalesce(max(id), 0) FROM memory_embedding "  # noqa: S608
+        f"WHERE {_AT} AND id >= %s"
+        for scope in since
+    )
+    params = [p for scope, first in since.items() for p in (user_id, model, scope, first)]
+    with connection.cursor() as cursor:
+        cursor.execute(parts, params)
+        rows = cursor.fetchall()
+    return {
+        int(scope): (since[int(scope)], int(count), int(newest)) for scope, count, newest in rows
+    }
 
 
 def _count_after(at: At, after: int) -> int:

@@ -107,12 +107,20 @@ def project_instructions(conversation) -> ProjectInstructions | None:
     statement). Read through the conversation: memory imports nothing of projects."""
     if conversation.project_id is None:
         return None
-    row = (
-        Conversation.objects.filter(pk=conversation.pk, project__isnull=False)
-        .values_list("project_id", "project__name", "project__instructions")
-        .first()
-    )
+    with connection.cursor() as cursor:
+        cursor.execute(_PROJECT_OF, [conversation.pk])
+        row = cursor.fetchone()
     return None if row is None else ProjectInstructions(*row)
+
+
+# Every turn of a project's conversation reads it: a plain statement (the ORM's compiling of
+# this join cost more than its running). The models' own tables, no input in the text.
+_PROJECT_OF = (
+    "SELECT p.id, p.name, p.instructions "  # noqa: S608
+    f"FROM {Conversation._meta.db_table} c "
+    f"JOIN {Conversation._meta.get_field('project').related_model._meta.db_table} p "
+    "ON p.id = c.project_id WHERE c.id = %s"
+)
 
 
 ACTIVE_RUN = [SummaryRun.Status.QUEUED, SummaryRun.Status.RUNNING]

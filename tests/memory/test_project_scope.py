@@ -220,3 +220,25 @@ def test_a_merge_never_carries_one_projects_words_into_another(world, alice):
     at_work = Decision.objects.exclude(pk=garden_decision.pk).get(what=garden_decision.what)
     assert at_work.project_id == world["in_work"].project_id
     assert at_work.rationale == "the budget at work says so"
+
+
+def test_a_project_turn_runs_one_statement_more_than_one_outside(world, alice, local_vectors):
+    """The scope is matched inside the statements a turn already makes: a project
+    conversation's build reads its instructions, and nothing else more (its two scopes'
+    vectors are followed in one statement)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    for conversation in (world["in_garden"], world["outside"]):
+        for n in range(8):  # past a new session's first turns
+            message_create(conversation=conversation, role="user", content=f"Note {n} on beds")
+    embeddings.embed_pending()
+    counts = {}
+    for name in ("in_garden", "outside"):
+        conversation = world[name]
+        said = message_create(conversation=conversation, role="user", content="Quillondor pollen")
+        build(conversation=conversation, user_text=said.content, user_message=said)  # caches
+        with CaptureQueriesContext(connection) as captured:
+            build(conversation=conversation, user_text=said.content, user_message=said)
+        counts[name] = len(captured.captured_queries)
+    assert counts["in_garden"] == counts["outside"] + 1
