@@ -23,6 +23,7 @@ from chat.models import Conversation, Message
 from memory.services.summaries import summary_follow_branch
 
 if TYPE_CHECKING:
+    from chat.job_watch import Watch
     from chat.protocol import ServerFrame
 
 
@@ -43,8 +44,10 @@ def hide_from(question: Message) -> int:
 
 def follow(*, conversation: Conversation, hidden: Message, shown: Message) -> str:
     """After the branch shown changed from ``hidden``'s to ``shown``'s: the title follows the
-    first question when it was the title that question gave (a title the user chose stays),
-    and the rolling summary gives way to one of what the branches share. The new title, or ""."""
+    first question, unless the user chose it: the title made for ``shown``'s branch
+    (``Message.branch_title``), else its stand-in until its first exchange is titled
+    (``chat.titles``); and the rolling summary gives way to one of what the branches share.
+    The new title, or ""."""
     from chat.services import title_from_text  # services stores through this module
 
     summary_follow_branch(conversation=conversation, branch_point=shown.branch_of_id or shown.pk)
@@ -54,14 +57,37 @@ def follow(*, conversation: Conversation, hidden: Message, shown: Message) -> st
         hidden_by__isnull=True,
         created_at__lt=shown.created_at,
     ).exists()
-    if not first or conversation.title != title_from_text(hidden.content):
+    source = Conversation.TitleSource
+    generated = conversation.title_source == source.GENERATED
+    stand_in = conversation.title_source != source.USER and conversation.title == title_from_text(
+        hidden.content
+    )
+    if not first or not (generated or stand_in):
         return ""
-    title = title_from_text(shown.content)
-    if not title or title == conversation.title:
+    if generated and not hidden.branch_title:  # titled before titles were kept per branch
+        Message.objects.filter(pk=hidden.pk).update(branch_title=conversation.title)
+    if shown.branch_title:
+        title, made = shown.branch_title, source.GENERATED
+    else:
+        title, made = title_from_text(shown.content), source.MESSAGE
+    if not title or (title, made) == (conversation.title, conversation.title_source):
         return ""
-    conversation.title = title
-    conversation.save(update_fields=["title"])
-    return title
+    before = conversation.title
+    conversation.title, conversation.title_source = title, made
+    conversation.save(update_fields=["title", "title_source"])
+    return title if title != before else ""
+
+
+def _title_branch(conversation: Conversation, question: Message) -> tuple[str, Watch | None]:
+    """A first question shown again whose answered branch has no title of its own yet: its
+    title is made now (offline) or by a job (a model; the job to watch, ``chat.job_watch``)."""
+    from chat import titles  # titles store through chat.services, which stores through here
+
+    answered = Message.objects.filter(reply_to=question, role=Message.Role.ASSISTANT).exists()
+    if conversation.title_source != Conversation.TitleSource.MESSAGE or not answered:
+        return "", None
+    watch = titles.title_make(conversation, question=question.content)
+    return conversation.title, watch
 
 
 @dataclass(frozen=True)
@@ -69,6 +95,7 @@ class Switched:
     question: Message  # the question shown now
     hidden_id: int  # the question whose branch was shown before
     new_title: str = ""
+    title_job: Watch | None = None  # the job making the title, when the tabs must be told
 
 
 def branch_switch(*, conversation: Conversation, message_id: int) -> Switched:
@@ -100,7 +127,11 @@ def branch_switch(*, conversation: Conversation, message_id: int) -> Switched:
         Message.objects.filter(conversation=conversation, hidden_by=target).update(hidden_by=None)
         target.hidden_by = None
         new_title = follow(conversation=conversation, hidden=shown, shown=target)
-    return Switched(question=target, hidden_id=shown.pk, new_title=new_title)
+        job = None
+        if new_title:
+            made, job = _title_branch(conversation, target)
+            new_title = made or new_title
+    return Switched(question=target, hidden_id=shown.pk, new_title=new_title, title_job=job)
 
 
 def branch_path_to(message: Message) -> list[Message]:
@@ -142,7 +173,13 @@ def branch_show_holding(*, conversation: Conversation, message_id: int) -> Switc
     if not switches:
         return None
     titles = [s.new_title for s in switches if s.new_title]
-    return Switched(switches[0].question, switches[0].hidden_id, titles[-1] if titles else "")
+    jobs = [s.title_job for s in switches if s.title_job]
+    return Switched(
+        switches[0].question,
+        switches[0].hidden_id,
+        titles[-1] if titles else "",
+        jobs[-1] if jobs else None,
+    )
 
 
 def switched_frames(*, conversation: Conversation, switched: Switched) -> list[ServerFrame]:

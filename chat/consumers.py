@@ -11,7 +11,7 @@ from django.conf import settings
 from django.db import DatabaseError
 from django.db.models import Count
 
-from chat import branches, limits, live, protocol, services
+from chat import branches, job_watch, limits, live, protocol, services
 from chat.models import STOPPED_BY_USER, Conversation, Message
 from chat.rendering import render_markdown
 from chat.services import ChatError
@@ -212,14 +212,16 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
 
     async def handle_switch_branch(self, frame: protocol.SwitchBranch) -> None:
         """Show the branch a question starts ("1 / 2"): every tab swaps it in."""
-        frames = await in_db_thread(self._switch_branch)(frame.message_id)
+        switched, frames = await in_db_thread(self._switch_branch)(frame.message_id)
         for each in frames:
             await self.publish(each)
+        if switched.title_job is not None:  # the branch's title, made by the job worker
+            job_watch.watch(switched.title_job)
 
-    def _switch_branch(self, message_id: int) -> list[protocol.ServerFrame]:
+    def _switch_branch(self, message_id: int):
         conversation, _room, _tab = self._joined()
         switched = branches.branch_switch(conversation=conversation, message_id=message_id)
-        return branches.switched_frames(conversation=conversation, switched=switched)
+        return switched, branches.switched_frames(conversation=conversation, switched=switched)
 
     async def handle_sync(self, frame: protocol.Sync) -> None:
         """A tab that heard nothing of a reply for a while asks where it stands (its frames

@@ -145,6 +145,9 @@ class Message(models.Model):
     hidden_by = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
     )
+    # On a conversation's first question: the title generated for the branch it starts, so
+    # that the title follows a switch between first questions (chat.branches.follow).
+    branch_title = models.CharField(max_length=200, blank=True, default="")
     # The memory.SystemPrompt version this reply was generated with.
     system_prompt_version = models.PositiveIntegerField(null=True, blank=True)
     # While streaming: the time by which the streaming server must renew it (see services).

@@ -135,8 +135,23 @@ def title_store(*, conversation_id: int, title: str) -> bool:
         pk=conversation_id, title_source=Conversation.TitleSource.MESSAGE
     ).update(title=title, title_source=Conversation.TitleSource.GENERATED)
     if changed:
+        # The branch shown keeps its title: a switch back to it shows it again (branches.follow).
+        first = _first_question_id(conversation_id)
+        if first is not None:
+            Message.objects.filter(pk=first).update(branch_title=title)
         transaction.on_commit(lambda: _tell_tabs(conversation_id, title))
     return bool(changed)
+
+
+def _first_question_id(conversation_id: int) -> int | None:
+    return (
+        Message.objects.filter(
+            conversation_id=conversation_id, role=Message.Role.USER, hidden_by__isnull=True
+        )
+        .order_by("created_at", "id")
+        .values_list("pk", flat=True)
+        .first()
+    )
 
 
 def _tell_tabs(conversation_id: int, title: str) -> None:
@@ -165,6 +180,13 @@ def title_after_first_exchange(conversation: Conversation, user_message: Message
     in-memory channel layer: ``chat.job_watch``), else None."""
     if conversation.title_source != Conversation.TitleSource.MESSAGE:
         return None
+    return title_make(conversation, question=user_message.content)
+
+
+def title_make(conversation: Conversation, *, question: str) -> Watch | None:
+    """Title the conversation's first exchange (the branch shown): see
+    ``title_after_first_exchange``; also after a switch to a first question whose branch has
+    no title yet (``chat.branches.follow``)."""
     # Asked once per conversation object: a later turn in the same tab asks no more.
     conversation.title_source = Conversation.TitleSource.GENERATED
     if summary_endpoint().configured:
@@ -178,7 +200,7 @@ def title_after_first_exchange(conversation: Conversation, user_message: Message
             ended=partial(task_ended, title_conversation, result.id),
             then=partial(title_tell_tabs, conversation.pk),
         )
-    title = offline_title(user_message.content) or conversation.title
+    title = offline_title(question) or conversation.title
     if title_store(conversation_id=conversation.pk, title=title):
         conversation.title = title
     return None
