@@ -150,13 +150,22 @@ RESUME_TURNS = 6  # messages before which a conversation still gets session resu
 
 def _early_in(conversation: Conversation, exclude_message_ids: frozenset[int]) -> bool:
     """A new session (its first few messages): what matters from earlier conversations comes
-    unasked. Later, retrieval finds what is relevant, and pinned facts are always there."""
+    unasked. Later, retrieval finds what is relevant, and pinned facts are always there.
+    One plain statement (asked on a conversation's first turns, before the model is called:
+    the ORM's compiling of it cost several times its running)."""
     from chat.models import Message
 
-    earlier = Message.objects.filter(conversation=conversation, hidden_by__isnull=True).exclude(
-        pk__in=exclude_message_ids
+    # Integers only, written into the statement (as scoping.sql_in).
+    excluded = ", ".join(str(int(pk)) for pk in sorted(exclude_message_ids))
+    sql = (
+        f"SELECT 1 FROM {Message._meta.db_table} "  # noqa: S608
+        "WHERE conversation_id = %s AND hidden_by_id IS NULL "
+        + (f"AND id NOT IN ({excluded}) " if excluded else "")
+        + "ORDER BY id LIMIT 1 OFFSET %s"
     )
-    return not earlier.order_by("id")[RESUME_TURNS - 1 : RESUME_TURNS].exists()
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [conversation.pk, RESUME_TURNS - 1])
+        return cursor.fetchone() is None
 
 
 # The models' own tables, no input in the text: S608 does not apply.

@@ -510,3 +510,21 @@ def test_a_new_sessions_memories_read_as_the_prompt_shows_them(alice, bob, conve
     ]
     assert {i.date for i in items} == {today}
     assert all(isinstance(i.id, int) for i in items)
+
+
+def test_a_conversation_is_new_until_it_holds_six_messages_of_the_branch_shown(alice):
+    """Resumption is for a conversation's first few messages (RESUME_TURNS): the messages
+    passed over (the new one) and those of a hidden branch do not count."""
+    from chat.models import Message
+    from memory.recall import RESUME_TURNS, _early_in
+
+    conversation = conversation_create(user=alice)
+    fill(conversation, RESUME_TURNS - 1, words=1)
+    assert _early_in(conversation, frozenset())
+    fill(conversation, 1, words=1)
+    assert not _early_in(conversation, frozenset())
+    newest = Message.objects.filter(conversation=conversation).latest("id")
+    assert _early_in(conversation, frozenset([newest.pk]))
+    first = Message.objects.filter(conversation=conversation).earliest("id")
+    Message.objects.filter(pk=first.pk).update(hidden_by=newest)
+    assert _early_in(conversation, frozenset())
