@@ -86,7 +86,7 @@ def _title_branch(conversation: Conversation, question: Message) -> tuple[str, W
     answered = Message.objects.filter(reply_to=question, role=Message.Role.ASSISTANT).exists()
     if conversation.title_source != Conversation.TitleSource.MESSAGE or not answered:
         return "", None
-    watch = titles.title_make(conversation, question=question.content)
+    watch = titles.title_make(conversation)
     return conversation.title, watch
 
 

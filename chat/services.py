@@ -628,12 +628,14 @@ def _turn_again(
                 "A reply is still being written. Stop it or wait for it to finish.", code="busy"
             )
         question = user_message.content
+        new_title = ""
         if text is not None:
             user_message.content = clean_text(text)
             user_message.token_count = count_tokens(
                 user_message.content, conversation.effective_model
             )
             user_message.save(update_fields=["content", "token_count"])
+            new_title = _title_follows_edit(conversation, user_message)
         now = timezone.now()
         if reply is None:
             reply = message_create(
@@ -674,7 +676,31 @@ def _turn_again(
                     "lease_expires_at",
                 ]
             )
-    return TurnStart(user_message=user_message, reply=reply)
+    return TurnStart(user_message=user_message, reply=reply, new_title=new_title)
+
+
+def _title_follows_edit(conversation: Conversation, question: Message) -> str:
+    """The first question edited in place (the conversation's only one): a title made from
+    its earlier wording gives way to the new wording's stand-in, titled again after the
+    reply (``chat.titles``); a title the user chose stays. The new title, or ""."""
+    if conversation.title_source not in (
+        Conversation.TitleSource.MESSAGE,
+        Conversation.TitleSource.GENERATED,
+    ):
+        return ""
+    earlier = Message.objects.filter(
+        conversation=conversation,
+        role=Message.Role.USER,
+        hidden_by__isnull=True,
+        created_at__lt=question.created_at,
+    )
+    title = title_from_text(question.content)
+    if earlier.exists() or not title:
+        return ""
+    Message.objects.filter(pk=question.pk).update(branch_title="")
+    conversation.title, conversation.title_source = title, Conversation.TitleSource.MESSAGE
+    conversation.save(update_fields=["title", "title_source"])
+    return title
 
 
 def branch_start(*, conversation: Conversation, question: Message, text: str) -> TurnStart:

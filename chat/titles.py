@@ -180,10 +180,10 @@ def title_after_first_exchange(conversation: Conversation, user_message: Message
     in-memory channel layer: ``chat.job_watch``), else None."""
     if conversation.title_source != Conversation.TitleSource.MESSAGE:
         return None
-    return title_make(conversation, question=user_message.content)
+    return title_make(conversation)
 
 
-def title_make(conversation: Conversation, *, question: str) -> Watch | None:
+def title_make(conversation: Conversation) -> Watch | None:
     """Title the conversation's first exchange (the branch shown): see
     ``title_after_first_exchange``; also after a switch to a first question whose branch has
     no title yet (``chat.branches.follow``)."""
@@ -200,6 +200,8 @@ def title_make(conversation: Conversation, *, question: str) -> Watch | None:
             ended=partial(task_ended, title_conversation, result.id),
             then=partial(title_tell_tabs, conversation.pk),
         )
+    # The first question as stored now: it may have been edited since this turn began.
+    question, _answer = first_exchange(conversation.pk)
     title = offline_title(question) or conversation.title
     if title_store(conversation_id=conversation.pk, title=title):
         conversation.title = title

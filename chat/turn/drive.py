@@ -131,6 +131,8 @@ async def take_turn_again(kind: str, *, user, conversation, room: live.Room, **a
             await room.publish(protocol.title(prepared.start.new_title))
     elif kind == "edit":
         await room.publish(prepared.user_frame)
+        if prepared.start.new_title:  # the first question's new wording
+            await room.publish(protocol.title(prepared.start.new_title))
     # Only an edit is a new message to learn the user's style from.
     return Turn(prepared.start, _start(room, conversation, prepared, started, new=kind == "edit"))
 

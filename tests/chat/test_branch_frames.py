@@ -100,3 +100,21 @@ async def test_editing_while_a_reply_streams_is_refused_clearly(aconversation, a
     await frames_until(socket, "reply_end")
     await socket.disconnect()
     assert not await Message.objects.filter(hidden_by__isnull=False).aexists()
+
+
+async def test_the_only_question_edited_in_place_retitles_every_tab(aconversation, alice):
+    """Offline: the new wording's stand-in at once, then the title made after the new reply."""
+    socket = await connected(alice, aconversation.pk)
+    question = (await turn(socket, "Can you help me plan a trip to Lisbon?"))[-1]["reply_to"]
+    other_tab = await connected(alice, aconversation.pk)
+    await socket.send_json_to(
+        {"type": "edit", "message_id": question, "text": "What should we see in Porto?"}
+    )
+    for tab in (socket, other_tab):
+        titles = [f["title"] for f in await frames_until(tab, "reply_end") if f["type"] == "title"]
+        assert titles[0] == "What should we see in Porto?"
+        if len(titles) == 1:  # the made title comes after the reply's end
+            titles += [(await frames_until(tab, "title"))[-1]["title"]]
+        assert titles[-1] == "What to see in Porto"
+    await socket.disconnect()
+    await other_tab.disconnect()

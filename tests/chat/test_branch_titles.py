@@ -117,3 +117,30 @@ def test_with_a_model_an_untitled_branch_is_titled_by_a_job_the_tabs_hear_of(
     run_pending_tasks()
     assert title_of(conversation) == ("Lisbon for a family", "generated")
     assert Conversation.objects.get(pk=conversation.pk).title == "Lisbon for a family"
+
+
+def test_the_only_question_edited_in_place_is_titled_again(conversation):
+    """No branch (the last question is edited in place): its old title gives way to the new
+    wording's stand-in, then to the title made after the new reply."""
+    lisbon = answered(conversation, turn_begin(conversation=conversation, text=LISBON))
+    assert title_of(conversation)[0] == "Plan a trip to Lisbon"
+    start = turn_edit(conversation=conversation, user_message_id=lisbon.pk, text=PORTO)
+    assert start.user_message.pk == lisbon.pk and start.branched_from is None
+    assert start.new_title == services.title_from_text(PORTO)
+    answered(conversation, start)
+    assert title_of(conversation) == ("What to see in Porto", "generated")
+
+    services.conversation_rename(conversation=conversation, title="Holidays")
+    start = turn_edit(conversation=conversation, user_message_id=lisbon.pk, text=LISBON)
+    assert start.new_title == ""
+    answered(conversation, start)
+    assert title_of(conversation) == ("Holidays", "user")
+
+
+def test_a_later_question_edited_in_place_leaves_the_title_alone(conversation):
+    answered(conversation, turn_begin(conversation=conversation, text=LISBON))
+    second = answered(conversation, turn_begin(conversation=conversation, text="And trams?"))
+    start = turn_edit(conversation=conversation, user_message_id=second.pk, text="And pastries?")
+    assert start.new_title == ""
+    answered(conversation, start)
+    assert title_of(conversation) == ("Plan a trip to Lisbon", "generated")
