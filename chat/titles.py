@@ -22,7 +22,7 @@ from chat import fanout, protocol
 from chat.models import Conversation, Message
 from chat.services import TITLE_MAX_CHARS, title_from_text
 from chat.title_watch import frames_cannot_cross
-from llm import OFFLINE_MODEL
+from llm import OFFLINE_MODEL, pinning
 from llm.clients import max_tokens_field, summary_client, summary_endpoint, summary_model
 from llm.messages import shape_messages
 from llm.slots import NoSlot, background_slot
@@ -78,7 +78,7 @@ def model_title(question: str, answer: str, model: str) -> str:
     if answer:
         exchange += f"\n\nAssistant: {answer[:EXCHANGE_CHARS]}"
     try:
-        with background_slot():
+        with background_slot() as lease:
             response = summary_client().chat.completions.create(
                 model=summary_model(model),
                 messages=shape_messages(
@@ -88,6 +88,7 @@ def model_title(question: str, answer: str, model: str) -> str:
                     ]
                 ),
                 **max_tokens_field(TITLE_TOKENS),
+                extra_body=pinning.background_fields(lease) or None,  # never the chat's slot
             )
     except (openai.OpenAIError, NoSlot) as exc:
         logger.info("no title from the model: %s", exc)

@@ -24,7 +24,7 @@ The report's shape is the contract in ``memory.report``; it is built only with i
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -40,7 +40,7 @@ from contextwindow.tokens import (
     tokenizer_known,
 )
 from contextwindow.window import MemoryStrategy, select_recent
-from llm import limits
+from llm import limits, pinning
 from llm.clients import chat_endpoint
 from memory import recall, selectors
 from memory.prompts import MEMORY_HEADER, PREFERENCES_HEADER, PROJECT_HEADER, SUMMARY_HEADER
@@ -83,6 +83,8 @@ MAX_TOKEN_SCALE = 4.0
 class BuiltContext:
     messages: list[dict[str, str]]
     report: ContextReport
+    # Request fields for the server beside the messages (llama.cpp's ``id_slot``: llm.pinning).
+    server_fields: dict = field(default_factory=dict)
 
     @property
     def total_tokens(self) -> int:
@@ -321,7 +323,8 @@ def build(
         report["blocks"].append(block_item(Block.CONTINUATION, tail_cost, "the reply so far"))
     report["total_tokens"] = budget.used
     messages = [*head, *messages_out, *late, {"role": "user", "content": user_text}, *tail]
-    return BuiltContext(messages=messages, report=report)
+    fields = pinning.chat_fields(conversation.pk or 0)  # the same slot every turn
+    return BuiltContext(messages=messages, report=report, server_fields=fields)
 
 
 def _add_memory(candidates, cap, budget, add_block, report, in_window) -> None:

@@ -37,7 +37,7 @@ import openai
 from openai.types.shared_params import ResponseFormatJSONObject, ResponseFormatJSONSchema
 
 from contextwindow.tokens import count_tokens
-from llm import limits
+from llm import limits, pinning
 from llm.clients import max_tokens_field, summary_client, summary_endpoint
 from llm.errors import upstream_detail, upstream_reason
 from llm.messages import shape_messages
@@ -346,7 +346,7 @@ def _ask(previous, messages, request: Request, mode) -> Extraction:
     if request.pause is not None:
         request.pause()
     try:
-        with background_slot():
+        with background_slot() as lease:
             response = summary_client().chat.completions.create(
                 model=model,
                 messages=[],
@@ -358,6 +358,7 @@ def _ask(previous, messages, request: Request, mode) -> Extraction:
                         ]
                     ),
                     **max_tokens_field(cap),
+                    **pinning.background_fields(lease),  # never the chat's slot
                 },
                 response_format=response_format,
             )
