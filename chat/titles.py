@@ -25,7 +25,7 @@ from chat.job_watch import Watch, frames_cannot_cross, task_ended
 from chat.models import Conversation, Message
 from chat.services import TITLE_MAX_CHARS, title_from_text
 from chat.title_phrase import question_title
-from llm import OFFLINE_MODEL
+from llm import OFFLINE_MODEL, pinning
 from llm.clients import max_tokens_field, summary_client, summary_endpoint, summary_model
 from llm.messages import shape_messages
 from llm.slots import NoSlot, background_slot
@@ -87,7 +87,7 @@ def model_title(question: str, answer: str, model: str) -> str:
     if answer:
         exchange += f"\n\nAssistant: {answer[:EXCHANGE_CHARS]}"
     try:
-        with background_slot():
+        with background_slot() as lease:
             response = summary_client().chat.completions.create(
                 model=summary_model(model),
                 messages=shape_messages(
@@ -97,6 +97,7 @@ def model_title(question: str, answer: str, model: str) -> str:
                     ]
                 ),
                 **max_tokens_field(TITLE_TOKENS),
+                extra_body=pinning.background_fields(lease) or None,  # never the chat's slot
             )
     except (openai.OpenAIError, NoSlot) as exc:
         logger.info("no title from the model: %s", exc)

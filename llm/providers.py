@@ -10,7 +10,8 @@ the partial reply is kept and the user can retry.
 
 Every request is shaped for the server (``llm.messages``) and capped (``max_tokens``, the
 conversation's reply reserve): a real server has no other limit than its context, and one
-uncapped reply ran for minutes. ``ReplyStream.finish_reason`` says why the reply ended;
+uncapped reply ran for minutes. ``server_fields`` go into the body as they are (llama.cpp's
+``id_slot``, ``llm.pinning``). ``ReplyStream.finish_reason`` says why the reply ended;
 ``"length"`` is a reply cut by that cap, which the page offers to continue.
 """
 
@@ -90,9 +91,15 @@ class OpenAIProvider:
     offline = False
 
     async def stream(
-        self, messages: Sequence[dict], *, model: str, report=None, max_tokens: int | None = None
+        self,
+        messages: Sequence[dict],
+        *,
+        model: str,
+        report=None,
+        max_tokens: int | None = None,
+        server_fields: dict | None = None,
     ) -> ReplyStream:
-        body: dict = {"messages": shape_messages(messages)}
+        body: dict = {"messages": shape_messages(messages), **(server_fields or {})}
         if max_tokens:
             body.update(max_tokens_field(max_tokens))
         request = async_client().chat.completions.with_streaming_response.create(
@@ -181,7 +188,13 @@ class OfflineProvider:
     offline = True
 
     async def stream(
-        self, messages: Sequence[dict], *, model: str, report=None, max_tokens: int | None = None
+        self,
+        messages: Sequence[dict],
+        *,
+        model: str,
+        report=None,
+        max_tokens: int | None = None,
+        server_fields: dict | None = None,
     ) -> ReplyStream:
         user_text = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
         text = compose_offline_reply(user_text, report)

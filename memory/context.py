@@ -24,7 +24,7 @@ The report's shape is the contract in ``memory.report``; it is built only with i
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -40,7 +40,7 @@ from contextwindow.tokens import (
     tokenizer_known,
 )
 from contextwindow.window import MemoryStrategy, select_recent
-from llm import limits
+from llm import limits, pinning
 from llm.clients import chat_endpoint
 from memory import recall, selectors
 from memory.prompts import MEMORY_HEADER, PREFERENCES_HEADER, PROJECT_HEADER, SUMMARY_HEADER
@@ -68,6 +68,12 @@ from profiles.instructions import build_instructions
 from profiles.selectors import profile_get
 
 SLIDING_WINDOW_MESSAGES = 20
+# When the history no longer fits, its oldest messages go a block at a time: the window keeps
+# the oldest message the previous request held while it fits (the prefix a server cached
+# stays the same), and when that one must go, it drops this many messages more (sliding
+# window) or this share of the history's room (budget), so the new start holds for turns.
+WINDOW_STEP_MESSAGES = 8
+WINDOW_STEP_SHARE = 0.25
 HISTORY_PAGE = 64  # rows read per query while filling the window
 MEMORY_SHARE = 0.25  # at most this share of the budget goes to long-term memory
 SUMMARY_SHARE = 0.25
@@ -84,6 +90,8 @@ MAX_TOKEN_SCALE = 4.0
 class BuiltContext:
     messages: list[dict[str, str]]
     report: ContextReport
+    # Request fields for the server beside the messages (llama.cpp's ``id_slot``: llm.pinning).
+    server_fields: dict = field(default_factory=dict)
 
     @property
     def total_tokens(self) -> int:
@@ -307,6 +315,7 @@ def build(
         in_window = {row.id for row, _ in history.kept}
         _add_memory(candidates, memory_cap, budget, add_block, report, in_window)
     history.fill(budget.left)
+    history.settle()
 
     report["messages"], messages_out = history.sent()
     report["messages_left_out"] = history.left_out()
@@ -322,7 +331,8 @@ def build(
         report["blocks"].append(block_item(Block.CONTINUATION, tail_cost, "the reply so far"))
     report["total_tokens"] = budget.used
     messages = [*head, *messages_out, *late, {"role": "user", "content": user_text}, *tail]
-    return BuiltContext(messages=messages, report=report)
+    fields = pinning.chat_fields(conversation.pk or 0)  # the same slot every turn
+    return BuiltContext(messages=messages, report=report, server_fields=fields)
 
 
 def _add_memory(candidates, cap, budget, add_block, report, in_window) -> None:
@@ -489,6 +499,11 @@ _REPORT_TOTAL = {
     "postgresql": "(context_report::jsonb ->> 'total_tokens')",
     "sqlite": "json_extract(context_report, '$.total_tokens')",
 }
+# The oldest history message a reply's request held (the window's anchor).
+_REPORT_START = {
+    "postgresql": "(context_report::jsonb -> 'messages' -> 0 ->> 'id')",
+    "sqlite": "json_extract(context_report, '$.messages[0].id')",
+}
 
 
 def _bounds(conversation_id: int, before: int | None, after: int, limit: int, offset: int):
@@ -526,8 +541,34 @@ def _report_totals(reply_ids: list[int]) -> dict[int, int | None]:
     return {pk: json.loads(value) if isinstance(value, str) else value for pk, value in found}
 
 
+def _previous_start(rows: list[_Row]) -> int | None:
+    """The oldest history message the last reply's request held (``rows``: newest first)."""
+    reply = next((row for row in rows if row.role == Message.Role.ASSISTANT), None)
+    if reply is None:
+        return None
+    start = _REPORT_START.get(connection.vendor)
+    if start is None:  # another backend: the ORM's JSON lookup
+        found = Message.objects.filter(pk=reply.id).values_list(
+            "context_report__messages__0__id", flat=True
+        )
+        value = next(iter(found), None)
+    else:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT {start} FROM {Message._meta.db_table} WHERE id = %s",  # noqa: S608
+                [reply.id],
+            )
+            row = cursor.fetchone()
+        value = row[0] if row else None
+    try:
+        return int(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
 class _History:
-    """Stored messages read newest-first, a page at a time, while they fit."""
+    """Stored messages read newest-first, a page at a time, while they fit; when they stop
+    fitting, the start moves in steps (``WINDOW_STEP_*``), not a message a turn."""
 
     def __init__(self, conversation, user_message, strategy, summary):
         self.conversation_id = conversation.pk
@@ -543,6 +584,9 @@ class _History:
         self.stopped_by = ""
         self.exhausted = False
         self.tokens = 0
+        self.anchor: int | None = None  # the previous request's oldest message (read on fill)
+        self.anchored = False  # the window stopped at the anchor: the same start as before
+        self.room: int | None = None  # the first fill's tokens: what the history surely has
         self._rows: list[_Row] = []  # read so far, newest first
         self._complete = False  # the last read came back short: nothing older
 
@@ -565,22 +609,31 @@ class _History:
         return len(self.recent())
 
     def fill(self, limit: int) -> None:
-        """Add older messages while they fit in ``limit`` more tokens."""
+        """Add older messages while they fit in ``limit`` more tokens, down to the anchor."""
         budget = self.budget
         assert budget is not None, "the budget is set before the history is filled"
-        while not self.exhausted:
+        if self.room is None:
+            self.room = limit
+            self.anchor = _previous_start(self.recent())
+        while not self.exhausted and not self.anchored:
             if self.offset >= len(self._rows) and not self._complete:
                 self._read_more()
             page = self._rows[self.offset :]
             costs = [budget.stored_cost(row.role, row.token_count) for row in page]
             room = None if self.max_messages is None else self.max_messages - len(self.kept)
             fits = select_recent(costs, limit, room, keep_newest=False)
+            ids = [row.id for row in page[:fits]]
+            if self.anchor in ids:  # the previous start: the same prefix as before
+                fits, self.anchored = ids.index(self.anchor) + 1, True
             for row, cost in zip(page[:fits], costs[:fits], strict=True):
                 self.kept.append((row, cost))
                 budget.used += cost
                 self.tokens += cost
                 limit -= cost
             self.offset += fits
+            if self.anchored and (fits < len(page) or not self._complete):
+                self.stopped_by = "sliding window" if self.max_messages else "budget"
+                return
             if fits < len(page):
                 full = room is not None and fits == room
                 self.stopped_by = "sliding window" if full else "budget"
@@ -588,6 +641,26 @@ class _History:
             if self._complete:
                 self.exhausted = True
                 self.stopped_by = ""
+
+    def settle(self) -> None:
+        """After the last fill: a window that had to move past the previous request's start
+        moves a step further, so that its new start holds for the next turns. (With no such
+        start, or one the summary now covers, the prefix is new anyway: the newest that fit.)"""
+        budget = self.budget
+        if self.anchored or self.exhausted or not self.stopped_by or budget is None:
+            return
+        if self.anchor is None or self.anchor <= self.after:
+            return
+        if self.stopped_by == "sliding window" and self.max_messages is not None:
+            keep_count, keep_tokens = self.max_messages - WINDOW_STEP_MESSAGES, self.tokens
+        else:
+            room = min(self.tokens, self.room or self.tokens)
+            keep_count, keep_tokens = len(self.kept), int(room * (1 - WINDOW_STEP_SHARE))
+        while len(self.kept) > 1 and (len(self.kept) > keep_count or self.tokens > keep_tokens):
+            _, cost = self.kept.pop()  # the oldest kept
+            budget.used -= cost
+            self.tokens -= cost
+            self.offset -= 1
 
     def sent(self) -> tuple[list[MessageItem], list[dict[str, str]]]:
         """The kept messages, oldest first: as the report lists them, and as they are sent."""

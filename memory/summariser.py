@@ -14,6 +14,10 @@ token cap mid-string, a small model fills the schema with punctuation, a server 
 2. ``json_object`` (the schema described in the instructions), the same way;
 3. the offline extractor, which always answers.
 
+To llama.cpp, whose grammar enforces a schema's ``maxLength`` and ``maxItems``, the schema is
+sent bounded (``BOUNDED_SCHEMA``) with a cap of all the room its context leaves up to the
+longest answer those bounds allow: a small model that rambles still closes its JSON in time.
+
 An answer that parses is also checked as a summary (``memory.extraction.acceptance``): long
 enough for what it covers, no echo of the prompts, the open items of the version it replaces
 kept; one that fails is a bad answer like a cut one. The offline fallback keeps those open
@@ -37,7 +41,7 @@ import openai
 from openai.types.shared_params import ResponseFormatJSONObject, ResponseFormatJSONSchema
 
 from contextwindow.tokens import count_tokens
-from llm import limits
+from llm import limits, pinning
 from llm.clients import max_tokens_field, summary_client, summary_endpoint
 from llm.errors import upstream_detail, upstream_reason
 from llm.messages import shape_messages
@@ -67,11 +71,12 @@ TEMPLATE_TOKENS = 32  # the chat template's own tokens around the two messages
 CATEGORIES = ["preference", "personal", "project", "schedule", "technical", "other"]
 
 SCHEMA_TITLE = "conversation_memory"
+FIELDS = ["summary", "topics", "decisions", "action_items", "facts", "open_questions"]
 SCHEMA = {
     "title": SCHEMA_TITLE,
     "type": "object",
     "additionalProperties": False,
-    "required": ["summary", "topics", "decisions", "action_items", "facts", "open_questions"],
+    "required": FIELDS,
     "properties": {
         "summary": {"type": "string"},
         "topics": {"type": "array", "items": {"type": "string"}},
@@ -150,6 +155,24 @@ Leave a list empty rather than guess; every text must be words, never punctuatio
 alone.
 Today is {today}."""
 
+# A server that enforces the schema with a grammar (llama.cpp) is sent it bounded: every
+# string and list has a maximum, so even a small model that never stops on its own (SmolLM2
+# filled a 1,680-token cap with unfinished JSON, bench/README.md) closes the answer within
+# ``BOUNDED_CAP`` tokens. OpenAI's strict mode refuses maxLength: it gets SCHEMA as it is.
+BOUNDS = {
+    "summary": 1200,  # characters: about 200 words
+    "text": 120,  # a decision's what/context/rationale, an action's what, a fact's text
+    "short": 30,  # topics, subjects, owners, alternatives, stakeholders, dependencies
+    "date": 10,
+    "items": 3,  # decisions, action items, topics, open questions
+    "inner": 2,  # the lists inside an item (alternatives, stakeholders, dependencies)
+    "facts": 4,
+}
+BOUNDED_INSTRUCTIONS = """
+Be brief: at most 3 decisions, 3 action items, 3 topics, 3 open questions and 4 facts, each
+text one short sentence."""
+CHARS_PER_TOKEN = 3  # JSON is punctuation-dense: fewer characters a token than prose
+
 # For servers without json_schema: the shape, said in words.
 OBJECT_INSTRUCTIONS = """
 Answer with one JSON object and nothing else, with exactly these keys:
@@ -162,6 +185,50 @@ Answer with one JSON object and nothing else, with exactly these keys:
    "importance": number 0..1, "message_index": int}]}""".replace(
     "CATEGORIES", ", ".join(CATEGORIES)
 )
+
+
+TOP_LEVEL = frozenset(FIELDS)
+
+
+def _bounded(schema: dict, key: str = "") -> dict:
+    """``schema`` with the maxima of BOUNDS on every string and list."""
+    bounded = dict(schema)
+    kind = schema.get("type")
+    kinds = kind if isinstance(kind, list) else [kind]
+    if "string" in kinds and "enum" not in schema:
+        length = {"summary": "summary", "due_date": "date"}.get(key)
+        if length is None:
+            length = "text" if key in ("what", "context", "rationale", "text", "open") else "short"
+        bounded["maxLength"] = BOUNDS[length]
+    if "array" in kinds:
+        top = key in TOP_LEVEL
+        bounded["maxItems"] = BOUNDS["facts" if key == "facts" else "items" if top else "inner"]
+        # a list's strings are named after the list (an open question is a whole sentence)
+        inner = "open" if key == "open_questions" else key
+        bounded["items"] = _bounded(schema["items"], inner)
+    if "properties" in schema:
+        bounded["properties"] = {k: _bounded(v, k) for k, v in schema["properties"].items()}
+    return bounded
+
+
+def _longest(schema: dict) -> int:
+    """The most characters an answer to the bounded ``schema`` can have (no whitespace)."""
+    kind = schema.get("type")
+    kinds = kind if isinstance(kind, list) else [kind]
+    if "enum" in schema:
+        return max(len(json.dumps(value)) for value in schema["enum"])
+    if "properties" in schema:
+        fields = (len(json.dumps(k)) + 2 + _longest(v) for k, v in schema["properties"].items())
+        return 2 + sum(fields)
+    if "array" in kinds:
+        return 2 + schema["maxItems"] * (_longest(schema["items"]) + 1)
+    if "string" in kinds:
+        return schema["maxLength"] + 2
+    return 20  # a number, an integer, null
+
+
+BOUNDED_SCHEMA = _bounded(SCHEMA)
+BOUNDED_CAP = -(-_longest(BOUNDED_SCHEMA) // CHARS_PER_TOKEN)  # the answer always fits
 
 
 class StructuredOutputError(Exception):
@@ -184,7 +251,17 @@ class Summarised:
 
 
 def answer_cap(message_count: int, limit: int) -> int:
+    """The answer expected for a batch of ``message_count``: what a request must leave room
+    for; never more than ``limit`` (SUMMARY_MAX_TOKENS)."""
     return min(CAP_BASE_TOKENS + CAP_PER_MESSAGE_TOKENS * message_count, limit)
+
+
+def bounded_cap(message_count: int, limit: int, room: int | None) -> int:
+    """The cap sent with the bounded schema: all the ``room`` the server's context leaves
+    after the prompt (None: not known), up to the schema's longest answer, never less than
+    the answer expected; so an answer the schema closes in time is not cut."""
+    expected = answer_cap(message_count, limit)
+    return min(BOUNDED_CAP, limit, max(expected, room if room is not None else BOUNDED_CAP))
 
 
 @dataclass(frozen=True)
@@ -197,6 +274,7 @@ class Request:
     open_items: tuple[str, ...] = ()  # the replaced version's, to be kept (acceptance)
     echoed: tuple[str, ...] = prompts.PROMPT_TEXTS  # text a summary must not repeat
     pause: Callable[[], None] | None = None  # called before each request (pacing)
+    bounded: bool = False  # the server enforces the schema's maxima (BOUNDED_SCHEMA)
 
     def folding(self, answer: Extraction) -> Request:
         """For the next part of the batch: the open items once ``answer`` is folded in."""
@@ -222,8 +300,15 @@ def summarise(
         return Summarised(
             _offline(previous_summary, messages, today, open_items, chat_prompts), OFFLINE
         )
-    echoed = (*prompts.PROMPT_TEXTS, INSTRUCTIONS, OBJECT_INSTRUCTIONS, system_prompt)
-    request = Request(model, today, max_tokens, tuple(open_items), echoed, pause)
+    echoed = (
+        *prompts.PROMPT_TEXTS,
+        INSTRUCTIONS,
+        OBJECT_INSTRUCTIONS,
+        BOUNDED_INSTRUCTIONS,
+        system_prompt,
+    )
+    bounded = pinning.is_llama_cpp(summary_endpoint())
+    request = Request(model, today, max_tokens, tuple(open_items), echoed, pause, bounded)
     notes: list[str] = []
     for mode in MODES:
         try:
@@ -288,6 +373,16 @@ def _fits(previous, messages, request: Request, mode) -> bool:
     return estimated * scale + answer_cap(len(messages), request.max_tokens) <= context
 
 
+def _room(instructions: str, payload: str, model: str) -> int | None:
+    """The summary server's tokens left after this prompt, or None when not known."""
+    endpoint = summary_endpoint()
+    context = limits.context_tokens(endpoint, model)
+    if not context:
+        return None
+    scale = limits.token_scale(endpoint, model)
+    return int(context - _estimate(instructions, payload, model) * scale)
+
+
 def _estimate(instructions: str, payload: str, model: str) -> int:
     return count_tokens(instructions, model) + count_tokens(payload, model) + TEMPLATE_TOKENS
 
@@ -301,6 +396,8 @@ def _prompt(previous, messages, request: Request, mode) -> tuple[str, str]:
         ],
     }
     instructions = INSTRUCTIONS.format(today=request.today.isoformat())
+    if request.bounded:
+        instructions += BOUNDED_INSTRUCTIONS
     if mode == JSON_OBJECT:
         instructions += OBJECT_INSTRUCTIONS
     return instructions, json.dumps(payload, ensure_ascii=False)
@@ -338,15 +435,18 @@ def _ask(previous, messages, request: Request, mode) -> Extraction:
     if mode == JSON_OBJECT:
         response_format = {"type": "json_object"}
     else:
+        schema = BOUNDED_SCHEMA if request.bounded else SCHEMA
         response_format = {
             "type": "json_schema",
-            "json_schema": {"name": SCHEMA_TITLE, "schema": SCHEMA, "strict": True},
+            "json_schema": {"name": SCHEMA_TITLE, "schema": schema, "strict": True},
         }
     cap = answer_cap(len(messages), request.max_tokens)
+    if request.bounded:
+        cap = bounded_cap(len(messages), request.max_tokens, _room(instructions, payload, model))
     if request.pause is not None:
         request.pause()
     try:
-        with background_slot():
+        with background_slot() as lease:
             response = summary_client().chat.completions.create(
                 model=model,
                 messages=[],
@@ -358,6 +458,7 @@ def _ask(previous, messages, request: Request, mode) -> Extraction:
                         ]
                     ),
                     **max_tokens_field(cap),
+                    **pinning.background_fields(lease),  # never the chat's slot
                 },
                 response_format=response_format,
             )

@@ -49,6 +49,7 @@ def open_stream(conversation, built: context.BuiltContext) -> asyncio.Task:
             model=conversation.effective_model,
             report=report,
             max_tokens=max_tokens,
+            server_fields=built.server_fields,
         )
     )
     # A request cancelled or refused before anyone awaited it is not an unhandled error.

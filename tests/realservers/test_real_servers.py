@@ -11,6 +11,7 @@ FIGURES.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import statistics
 import threading
@@ -90,6 +91,7 @@ async def reply_figures(reply_id):
         else None,
         "estimated_total": reply.context_report.get("total_tokens"),
         "token_scale": reply.context_report.get("token_scale"),
+        "cached_tokens": reply.context_report.get("cached_tokens") or 0,
     }
 
 
@@ -288,7 +290,8 @@ def test_each_server_applies_its_models_own_template(request, server, alias, mar
 
 async def test_chat_beside_a_summary_run(real, alice):
     """Two slots, BACKGROUND_MODEL_CONCURRENCY=1: a chat turn's first token while a summary
-    run holds the other slot."""
+    run holds the other slot; and the conversation's prefix stays cached on its slot
+    (``id_slot``, llm.pinning) while the run's requests go to the other, and after it."""
     real.SUMMARY_MAX_TOKENS = 256
     real.MEMORYCHAT_REPLY_RESERVE = 48
     conversation = await sync_to_async(conversation_create)(user=alice)
@@ -303,11 +306,20 @@ async def test_chat_beside_a_summary_run(real, alice):
         end = (await a_turn(alice, conversation, text))[-1]
         busy.append(await reply_figures(end["id"]))
     await asyncio.to_thread(background.join, 600)
+    end = (await a_turn(alice, conversation, "And for a parrot?"))[-1]
+    after = await reply_figures(end["id"])
+    turns = [*idle, *busy, after]
     FIGURES["chat_beside_summary"] = {
         "idle_first_token_s": idle[0]["first_token_s"],
         "busy_first_token_s": [t["first_token_s"] for t in busy],
         "busy_median_first_token_s": statistics.median(t["first_token_s"] for t in busy),
+        "after_run_first_token_s": after["first_token_s"],
+        "cached_of_prompt": [(t["cached_tokens"], t["prompt_tokens"]) for t in turns],
     }
+    for previous, turn in itertools.pairwise(turns):
+        # The previous request's prompt is still in the slot: all of it reused, whatever the
+        # summary run sent meanwhile (not only the system prompt, as when it took the slot).
+        assert turn["cached_tokens"] >= 0.9 * previous["prompt_tokens"], (previous, turn)
 
 
 def _summarise_in_thread(alice):

@@ -179,7 +179,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if self.path == "/props" and behaviour.states_context == "llama.cpp":
             settings = {"n_ctx": behaviour.n_ctx, "params": {"n_predict": -1}}
-            self._json(200, {"default_generation_settings": settings, "total_slots": 1})
+            slots = behaviour.slots or 1  # llama.cpp's --parallel
+            self._json(200, {"default_generation_settings": settings, "total_slots": slots})
             return
         self._json(404, {"error": {"message": "not found"}})
 
