@@ -182,6 +182,52 @@ def branch_show_holding(*, conversation: Conversation, message_id: int) -> Switc
     )
 
 
+@dataclass(frozen=True)
+class Preview:
+    """The conversation as it would show were a hidden branch shown, not stored."""
+
+    message_ids: list[int]  # every message it would show, in the page's order
+    question_id: int  # the outermost question it would show in place of its sibling
+
+
+def branch_preview_holding(*, conversation: Conversation, message_id: int) -> Preview | None:
+    """What ``branch_show_holding`` would show for message ``message_id``, worked out without
+    writing: a link (a memory's source, a search result) shows the branch holding it for that
+    page alone, and the user keeps it (a POST) or not. None for a message shown, or not of
+    this conversation. Each switch is ``branch_switch``'s, on the rows' marks in memory."""
+    message = Message.objects.filter(
+        conversation=conversation, pk=message_id, hidden_by__isnull=False
+    ).first()
+    path = branch_path_to(message) if message is not None else []
+    if not path:
+        return None
+    rows = list(
+        Message.objects.filter(conversation=conversation).values_list(
+            "pk", "created_at", "hidden_by_id", "branch_of_id", "role"
+        )
+    )
+    place = {pk: (created_at, pk) for pk, created_at, *_ in rows}
+    hidden_by: dict[int, int | None] = {pk: hidden for pk, _, hidden, *_ in rows}
+    group_of = {
+        pk: branch_of or pk for pk, _, _, branch_of, role in rows if role == Message.Role.USER
+    }
+    for question in path:
+        root = question.branch_of_id or question.pk
+        shown = next((q for q, r in group_of.items() if r == root and hidden_by[q] is None), None)
+        if shown is None:
+            return None
+        if shown == question.pk:
+            continue
+        for pk in place:  # hide_from(shown), then show what the question's branch hid
+            if hidden_by[pk] is None and place[pk] >= place[shown]:
+                hidden_by[pk] = shown
+        for pk in place:
+            if hidden_by[pk] == question.pk:
+                hidden_by[pk] = None
+    shown_ids = sorted((pk for pk in place if hidden_by[pk] is None), key=place.__getitem__)
+    return Preview(message_ids=shown_ids, question_id=path[0].pk)
+
+
 def switched_frames(*, conversation: Conversation, switched: Switched) -> list[ServerFrame]:
     """What the tabs on the conversation are told of a switch: the branch's articles from its
     question on, the context meter's figures, and the title when it followed."""

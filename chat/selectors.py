@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
 
 from django.db import connection
 from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery, Window
@@ -17,6 +18,9 @@ from chat.jsonsafe import MAX_ID
 from chat.models import Conversation, Message, ReplyVersion
 from memory.report import ContextReport, report_read
 from memory.selectors import notices_for_messages
+
+if TYPE_CHECKING:
+    from chat.branches import Preview
 
 HISTORY_PAGE_SIZE = 50
 
@@ -214,12 +218,20 @@ HIGHLIGHT_MAX = 1000  # messages from a highlighted one to the newest, at most
 
 
 def message_page(
-    *, conversation: Conversation, before_id: int | None = None, highlight: int | None = None
+    *,
+    conversation: Conversation,
+    before_id: int | None = None,
+    highlight: int | None = None,
+    preview: Preview | None = None,
 ):
     """The newest messages (before ``before_id``), oldest first, and whether more exist; each
     with the "Remembered: ..." notices under it (``notices``). With ``highlight`` (a message
     of the conversation, e.g. a memory's source), the page reaches back to a few messages
-    before it."""
+    before it. With ``preview`` (a hidden branch shown for a link, ``chat.branches``), the
+    messages it shows, the page reaching back before its first question: what "Load
+    earlier" adds is what both branches share."""
+    if preview is not None:
+        return _preview_page(preview)
     # annotate() over the class attribute's default: a false report (django-stubs#2818)
     qs = Message.objects.filter(  # type: ignore[no-redef]
         conversation=conversation, hidden_by__isnull=True
@@ -234,6 +246,21 @@ def message_page(
     rows = list(reversed(rows[:size]))
     with_notices_and_branches(rows)
     return rows, has_more
+
+
+def _preview_page(preview: Preview) -> tuple[list[Message], bool]:
+    ids = preview.message_ids
+    from_question = len(ids) - ids.index(preview.question_id)
+    size = max(HISTORY_PAGE_SIZE, min(from_question, HIGHLIGHT_MAX) + HIGHLIGHT_CONTEXT)
+    page = ids[-size:]
+    # annotate() over the class attribute's default: a false report (django-stubs#2818)
+    found = Message.objects.filter(pk__in=page).annotate(  # type: ignore[no-redef]
+        version_count=Count("versions")
+    )
+    by_id = {m.pk: m for m in found}
+    rows = [by_id[pk] for pk in page if pk in by_id]
+    with_notices_and_branches(rows)
+    return rows, len(ids) > size
 
 
 def with_notices_and_branches(rows: list[Message]) -> None:

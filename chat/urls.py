@@ -26,6 +26,11 @@ urlpatterns = [
         name="reply_version",
     ),
     path(
+        "c/<int:conversation_id>/m/<int:message_id>/keep-branch/",
+        views.branch_keep,
+        name="branch_keep",
+    ),
+    path(
         "c/<int:conversation_id>/m/<int:message_id>/report/",
         views.context_report,
         name="context_report",

@@ -221,10 +221,16 @@ def _page_context(request, conversation=None) -> dict:
     if conversation is not None:
         services.replies_interrupt_stale(conversation=conversation)
         highlight = _highlight(request)
-        if highlight is not None:
-            _show_branch_holding(conversation, highlight)
-        messages, has_more = selectors.message_page(conversation=conversation, highlight=highlight)
+        preview = None
+        if highlight is not None:  # a link into a hidden branch shows it, for this page alone
+            preview = branches.branch_preview_holding(
+                conversation=conversation, message_id=highlight
+            )
+        messages, has_more = selectors.message_page(
+            conversation=conversation, highlight=highlight, preview=preview
+        )
         context.update(
+            branch_preview=preview,
             highlight=highlight,
             found=bool(request.GET.get("found")),
             conversation=conversation,
@@ -240,23 +246,6 @@ def _page_context(request, conversation=None) -> dict:
             project_id=getattr(context["project"], "pk", None),
         )
     return context
-
-
-def _show_branch_holding(conversation, message_id: int) -> None:
-    """A link to a message of a hidden branch (a memory's source, a search result) shows that
-    branch, as "1 / 2" would, and the conversation's open tabs swap it in too. While a reply
-    streams the branch shown stays: the page opens without the message."""
-    try:
-        switched = branches.branch_show_holding(conversation=conversation, message_id=message_id)
-    except services.ChatError:
-        return
-    if switched is None:
-        return
-    try:
-        for frame in branches.switched_frames(conversation=conversation, switched=switched):
-            fanout.send_to_conversation(conversation.pk, frame)
-    except Exception:  # stored: the other tabs show it on reload
-        logger.warning("could not tell conversation %s's tabs of a branch", conversation.pk)
 
 
 def _highlight(request) -> int | None:
@@ -289,6 +278,31 @@ def conversation_detail(request, conversation_id: int):
     return render_page_or_fragment(
         request, TEMPLATE, context, "sidebar-list", target="sidebar-list"
     )
+
+
+@login_required
+@require_POST
+def branch_keep(request, conversation_id: int, message_id: int):
+    """ "Keep this branch" under a link's preview: the conversation shows the branch holding
+    the message from now on, as "1 / 2" would, and its open tabs swap it in too. Refused
+    while a reply streams: the preview again, with the reason."""
+    conversation = selectors.conversation_get_for_user(
+        user=request.user, conversation_id=conversation_id
+    )
+    parameter = "found" if request.POST.get("found") else "highlight"
+    back = f"{conversation.get_absolute_url()}?{parameter}={message_id}#m{message_id}"
+    try:
+        switched = branches.branch_show_holding(conversation=conversation, message_id=message_id)
+    except services.ChatError as error:
+        django_messages.error(request, str(error))
+        return redirect(back)
+    if switched is not None:
+        try:
+            for frame in branches.switched_frames(conversation=conversation, switched=switched):
+                fanout.send_to_conversation(conversation.pk, frame)
+        except Exception:  # stored: the other tabs show it on reload
+            logger.warning("could not tell conversation %s's tabs of a branch", conversation.pk)
+    return redirect(back)
 
 
 @login_required

@@ -69,6 +69,7 @@ OWNED = {
     "chat:model",
     "chat:reply_version",
     "chat:context_report",
+    "chat:branch_keep",
     "chat:share",
     "chat:share_revoke",
     "chat:export",
@@ -216,7 +217,7 @@ def owned_url(name, world):
         return reverse(name, args=[world["conversation"].pk, world["message"].pk, 1])
     if name == "userdata:forget_branch":
         return reverse(name, args=[world["conversation"].pk, world["message"].pk])
-    if name == "chat:context_report":
+    if name in ("chat:context_report", "chat:branch_keep"):
         return reverse(name, args=[world["conversation"].pk, world["message"].pk])
     return reverse(name, args=[world["conversation"].pk])
 

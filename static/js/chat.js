@@ -348,7 +348,8 @@
   }
 
   function connect() {
-    if (!conversationId || closedForGood) return;
+    // A hidden branch shown for a link (data-preview): nothing goes on from this page.
+    if (!conversationId || closedForGood || section.dataset.preview) return;
     const scheme = location.protocol === "https:" ? "wss" : "ws";
     socket = new WebSocket(`${scheme}://${location.host}/ws/chat/${conversationId}/`);
     socket.addEventListener("message", (event) => {

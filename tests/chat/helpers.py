@@ -49,5 +49,19 @@ async def frames_until(socket, frame_type, timeout=10.0):
             return frames
 
 
+async def turn(socket, text: str, client_id: str | None = None) -> list[dict]:
+    """``text`` sent as a message: every frame up to and including its reply's end."""
+    frame = {"type": "send", "text": text}
+    if client_id is not None:
+        frame["client_id"] = client_id
+    await socket.send_json_to(frame)
+    return await frames_until(socket, "reply_end")
+
+
+def reply_text(frames) -> str:
+    """A reply's text as its chunks carried it."""
+    return "".join(f["text"] for f in frames if f["type"] == "chunk")
+
+
 async def settle():
     await asyncio.sleep(0)

@@ -6,14 +6,9 @@ import pytest
 
 from chat.models import Message
 from tests.chat.conftest import acreate_conversation
-from tests.chat.helpers import connected, frames_until
+from tests.chat.helpers import connected, frames_until, turn
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-async def turn(socket, text):
-    await socket.send_json_to({"type": "send", "text": text})
-    return await frames_until(socket, "reply_end")
 
 
 async def three_exchanges(socket, fake_llm) -> list[int]:

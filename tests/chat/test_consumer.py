@@ -9,7 +9,7 @@ from asgiref.sync import sync_to_async
 from chat.consumers import CLOSE_FORBIDDEN, CLOSE_UNAUTHENTICATED
 from chat.models import Conversation, Message
 from memory.report import Block
-from tests.chat.helpers import connected, frames_until, open_socket
+from tests.chat.helpers import connected, frames_until, open_socket, reply_text, turn
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -21,10 +21,6 @@ def stored(conversation):
         .order_by("id")
         .values("role", "content", "status", "error", "client_id", "token_count")
     )
-
-
-def reply_text(frames):
-    return "".join(f["text"] for f in frames if f["type"] == "chunk")
 
 
 async def refused_with(socket) -> int:
@@ -61,8 +57,7 @@ async def test_a_turn_streams_and_stores_once(aconversation, alice, fake_llm):
     """User message first, the reply in pieces, then stored once with usage and timings."""
     fake_llm.behaviour.reply = "One two three four five six seven eight."
     socket = await connected(alice, aconversation.pk)
-    await socket.send_json_to({"type": "send", "text": "Count to eight", "client_id": "a-1"})
-    frames = await frames_until(socket, "reply_end")
+    frames = await turn(socket, "Count to eight", client_id="a-1")
     await socket.disconnect()
 
     assert [f["type"] for f in frames[:3]] == ["user_message", "title", "reply_start"]
@@ -91,8 +86,7 @@ async def test_a_turn_streams_and_stores_once(aconversation, alice, fake_llm):
 async def test_the_first_message_titles_the_conversation(aconversation, alice, fake_llm):
     """The title frame follows the first message, and the row keeps it."""
     socket = await connected(alice, aconversation.pk)
-    await socket.send_json_to({"type": "send", "text": "Plan a trip to Lisbon in May"})
-    frames = await frames_until(socket, "reply_end")
+    frames = await turn(socket, "Plan a trip to Lisbon in May")
     await socket.disconnect()
     assert {"type": "title", "title": "Plan a trip to Lisbon in May"} in frames
     conversation = await Conversation.objects.aget(pk=aconversation.pk)
@@ -129,8 +123,7 @@ async def test_nul_characters_are_dropped_not_fatal(aconversation, alice, fake_l
     """A NUL in the text (which PostgreSQL cannot store) is removed; the rest is kept."""
     fake_llm.behaviour.reply = "ok\x00 done"
     socket = await connected(alice, aconversation.pk)
-    await socket.send_json_to({"type": "send", "text": "a\x00b"})
-    end = (await frames_until(socket, "reply_end"))[-1]
+    end = (await turn(socket, "a\x00b"))[-1]
     await socket.disconnect()
     rows = await stored(aconversation)
     assert [r["content"] for r in rows] == ["ab", "ok done"]
@@ -163,13 +156,11 @@ async def test_a_resend_with_the_same_client_id_stores_nothing_twice(
 ):
     """After a reconnect the browser resends; the server replays what it has."""
     socket = await connected(alice, aconversation.pk)
-    await socket.send_json_to({"type": "send", "text": "Hello", "client_id": "same-1"})
-    first = await frames_until(socket, "reply_end")
+    first = await turn(socket, "Hello", client_id="same-1")
     await socket.disconnect()
 
     socket = await connected(alice, aconversation.pk)
-    await socket.send_json_to({"type": "send", "text": "Hello", "client_id": "same-1"})
-    replay = await frames_until(socket, "reply_end")
+    replay = await turn(socket, "Hello", client_id="same-1")
     await socket.disconnect()
     assert [f["type"] for f in replay] == ["user_message", "reply_end"]
     assert replay[-1]["id"] == first[-1]["id"]
@@ -200,8 +191,7 @@ async def test_an_upstream_error_keeps_the_message_and_retry_works(aconversation
     fake_llm.behaviour.fail_status = 500
     fake_llm.behaviour.fail_times = 3  # the first try and both client retries
     socket = await connected(alice, aconversation.pk)
-    await socket.send_json_to({"type": "send", "text": "Are you there?", "client_id": "r1"})
-    frames = await frames_until(socket, "reply_end")
+    frames = await turn(socket, "Are you there?", client_id="r1")
     end = frames[-1]
     assert end["status"] == "failed" and "HTTP 500" in end["error"]
     assert [r["role"] for r in await stored(aconversation)] == ["user", "assistant"]
@@ -222,8 +212,7 @@ async def test_a_429_before_the_first_token_is_retried(aconversation, alice, fak
     fake_llm.behaviour.fail_status = 429
     fake_llm.behaviour.fail_times = 1
     socket = await connected(alice, aconversation.pk)
-    await socket.send_json_to({"type": "send", "text": "Hi"})
-    frames = await frames_until(socket, "reply_end")
+    frames = await turn(socket, "Hi")
     await socket.disconnect()
     assert frames[-1]["status"] == "complete"
     assert len(fake_llm.chat_requests()) == 2
@@ -234,8 +223,7 @@ async def test_persistent_429_says_rate_limited(aconversation, alice, fake_llm):
     fake_llm.behaviour.fail_status = 429
     fake_llm.behaviour.fail_times = 10
     socket = await connected(alice, aconversation.pk)
-    await socket.send_json_to({"type": "send", "text": "Hi"})
-    end = (await frames_until(socket, "reply_end"))[-1]
+    end = (await turn(socket, "Hi"))[-1]
     await socket.disconnect()
     assert end["status"] == "failed" and "rate limited" in end["error"]
 
@@ -270,8 +258,7 @@ async def test_a_connection_cut_mid_stream_keeps_the_partial_reply(aconversation
     fake_llm.behaviour.reply = "alpha beta gamma delta epsilon"
     fake_llm.behaviour.cut_after = 2
     socket = await connected(alice, aconversation.pk)
-    await socket.send_json_to({"type": "send", "text": "Hi"})
-    end = (await frames_until(socket, "reply_end"))[-1]
+    end = (await turn(socket, "Hi"))[-1]
     await socket.disconnect()
     assert end["status"] == "interrupted"
     assert end["error"]
@@ -283,8 +270,7 @@ async def test_a_malformed_stream_is_reported(aconversation, alice, fake_llm):
     fake_llm.behaviour.reply = "alpha beta gamma"
     fake_llm.behaviour.malformed_after = 1
     socket = await connected(alice, aconversation.pk)
-    await socket.send_json_to({"type": "send", "text": "Hi"})
-    end = (await frames_until(socket, "reply_end"))[-1]
+    end = (await turn(socket, "Hi"))[-1]
     await socket.disconnect()
     assert end["status"] == "interrupted" and "malformed" in end["error"]
 
@@ -296,8 +282,7 @@ async def test_two_tabs_both_see_the_reply(aconversation, alice, fake_llm):
     first = await connected(alice, aconversation.pk)
     second = await connected(alice, aconversation.pk)
     await asyncio.sleep(0.1)  # the tabs hear of each other
-    await first.send_json_to({"type": "send", "text": "Hi both"})
-    seen_first = await frames_until(first, "reply_end")
+    seen_first = await turn(first, "Hi both")
     seen_second = await frames_until(second, "reply_end")
     await first.disconnect()
     await second.disconnect()
@@ -354,8 +339,7 @@ async def test_offline_replies_stream_and_say_so(aconversation, alice, settings)
     banner says why once, not a paragraph in every reply)."""
     settings.OPENAI_API_KEY = ""
     socket = await connected(alice, aconversation.pk)
-    await socket.send_json_to({"type": "send", "text": "Hello offline"})
-    frames = await frames_until(socket, "reply_end")
+    frames = await turn(socket, "Hello offline")
     await socket.disconnect()
     assert sum(f["type"] == "chunk" for f in frames) > 1
     assert "Offline reply" not in frames[-1]["html"]
@@ -428,8 +412,7 @@ async def test_many_quick_deltas_are_batched(aconversation, alice, fake_llm):
     """A fast model does not flood the socket: far fewer frames than deltas."""
     fake_llm.behaviour.reply = " ".join(f"t{i}" for i in range(400))
     socket = await connected(alice, aconversation.pk)
-    await socket.send_json_to({"type": "send", "text": "Hi"})
-    frames = await frames_until(socket, "reply_end")
+    frames = await turn(socket, "Hi")
     await socket.disconnect()
     chunks = [f for f in frames if f["type"] == "chunk"]
     assert len(chunks) < 200
@@ -444,8 +427,7 @@ async def test_an_unreachable_upstream_is_reported(aconversation, alice, setting
     settings.OPENAI_BASE_URL = f"http://127.0.0.1:{free_port()}/v1"
     settings.OPENAI_MAX_RETRIES = 0
     socket = await connected(alice, aconversation.pk)
-    await socket.send_json_to({"type": "send", "text": "Anyone?"})
-    end = (await frames_until(socket, "reply_end"))[-1]
+    end = (await turn(socket, "Anyone?"))[-1]
     await socket.disconnect()
     assert end["status"] == "failed" and "Could not reach" in end["error"]
     assert (await stored(aconversation))[0]["content"] == "Anyone?"
@@ -462,8 +444,7 @@ async def test_a_tab_can_ask_where_a_reply_stands(aconversation, alice, bob, fak
 
     bobs_reply_id = await bobs_reply()
     socket = await connected(alice, aconversation.pk)
-    await socket.send_json_to({"type": "send", "text": "Hi"})
-    end = (await frames_until(socket, "reply_end"))[-1]
+    end = (await turn(socket, "Hi"))[-1]
     await socket.send_json_to({"type": "sync", "reply_id": end["id"]})
     again = await socket.receive_json_from()
     assert again["type"] == "reply_end" and again["html"] == end["html"]

@@ -5,14 +5,13 @@ request (memory block last) keeps that prefix long."""
 import pytest
 
 from chat.models import Message
-from tests.chat.helpers import connected, frames_until
+from tests.chat.helpers import connected, turn
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 async def send(socket, text):
-    await socket.send_json_to({"type": "send", "text": text})
-    end = (await frames_until(socket, "reply_end"))[-1]
+    end = (await turn(socket, text))[-1]
     assert end["status"] == "complete", end.get("error")
 
 

@@ -13,7 +13,7 @@ from chat import live, protocol
 from chat.models import Message
 from memory.models import Fact
 from tests.chat.conftest import acreate_conversation
-from tests.chat.helpers import connected, frames_until
+from tests.chat.helpers import connected, frames_until, turn
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -141,8 +141,7 @@ async def test_replies_without_a_tab_count_against_the_users_limit(
     refused = await frames_until(other, "error")
     assert refused[-1]["code"] == "too_many_streams"
     await asyncio.wait_for(live.settle(), 30)
-    await other.send_json_to({"type": "send", "text": "And now?", "client_id": "x2"})
-    assert (await frames_until(other, "reply_end"))[-1]["status"] == "complete"
+    assert (await turn(other, "And now?", client_id="x2"))[-1]["status"] == "complete"
     await other.disconnect()
 
 

@@ -9,7 +9,7 @@ from django.db import DatabaseError, OperationalError
 from chat import services
 from chat.models import Message
 from chat.services import message_create
-from tests.chat.helpers import connected, frames_until
+from tests.chat.helpers import connected, frames_until, turn
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -24,8 +24,7 @@ async def test_a_reply_that_cannot_be_stored_says_so(aconversation, alice, fake_
 
     monkeypatch.setattr(services, "reply_finish", unavailable)
     socket = await connected(alice, aconversation.pk)
-    await socket.send_json_to({"type": "send", "text": "Hello"})
-    end = (await frames_until(socket, "reply_end"))[-1]
+    end = (await turn(socket, "Hello"))[-1]
     await socket.disconnect()
     assert end["status"] == "interrupted" and end["saved"] is False
     assert "could not be saved" in end["error"]
@@ -62,8 +61,7 @@ async def test_a_reply_ending_while_the_database_is_busy_lands_once_it_is_free(
 async def test_a_stored_reply_says_it_was_saved(aconversation, alice, fake_llm):
     """The normal case: saved is true."""
     socket = await connected(alice, aconversation.pk)
-    await socket.send_json_to({"type": "send", "text": "Hello"})
-    end = (await frames_until(socket, "reply_end"))[-1]
+    end = (await turn(socket, "Hello"))[-1]
     await socket.disconnect()
     assert end["status"] == "complete" and end["saved"] is True
 

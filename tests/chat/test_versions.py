@@ -11,14 +11,9 @@ from chat.consumers import CLOSE_UNAUTHENTICATED
 from chat.models import Message, ReplyVersion
 from chat.rendering import render_markdown
 from chat.selectors import reply_version_shown
-from tests.chat.helpers import connected, frames_until
+from tests.chat.helpers import connected, frames_until, turn
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-async def turn(socket, text):
-    await socket.send_json_to({"type": "send", "text": text})
-    return await frames_until(socket, "reply_end")
 
 
 async def test_regenerate_keeps_the_earlier_answer_as_a_version(aconversation, alice, fake_llm):

@@ -153,3 +153,54 @@ def test_another_users_question_is_refused(browser, app_server, fake_upstream, l
     )
     assert errors == ["not_found", "not_found"]
     bob.close()
+
+
+@pytest.mark.parametrize("viewport", VIEWPORTS)
+def test_a_link_into_a_hidden_branch_shows_it_until_the_user_keeps_it(
+    browser, app_server, fake_upstream, viewport
+):
+    """A memory's source in the branch the user left: the link shows that branch with "Keep
+    this branch" in the composer's place; another tab stays on the branch shown until the
+    user keeps it, then swaps it in."""
+    fake_upstream.behaviour.interval = 0.0
+    context = browser.new_context(viewport=VIEWPORTS[viewport])
+    page = context.new_page()
+    log_in(page, app_server)
+    page.wait_for_load_state("load")
+    for question, answer in EXCHANGES:
+        send(page, fake_upstream, question, answer)
+    page.wait_for_url(re.compile(r"/c/\d+/$"))
+    url = page.url
+    tram = page.locator('#messages [data-role="assistant"]').nth(1).get_attribute("data-id")
+    first = page.locator('#messages article[data-role="user"]').first
+    first.hover()
+    first.get_by_role("button", name="Edit").click()
+    first.get_by_role("textbox", name="Edit your message").fill("Plan a trip to Porto")
+    fake_upstream.behaviour.reply = "Porto has port wine."
+    first.get_by_role("button", name="Send").click()
+    expect(page.locator("#messages article")).to_have_count(2)
+    expect(page.locator('[data-role="assistant"].status-streaming')).to_have_count(0)
+    other = context.new_page()  # a second tab on the conversation, on the Porto branch
+    other.goto(url)
+    other.wait_for_timeout(2000)  # its socket open: no frame marks it, the page stays as is
+
+    page.goto(f"{url}?highlight={tram}#m{tram}")
+
+    expect(page.locator("#messages article")).to_have_count(6)
+    expect(page.locator(f"#m{tram}")).to_have_class(re.compile(r"\bis-source\b"))
+    expect(page.get_by_role("button", name="Keep this branch")).to_be_visible()
+    expect(page.get_by_role("textbox", name="Message")).to_be_hidden()
+    for button in page.get_by_role("button", name="Edit").all():
+        expect(button).to_be_hidden()
+    for scheme in ("light", "dark"):
+        page.emulate_media(color_scheme=scheme)
+        shoot(page, f"{viewport}-{scheme}-branch-link")
+    assert texts(other) == ["Plan a trip to Porto", "Porto has port wine."]
+
+    page.get_by_role("button", name="Keep this branch").click()
+
+    expect(page.get_by_role("button", name="Keep this branch")).to_have_count(0)
+    expect(page.get_by_role("textbox", name="Message")).to_be_visible()
+    assert texts(page)[::2] == [q for q, _ in EXCHANGES]
+    expect(other.locator("#messages article")).to_have_count(6, timeout=20_000)  # swapped in
+    context.close()
