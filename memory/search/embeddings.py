@@ -33,8 +33,9 @@ import contextlib
 import math
 import threading
 from array import array
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import lru_cache
 from importlib.resources import files
@@ -220,6 +221,19 @@ class Semantic:
     cosines: dict[tuple[str, int], float]
     nearest: list[tuple[tuple[str, int], float]]
     floor: float = 0.0  # the similarity "near by meaning" starts at, on the same scale
+    # the same similarity for keys found later (a strong match's neighbours), from the vectors
+    # already compared where they hold the key, else read (owner- and scope-checked)
+    more: Callable[[list[tuple[str, int]]], dict[tuple[str, int], float]] | None = field(
+        default=None, compare=False, repr=False
+    )
+
+    def similarity_of(self, keys: list[tuple[str, int]]) -> dict[tuple[str, int], float]:
+        """Each key's similarity that has a vector: known ones, then ``more``."""
+        known = {k: self.cosines[k] for k in keys if k in self.cosines}
+        missing = [k for k in keys if k not in known]
+        if missing and self.more is not None:
+            known.update(self.more(missing))
+        return known
 
 
 def compare(
@@ -264,21 +278,13 @@ def compare(
     except Exception:
         return None
     query_array = np.frombuffer(query_vector.tobytes(), dtype="float32")
-    stored = [(key, blob) for key, blob in stored if len(blob) == query_array.nbytes]
-    cosines: dict[tuple[str, int], float] = {}
-    if stored:
-        # One matrix product in C (a Python loop over 260 x 384 floats took 3.3 ms).
-        matrix = np.vstack([np.frombuffer(blob, dtype="float32") for _, blob in stored])
-        dots = np.maximum(matrix @ query_array, 0.0)
-        cosines.update(
-            {key: scale.similarity(float(d)) for (key, _), d in zip(stored, dots, strict=True)}
-        )
+    cosines = _read_similarities(query_array, stored, scale)
     usable = [h for h in held_list if h.size and h.matrix.shape[1] == len(query_array)]
-    if not usable:
-        return Semantic(cosines, [], scale.floor) if cosines else None
+    compared = []
     best = []
     for held in usable:
         dots = held.cosines(query_array)
+        compared.append((held, dots))
         for key in keys:
             row = held.row_of(key)
             if row is not None:
@@ -286,7 +292,36 @@ def compare(
         best += _best(dots, held.keys, nearest, scale)
     best = sorted(best, key=lambda pair: -pair[1])[:nearest]
     cosines.update(best)
-    return Semantic(cosines, best, scale.floor)
+
+    def more(wanted: list[tuple[str, int]]) -> dict[tuple[str, int], float]:
+        found: dict[tuple[str, int], float] = {}
+        for held, dots in compared:
+            for key in wanted:
+                row = held.row_of(key)
+                if row is not None:
+                    found[key] = scale.similarity(float(dots[row]))
+        outside = [k for k in wanted if k not in found]
+        if outside and not (compared and all(h.complete for h, _ in compared)):
+            read = _owned_vectors(user, model, outside, scopes)
+            found.update(_read_similarities(query_array, read, scale))
+        return found
+
+    if not usable and not cosines:
+        return None
+    return Semantic(cosines, best, scale.floor, more=more)
+
+
+def _read_similarities(query_array, stored: list, scale) -> dict[tuple[str, int], float]:
+    """The similarity of each ((kind, id), vector bytes) read from the database."""
+    import numpy as np
+
+    stored = [(key, blob) for key, blob in stored if len(blob) == query_array.nbytes]
+    if not stored:
+        return {}
+    # One matrix product in C (a Python loop over 260 x 384 floats took 3.3 ms).
+    matrix = np.vstack([np.frombuffer(blob, dtype="float32") for _, blob in stored])
+    dots = np.maximum(matrix @ query_array, 0.0)
+    return {key: scale.similarity(float(d)) for (key, _), d in zip(stored, dots, strict=True)}
 
 
 _RAW = calibration.Calibration(center=0.0, floor=0.0)  # cosines as they are

@@ -7,13 +7,15 @@ messages in their conversation (by time; failed, empty and the app's own offline
 skipped). ``attach`` gives a hit the neighbours that match the query too (scored at least as
 well as the k-th best candidate) and, between two people's short turns, the other half of
 its exchange whether it matches or not (``short_talk``), walking outward from the matching
-turn, two on each side at most, within ``MAX_CHARS``; a message another hit already shows is
-not shown again.
+turn, two on each side at most, within ``MAX_CHARS``; after a short question (the hit or a
+neighbour that joined it), the other person's short reply joins as its answer (``answers``);
+a message another hit already shows is not shown again.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 
 from django.db import connection
@@ -124,13 +126,17 @@ def attach(
     after: list[int] = []
     mine = text_of[hit.id][0]
     for side, chosen in ((around.before, before), (around.after, after)):
+        previous = hit.id  # the turn the walk comes from
         for nearest, neighbour in enumerate(side):
             if neighbour.id in shown:
                 break
             other_half = (mine == "user") == (side is around.after) and neighbour.role != mine
             joins = nearest == 0 and other_half and (partner or short_talk(hit, neighbour, text_of))
+            if side is around.after and not joins:
+                joins = answers(previous, neighbour, text_of)
             if score_of.get(neighbour.id, -1.0) < threshold and not joins:
                 break
+            previous = neighbour.id
             if neighbour.id not in text_of:
                 text_of[neighbour.id] = (neighbour.role, _text(neighbour.id))
             length = len(text_of[neighbour.id][1])
@@ -161,6 +167,23 @@ def short_talk(hit, partner: Neighbour, text_of: dict) -> bool:
     text = text_of[partner.id][1]
     # A reply quoting the memory block back is the app's own words, never recalled (schema).
     return _words(text) <= PERSON_WORDS and not quotes_memory(text)
+
+
+def answers(question_id: int, reply: Neighbour, text_of: dict) -> bool:
+    """Two people talking: the other's short turn right after a short question is its
+    answer, which rarely repeats the question's words ("Which team did you sign with?" -
+    "The Minnesota Wolves!")."""
+    role, text = text_of[question_id]
+    if reply.role == role or _words(text) > PERSON_WORDS or not _QUESTION.search(text):
+        return False
+    if reply.id not in text_of:
+        text_of[reply.id] = (reply.role, _text(reply.id))
+    answer = text_of[reply.id][1]
+    return _words(answer) <= PERSON_WORDS and not quotes_memory(answer)
+
+
+# A turn that ends by asking (a photo's caption may follow the question mark).
+_QUESTION = re.compile(r"\?[\s\"')]*(\[[^\]]*\][\s.]*)?$")
 
 
 def _words(text: str) -> int:

