@@ -371,10 +371,5 @@ LOGGING = {
         "django.server": {"handlers": [], "propagate": True},
         # One line per sign-in otherwise; lockouts are logged at WARNING.
         "axes": {"level": "WARNING"},
-        # One line per model request otherwise (every turn, every embedding call): on the
-        # event loop of a busy server that is a measurable share of a turn's CPU. Failures
-        # are logged where they are handled (llm.errors).
-        "httpx2": {"level": "WARNING"},
-        "httpx": {"level": "WARNING"},
     },
 }
