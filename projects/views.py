@@ -98,7 +98,13 @@ def project_delete(request: HttpRequest, project_id: int) -> HttpResponse:
     project = _project(request, project_id)
     form = DeleteProjectForm(request.POST or None, project=project)
     if request.method == "POST" and form.is_valid():
+        name = project.name
         services.delete_project(project, keep=form.keep, actor=request.user)
+        if form.keep:
+            done = "its conversations and memories now reach every conversation"
+        else:
+            done = "its conversations and what was learned only in them were deleted"
+        messages.success(request, f"The project “{name}” was deleted: {done}.")
         return redirect(LIST)
     context = {
         "project": project,

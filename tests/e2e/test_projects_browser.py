@@ -78,14 +78,16 @@ def test_create_a_project_start_a_chat_in_it_and_find_it_grouped(
     context.close()
 
 
-def test_a_conversation_moves_into_a_project_from_its_menu(page, app_server, quick_reply):
+def test_a_conversation_moves_into_a_project_from_its_menu(browser, app_server, quick_reply):
+    context = browser.new_context(viewport=WIDTHS["desktop"])
+    page = context.new_page()
     log_in(page, app_server)
     page.goto(f"{app_server.url}/projects/new/")
     page.get_by_label("Name").fill("Moving target")
     page.get_by_role("button", name="Create project").click()
     page.goto(f"{app_server.url}/")
     box = page.get_by_role("textbox", name="Message")
-    box.fill("A loose conversation")
+    box.fill("A loose conversation about tomatoes, beans and the long summer ahead")
     box.press("Enter")
     page.wait_for_url(re.compile(r"/c/\d+/$"))
     expect(page.locator("#sidebar-list li.current")).to_contain_text("A loose")
@@ -95,3 +97,27 @@ def test_a_conversation_moves_into_a_project_from_its_menu(page, app_server, qui
     item.get_by_role("button", name="Move").click()
     group = page.locator(".project-group", has_text="Moving target")
     expect(group.locator(".conversation-link")).to_contain_text("A loose conversation")
+    # The header gains the project's badge and stays one row: Settings is not left alone on
+    # a second one (the title is cut short instead).
+    badge = page.locator(".conversation-header .conversation-project")
+    expect(badge).to_have_text("Moving target")
+    title = page.locator("#conversation-title").bounding_box()
+    settings = page.locator(".conversation-settings-panel > summary").bounding_box()
+    assert abs((title["y"] + title["height"] / 2) - (settings["y"] + settings["height"] / 2)) < 8
+    context.close()
+
+
+def test_deleting_a_project_says_what_became_of_its_conversations(page, app_server, quick_reply):
+    log_in(page, app_server)
+    page.goto(f"{app_server.url}/projects/new/")
+    page.get_by_label("Name").fill("Short lived")
+    page.get_by_role("button", name="Create project").click()
+    page.get_by_text("Manage", exact=True).click()
+    page.get_by_role("link", name="Delete…").click()
+    expect(
+        page.get_by_label("Keep them: move the conversations and memories to everywhere")
+    ).to_be_checked()
+    page.get_by_role("button", name="Delete the project").click()
+    expect(page.get_by_role("status")).to_contain_text(
+        "The project “Short lived” was deleted: its conversations and memories now reach"
+    )

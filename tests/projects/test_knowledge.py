@@ -188,3 +188,13 @@ def test_each_rows_move_select_shows_the_project_it_is_in(alice_client, garden, 
     select = select[: select.index("</select>")]
     assert f'<option value="{garden.pk}" selected>Only in Garden</option>' in select
     assert '<option value="">Everywhere</option>' in select
+
+
+def test_a_task_the_user_took_on_names_them_as_you(alice_client, alice, garden):
+    """The extractor writes "user" for the person chatting: the page says "you"."""
+    ActionItem.objects.create(
+        user=alice, project=garden, what="Buy netting", owner="user", dedupe_key="netting"
+    )
+    page = alice_client.get(reverse("projects:knowledge", args=[garden.pk])).text
+    assert "<dt>Owner</dt><dd>you</dd>" in page
+    assert "<dd>user</dd>" not in page

@@ -110,6 +110,8 @@ def test_deleting_and_keeping_moves_everything_to_everywhere(alice_client, alice
     response = alice_client.post(reverse("projects:delete", args=[garden.pk]), {"fate": "keep"})
     assert response.status_code == 302
     assert not Project.objects.exists()
+    listed = alice_client.get(response.url).text  # the list says what became of them
+    assert "The project “Garden” was deleted: its conversations and memories now reach" in listed
     conversation.refresh_from_db()
     assert conversation.project is None
     assert Fact.objects.get(pk=fact.pk).project is None
@@ -134,6 +136,8 @@ def test_deleting_everything_deletes_its_conversations_and_memories(alice_client
     response = alice_client.post(url, {"fate": "delete", "confirm": "garden"})
     assert response.status_code == 302
     assert not Project.objects.exists()
+    listed = alice_client.get(response.url).text
+    assert "its conversations and what was learned only in them were deleted" in listed
     assert list(Conversation.objects.all()) == [outside]
     assert list(Fact.objects.all()) == [kept]
     assert not Decision.objects.exists()
