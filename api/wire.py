@@ -146,6 +146,8 @@ def parse_chat(
     project = _project(body, project_header)
     if temporary and project:
         raise _bad("A temporary chat stays outside every project.", "project", "temporary_project")
+    if body.get("n", 1) not in (None, 1):  # a client asking for more would get one silently
+        raise _bad("Only one choice a request is supported (n = 1).", "n")
     options = body.get("stream_options") or {}
     if not isinstance(options, dict):
         raise _bad("stream_options must be an object.", "stream_options")

@@ -86,6 +86,7 @@ async def test_malformed_bodies_are_400_with_the_apps_own_checks(alice, alice_ke
         (body(messages=[{"role": "tool", "content": "hi"}]), None),
         (body(messages=[{"role": "user", "content": [{"type": "image_url"}]}]), None),
         (body(stream="yes"), None),
+        (body(n=2), None),
     ]
     async with http(alice_key) as api:
         for sent, code in cases:
@@ -100,7 +101,9 @@ async def test_malformed_bodies_are_400_with_the_apps_own_checks(alice, alice_ke
             "/chat/completions", json=body(messages=[{"role": "user", "content": parts}])
         )
         assert ok.status_code == 200
-    assert len(await rows(Conversation, user=alice)) == 1
+        one = await api.post("/chat/completions", json=body(n=1))
+        assert one.status_code == 200
+    assert len(await rows(Conversation, user=alice)) == 2
 
 
 async def test_an_unknown_model_is_404_and_methods_are_checked(alice_key):

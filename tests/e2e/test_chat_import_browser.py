@@ -14,7 +14,7 @@ from playwright.sync_api import expect
 from tests.e2e.conftest import log_in
 from tests.e2e.site import SCHEMES, VIEWPORTS
 from tests.support.live_server import create_user, manage
-from tests.userdata.exports import T0, as_zip, chatgpt_conversation
+from tests.userdata.exports import T0, as_json, as_zip, chatgpt_conversation, claude_conversation
 
 pytestmark = pytest.mark.e2e
 PASSWORD = "gwen-password-1"
@@ -122,3 +122,20 @@ def test_a_broken_file_says_what_is_wrong(page, app_server, gwen, tmp_path):
     upload()
     expect(page.get_by_role("alert")).to_contain_text("The file is not valid JSON")
     shots(page, app_server.url, "import-error", again=upload)
+
+
+def test_a_claude_export_imported_from_your_data(page, app_server, live_env, gwen, tmp_path):
+    """A Claude ``conversations.json`` from the same page: received as Claude's, stored by the
+    job with its name, then in the sidebar."""
+    log_in(page, app_server, username=gwen, password=PASSWORD)
+    page.goto(f"{app_server.url}/account/import/")
+    path = tmp_path / "conversations.json"
+    path.write_bytes(as_json([claude_conversation()]))
+    page.get_by_label("Export file").set_input_files(path)
+    page.get_by_role("button", name="Import").click()
+    expect(page.locator(".notices")).to_contain_text("Claude export received: 1 conversation")
+    manage("job_worker", "--batch", "--no-startup-delay", env=live_env["env"])
+    expect(page.locator(".import").first).to_contain_text("1 conversation imported", timeout=20_000)
+    shots(page, app_server.url, "import-claude-done")
+    page.get_by_role("link", name="See them in your conversations").first.click()
+    expect(page.get_by_role("complementary", name="Conversations")).to_contain_text("Garden plans")
