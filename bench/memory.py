@@ -49,7 +49,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections import Counter, defaultdict
+from collections import defaultdict
 from datetime import timedelta
 from pathlib import Path
 
@@ -387,34 +387,17 @@ TOKEN = re.compile(r"\w+")
 
 
 class BM25:
-    """Plain Okapi BM25 (k1=1.2, b=0.75): lowercase \\w+ tokens, no stemming, no stopwords,
-    non-negative idf log(1 + (N - df + 0.5) / (df + 0.5))."""
+    """Plain Okapi BM25 (``memory_beam.Okapi``, memeval's) over lowercase \\w+ tokens: no
+    stemming, no stopwords. A search lists the items holding a query word, best first."""
 
-    def __init__(self, docs: list[tuple[tuple[str, int], str]], k1: float = 1.2, b: float = 0.75):
+    def __init__(self, docs: list[tuple[tuple[str, int], str]]):
         self.keys = [key for key, _ in docs]
-        self.k1, self.b = k1, b
-        self.postings: dict[str, list[tuple[int, int]]] = defaultdict(list)
-        self.lengths: list[int] = []
-        for index, (_, text) in enumerate(docs):
-            tokens = TOKEN.findall(text.lower())
-            self.lengths.append(len(tokens))
-            for term, tf in Counter(tokens).items():
-                self.postings[term].append((index, tf))
-        self.n = len(docs)
-        self.avgdl = (sum(self.lengths) / self.n) if self.n else 0.0
+        self.okapi = memory_beam.Okapi([TOKEN.findall(text.lower()) for _, text in docs])
 
     def search(self, query: str, k: int) -> list[tuple[str, int]]:
-        scores: dict[int, float] = defaultdict(float)
-        for term in dict.fromkeys(TOKEN.findall(query.lower())):
-            postings = self.postings.get(term)
-            if not postings:
-                continue
-            idf = math.log(1 + (self.n - len(postings) + 0.5) / (len(postings) + 0.5))
-            for index, tf in postings:
-                norm = self.k1 * (1 - self.b + self.b * self.lengths[index] / self.avgdl)
-                scores[index] += idf * tf * (self.k1 + 1) / (tf + norm)
-        best = sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:k]
-        return [self.keys[index] for index, _ in best]
+        scores, _ = self.okapi.scores(TOKEN.findall(query.lower()))
+        ranked = [i for i in memory_beam.best_first(scores) if scores[i] > 0]
+        return [self.keys[i] for i in ranked[:k]]
 
 
 def seed_dataset(dataset, now) -> list:

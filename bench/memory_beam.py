@@ -41,7 +41,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections import Counter
+from collections import Counter, defaultdict
 from functools import lru_cache
 from pathlib import Path
 
@@ -84,23 +84,39 @@ def best_first(scores) -> list[int]:
     return sorted(range(len(scores)), key=lambda i: -scores[i])
 
 
+class Okapi:
+    """memeval's BM25 (k1=1.2, b=0.75, non-negative idf log(1 + (N - df + 0.5) / (df + 0.5)))
+    over tokenised docs, their postings made once for any number of queries."""
+
+    def __init__(self, docs: list[list[str]], k1: float = 1.2, b: float = 0.75):
+        self.k1, self.b = k1, b
+        self.lengths = [len(doc) for doc in docs]
+        self.postings: dict[str, list[tuple[int, int]]] = defaultdict(list)
+        for index, doc in enumerate(docs):
+            for term, tf in Counter(doc).items():
+                self.postings[term].append((index, tf))
+        self.average = sum(self.lengths) / len(docs) if docs else 0.0
+
+    def scores(self, query: list[str]) -> tuple[list[float], float]:
+        """Every doc's score, and the most any doc could score for the query (each query
+        word's idf times (k1 + 1), its limit as the word repeats in a short doc)."""
+        k1, b, n = self.k1, self.b, len(self.lengths)
+        scores, most = [0.0] * n, 0.0
+        for term in dict.fromkeys(query):
+            postings = self.postings.get(term)
+            if not postings:
+                continue
+            idf = math.log(1 + (n - len(postings) + 0.5) / (len(postings) + 0.5))
+            most += idf * (k1 + 1)
+            for index, tf in postings:
+                norm = k1 * (1 - b + b * self.lengths[index] / self.average)
+                scores[index] += idf * tf * (k1 + 1) / (tf + norm)
+        return scores, most
+
+
 def bm25_scores(docs, query, k1=1.2, b=0.75):
-    """memeval's BM25 score of every doc, and the most any doc could score for the query
-    (each query word's idf times (k1 + 1), its limit as the word repeats in a short doc)."""
-    tfs = [Counter(d) for d in docs]
-    lens = [len(d) for d in docs]
-    n = len(docs)
-    avg = sum(lens) / n
-    df = Counter()
-    for tf in tfs:
-        df.update(tf.keys())
-    idf = {w: math.log(1 + (n - c + 0.5) / (c + 0.5)) for w, c in df.items()}
-    q = set(query)
-    scores = []
-    for i, tf in enumerate(tfs):
-        norm = k1 * (1 - b + b * lens[i] / avg)
-        scores.append(sum(idf[w] * tf[w] * (k1 + 1) / (tf[w] + norm) for w in q if w in tf))
-    return scores, sum(idf[w] * (k1 + 1) for w in q if w in idf)
+    """memeval's BM25 score of every doc, and the most any doc could score (``Okapi``)."""
+    return Okapi(docs, k1, b).scores(query)
 
 
 def _when(s, i):
@@ -340,6 +356,7 @@ def _one_set(path: Path, every: int, max_chats: int, args, log, embedder=None) -
                 embedded += len(texts)
                 vectors = _stored_vectors(user, [m for m in id_of])
             known = set(turn_ids)
+            okapi = Okapi(turn_docs)  # the chat's turns, for every question on it
             for q in inst["questions"]:
                 gold = set(q.get("evidence_turns") or []) & known
                 began = time.perf_counter()
@@ -364,7 +381,7 @@ def _one_set(path: Path, every: int, max_chats: int, args, log, embedder=None) -
                             lambda h, c=cosines or {}: c.get((h.kind, h.id), 0.0),
                         )
                     )
-                scores, attainable = bm25_scores(turn_docs, tok(q["question"]))
+                scores, attainable = okapi.scores(tok(q["question"]))
                 order = best_first(scores)
                 best = [(turn_ids[i], scores[i]) for i in order[: memory_abstain.TOP]]
                 by_measure["bm25"].append(memory_abstain.record_turns(n_inst, kind, gold, best))

@@ -7,6 +7,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.cache import caches
 
+pytest_plugins = ["tests.support.keyed_server"]
+
 
 @pytest.fixture(autouse=True)
 def fresh_cache():

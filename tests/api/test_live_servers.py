@@ -7,7 +7,7 @@ from __future__ import annotations
 import openai
 import pytest
 
-from tests.support.live_server import SERVERS, ServerProcess, create_user, manage, project_env
+from tests.support.live_server import SERVERS, ServerProcess, manage
 
 pytestmark = pytest.mark.e2e  # real server processes
 
@@ -18,25 +18,9 @@ COUNT = (
 )
 
 
-@pytest.fixture(scope="module")
-def live_env(tmp_path_factory):
-    db = tmp_path_factory.mktemp("v1") / "db.sqlite3"
-    env = project_env(DATABASE_URL=f"sqlite:///{db}")
-    manage("migrate", "--noinput", env=env)
-    create_user(env, "alice", "alice-password-1")
-    secret = manage(
-        "shell",
-        "-c",
-        "from django.contrib.auth import get_user_model; from profiles.keys import key_create; "
-        "print(key_create(user=get_user_model().objects.get(username='alice'), name='t').secret)",
-        env=env,
-    ).split()[-1]  # after the shell's own notes
-    return env, secret
-
-
 @pytest.mark.parametrize("server", SERVERS)
-async def test_the_openai_client_works_against_a_real_server(live_env, server):
-    env, secret = live_env
+async def test_the_openai_client_works_against_a_real_server(keyed_live_env, server):
+    env, secret = keyed_live_env
     before = [int(n) for n in manage("shell", "-c", COUNT, env=env).split()[-2:]]
     app = ServerProcess(env, server=server).start()
     try:

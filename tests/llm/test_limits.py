@@ -15,19 +15,9 @@ from llm.errors import UpstreamError
 from llm.providers import OpenAIProvider
 from memory import context, services
 from memory.models import Summary
-from tests.support.fake_llm import Behaviour, FakeLLM, _max_tokens, _prompt_tokens
+from tests.support.fake_llm import _max_tokens, _prompt_tokens
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def fake_llm(settings):
-    server = FakeLLM(Behaviour()).start()
-    settings.OPENAI_API_KEY = "test-key"
-    settings.OPENAI_BASE_URL = server.base_url
-    settings.OPENAI_MAX_RETRIES = 0
-    yield server
-    server.stop()
 
 
 def paths(fake):

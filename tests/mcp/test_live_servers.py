@@ -7,30 +7,14 @@ from __future__ import annotations
 import pytest
 
 from tests.mcp.conftest import call, client
-from tests.support.live_server import SERVERS, ServerProcess, create_user, manage, project_env
+from tests.support.live_server import SERVERS, ServerProcess
 
 pytestmark = pytest.mark.e2e  # real server processes
 
 
-@pytest.fixture(scope="module")
-def live_env(tmp_path_factory):
-    db = tmp_path_factory.mktemp("mcp") / "db.sqlite3"
-    env = project_env(DATABASE_URL=f"sqlite:///{db}")
-    manage("migrate", "--noinput", env=env)
-    create_user(env, "alice", "alice-password-1")
-    secret = manage(
-        "shell",
-        "-c",
-        "from django.contrib.auth import get_user_model; from profiles.keys import key_create; "
-        "print(key_create(user=get_user_model().objects.get(username='alice'), name='t').secret)",
-        env=env,
-    ).split()[-1]  # after the shell's own notes
-    return env, secret
-
-
 @pytest.mark.parametrize("server", SERVERS)
-async def test_the_sdk_client_works_against_a_real_server(live_env, server):
-    env, secret = live_env
+async def test_the_sdk_client_works_against_a_real_server(keyed_live_env, server):
+    env, secret = keyed_live_env
     app = ServerProcess(env, server=server).start()
     try:
         async with client(secret, url=f"{app.url}/mcp") as session:

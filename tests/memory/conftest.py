@@ -1,6 +1,18 @@
 import pytest
 
 from chat.services import conversation_create, message_create
+from tests.support.fake_llm import Behaviour, FakeLLM
+
+
+@pytest.fixture
+def fake_llm(settings):
+    """A local OpenAI-compatible server the real openai client talks to, no retries."""
+    server = FakeLLM(Behaviour()).start()
+    settings.OPENAI_API_KEY = "test-key"
+    settings.OPENAI_BASE_URL = server.base_url
+    settings.OPENAI_MAX_RETRIES = 0
+    yield server
+    server.stop()
 
 
 @pytest.fixture

@@ -9,20 +9,9 @@ from chat.services import NewMessage, message_create_many
 from memory import services
 from memory.models import Embedding, Fact, Summary, SummaryRun
 from memory.search import embeddings, search
-from tests.support.fake_llm import Behaviour, FakeLLM
 from tests.support.tasks import run_pending_tasks
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def fake_llm(settings):
-    server = FakeLLM(Behaviour()).start()
-    settings.OPENAI_API_KEY = "test-key"
-    settings.OPENAI_BASE_URL = server.base_url
-    settings.OPENAI_MAX_RETRIES = 0
-    yield server
-    server.stop()
 
 
 def extraction_json(body):

@@ -20,16 +20,6 @@ from tests.support.fake_llm import Behaviour, FakeLLM
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def fake_llm(settings):
-    server = FakeLLM(Behaviour()).start()
-    settings.OPENAI_API_KEY = "test-key"
-    settings.OPENAI_BASE_URL = server.base_url
-    settings.OPENAI_MAX_RETRIES = 0
-    yield server
-    server.stop()
-
-
 def chat(conversation, n=2):
     message_create_many(
         conversation=conversation,

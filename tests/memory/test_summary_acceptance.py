@@ -14,7 +14,6 @@ from memory.models import ActionItem, Decision, Summary
 from memory.prompts import DEFAULT_SYSTEM_PROMPT
 from memory.summariser import INSTRUCTIONS
 from tests.memory.test_llm_memory import extraction_json
-from tests.support.fake_llm import Behaviour, FakeLLM
 
 pytestmark = pytest.mark.django_db
 
@@ -24,16 +23,6 @@ CONVERSATION = [
     ("user", "Not yet. I need to book the venue by Friday; we chose PostgreSQL for the app."),
     ("assistant", "Noted: book the venue by Friday, and PostgreSQL for the app's database."),
 ]
-
-
-@pytest.fixture
-def fake_llm(settings):
-    server = FakeLLM(Behaviour()).start()
-    settings.OPENAI_API_KEY = "test-key"
-    settings.OPENAI_BASE_URL = server.base_url
-    settings.OPENAI_MAX_RETRIES = 0
-    yield server
-    server.stop()
 
 
 def talk(conversation, turns=CONVERSATION):

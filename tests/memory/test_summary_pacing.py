@@ -18,13 +18,9 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def fake_llm(settings):
-    server = FakeLLM(Behaviour(json_reply=extraction_json)).start()
-    settings.OPENAI_API_KEY = "test-key"
-    settings.OPENAI_BASE_URL = server.base_url
-    settings.OPENAI_MAX_RETRIES = 0
-    yield server
-    server.stop()
+def fake_llm(fake_llm):
+    fake_llm.behaviour.json_reply = extraction_json
+    return fake_llm
 
 
 def chat(conversation, n=2, text="I'm Sam; we use PostgreSQL."):
