@@ -51,6 +51,8 @@ def follow(*, conversation: Conversation, hidden: Message, shown: Message) -> st
     from chat.services import title_from_text  # services stores through this module
 
     summary_follow_branch(conversation=conversation, branch_point=shown.branch_of_id or shown.pk)
+    # As stored: a tab's object is as it was when it connected, before any rename since.
+    conversation.refresh_from_db(fields=["title", "title_source"])
     first = not Message.objects.filter(
         conversation=conversation,
         role=Message.Role.USER,

@@ -683,6 +683,8 @@ def _title_follows_edit(conversation: Conversation, question: Message) -> str:
     """The first question edited in place (the conversation's only one): a title made from
     its earlier wording gives way to the new wording's stand-in, titled again after the
     reply (``chat.titles``); a title the user chose stays. The new title, or ""."""
+    # As stored: a tab's object is as it was when it connected, before any rename since.
+    conversation.refresh_from_db(fields=["title", "title_source"])
     if conversation.title_source not in (
         Conversation.TitleSource.MESSAGE,
         Conversation.TitleSource.GENERATED,

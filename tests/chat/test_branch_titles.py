@@ -144,3 +144,30 @@ def test_a_later_question_edited_in_place_leaves_the_title_alone(conversation):
     assert start.new_title == ""
     answered(conversation, start)
     assert title_of(conversation) == ("Plan a trip to Lisbon", "generated")
+
+
+def test_a_title_chosen_since_a_tab_connected_stays_on_its_switch(conversation):
+    """A tab's consumer holds the conversation as it was when it connected: a rename made by
+    the page since (another request) is the user's choice all the same."""
+    lisbon = two_exchanges(conversation)
+    answered(
+        conversation, turn_edit(conversation=conversation, user_message_id=lisbon.pk, text=PORTO)
+    )
+    tab = Conversation.objects.get(pk=conversation.pk)  # loaded before the rename
+    services.conversation_rename(conversation=conversation, title="Holidays")
+
+    switched = branches.branch_switch(conversation=tab, message_id=lisbon.pk)
+
+    assert switched.new_title == ""
+    assert title_of(conversation) == ("Holidays", "user")
+
+
+def test_a_title_chosen_since_a_tab_connected_stays_on_its_edit(conversation):
+    lisbon = answered(conversation, turn_begin(conversation=conversation, text=LISBON))
+    tab = Conversation.objects.get(pk=conversation.pk)  # loaded before the rename
+    services.conversation_rename(conversation=conversation, title="Holidays")
+
+    start = turn_edit(conversation=tab, user_message_id=lisbon.pk, text=PORTO)
+
+    assert start.new_title == ""
+    assert title_of(conversation) == ("Holidays", "user")
