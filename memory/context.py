@@ -158,7 +158,7 @@ def format_summary_block(text: str) -> str:
     return f"{SUMMARY_HEADER}\n<summary>\n{quote(text)}\n</summary>"
 
 
-def token_scale(rows, model: str) -> float | None:
+def token_scale(rows, model: str, totals_of=None) -> float | None:
     """How many tokens the server counted per estimated token on this conversation's recent
     replies with ``model`` (their reported prompt tokens over their report's total), or None
     when no reply reported usage. Only a server counting more than estimated changes the
@@ -173,7 +173,7 @@ def token_scale(rows, model: str) -> float | None:
     ][:SCALE_SAMPLES]
     if not replies:
         return None
-    totals = _report_totals([row.id for row in replies])
+    totals = (totals_of or _report_totals)([row.id for row in replies])
     ratios = [row.prompt_tokens / totals[row.id] for row in replies if totals.get(row.id)]
     if not ratios:
         return None
@@ -205,7 +205,7 @@ def build(
         summary = None
     # The newest page of history, read first: its replies give the token scale.
     history = _History(conversation, user_message, strategy, summary)
-    scale = token_scale(history.recent(), model)
+    scale = token_scale(history.recent(), model, history.report_totals)
     limit = total_budget - reserve
     if scale is not None and scale > 1.0:
         limit = int(limit / scale)
@@ -541,6 +541,44 @@ def _report_totals(reply_ids: list[int]) -> dict[int, int | None]:
     return {pk: json.loads(value) if isinstance(value, str) else value for pk, value in found}
 
 
+def _totals_and_start(reply_ids: list[int], last_reply: int) -> tuple[dict, int | None]:
+    """``_report_totals`` of ``reply_ids`` and ``_previous_start`` of ``last_reply`` in one
+    statement (both are read on every turn of a conversation whose replies reported usage)."""
+    total, start = _REPORT_TOTAL.get(connection.vendor), _REPORT_START.get(connection.vendor)
+    if total is None or start is None:  # another backend: the ORM's JSON lookups
+        return _report_totals(reply_ids), _start_of(last_reply)
+    ids = list(dict.fromkeys([*reply_ids, last_reply]))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT id, {total}, CASE WHEN id = %s THEN {start} END "  # noqa: S608 (own table)
+            f"FROM {Message._meta.db_table} WHERE id IN ({', '.join(['%s'] * len(ids))})",
+            [last_reply, *ids],
+        )
+        found = cursor.fetchall()
+    wanted = set(reply_ids)
+    totals = {
+        pk: json.loads(value) if isinstance(value, str) else value
+        for pk, value, _ in found
+        if pk in wanted
+    }
+    anchor = next((first for pk, _, first in found if pk == last_reply), None)
+    return totals, _as_id(anchor)
+
+
+def _as_id(value) -> int | None:
+    try:
+        return int(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _start_of(reply_id: int) -> int | None:
+    found = Message.objects.filter(pk=reply_id).values_list(
+        "context_report__messages__0__id", flat=True
+    )
+    return _as_id(next(iter(found), None))
+
+
 def _previous_start(rows: list[_Row]) -> int | None:
     """The oldest history message the last reply's request held (``rows``: newest first)."""
     reply = next((row for row in rows if row.role == Message.Role.ASSISTANT), None)
@@ -548,22 +586,14 @@ def _previous_start(rows: list[_Row]) -> int | None:
         return None
     start = _REPORT_START.get(connection.vendor)
     if start is None:  # another backend: the ORM's JSON lookup
-        found = Message.objects.filter(pk=reply.id).values_list(
-            "context_report__messages__0__id", flat=True
+        return _start_of(reply.id)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {start} FROM {Message._meta.db_table} WHERE id = %s",  # noqa: S608
+            [reply.id],
         )
-        value = next(iter(found), None)
-    else:
-        with connection.cursor() as cursor:
-            cursor.execute(
-                f"SELECT {start} FROM {Message._meta.db_table} WHERE id = %s",  # noqa: S608
-                [reply.id],
-            )
-            row = cursor.fetchone()
-        value = row[0] if row else None
-    try:
-        return int(value) if value is not None else None
-    except (TypeError, ValueError):
-        return None
+        row = cursor.fetchone()
+    return _as_id(row[0] if row else None)
 
 
 class _History:
@@ -589,6 +619,7 @@ class _History:
         self.room: int | None = None  # the first fill's tokens: what the history surely has
         self._rows: list[_Row] = []  # read so far, newest first
         self._complete = False  # the last read came back short: nothing older
+        self._anchor_read = False  # read with the token scale's totals (report_totals)
 
     def _read_more(self) -> None:
         # Each read after the first doubles what is held: a window of a thousand short
@@ -597,6 +628,15 @@ class _History:
         rows = _history_page(self.conversation_id, self.before, self.after, len(self._rows), limit)
         self._rows += rows
         self._complete = len(rows) < limit
+
+    def report_totals(self, reply_ids: list[int]) -> dict[int, int | None]:
+        """``token_scale``'s report totals, read with the anchor in the same statement."""
+        last = next((row.id for row in self.recent() if row.role == Message.Role.ASSISTANT), None)
+        if last is None:
+            return _report_totals(reply_ids)
+        totals, self.anchor = _totals_and_start(reply_ids, last)
+        self._anchor_read = True
+        return totals
 
     def recent(self) -> list[_Row]:
         """The newest page (read once: fill starts from it)."""
@@ -614,7 +654,8 @@ class _History:
         assert budget is not None, "the budget is set before the history is filled"
         if self.room is None:
             self.room = limit
-            self.anchor = _previous_start(self.recent())
+            if not self._anchor_read:
+                self.anchor = _previous_start(self.recent())
         while not self.exhausted and not self.anchored:
             if self.offset >= len(self._rows) and not self._complete:
                 self._read_more()
