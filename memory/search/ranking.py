@@ -195,11 +195,15 @@ def search(
             if ("message", rows[i].object_id) in nearest and i not in chosen
         ]
     pivots = [rows[i].object_id for i in best_messages]
-    meaning_pivots = _meaning_pivots(semantic, set(by_message))
+    meaning_pivots = _meaning_pivots(
+        semantic, {r.object_id: r for r in rows if r.kind == "message"}
+    )
     around = exchange.neighbours(list(dict.fromkeys(pivots + meaning_pivots)))
     if semantic is not None:
         found = _neighbours_of_meaning(user, scopes, rows, semantic, meaning_pivots, around)
-        found = [r for r in found if r.object_id not in exclude_message_ids]
+        found = [
+            r for r in found if r.object_id not in exclude_message_ids and r.words <= PERSON_WORDS
+        ]
         if found:
             more_lexical, more_held = bm25_scores(terms, found, stats)
             for row in found:
@@ -207,7 +211,8 @@ def search(
                 rows.append(row)
             lexical += more_lexical
             held += more_held
-        semantic = _smoothed(semantic, meaning_pivots, around)
+        short = {r.object_id for r in rows if r.kind == "message" and r.words <= PERSON_WORDS}
+        semantic = _smoothed(semantic, meaning_pivots, around, short)
 
     dates = [r.created_at for r in rows if r.created_at]
     latest = timezone.localdate(max(dates)) if dates else None
@@ -350,15 +355,18 @@ def _semantic_scores(user, query, rows, scopes: Scopes):
     )
 
 
-def _meaning_pivots(semantic, candidates: set[int]) -> list[int]:
-    """The messages nearest the query by meaning (``MEANING_NEIGHBOURS`` of them), whose
-    neighbours share their likeness (``_smoothed``)."""
+def _meaning_pivots(semantic, candidates: dict[int, index.Row]) -> list[int]:
+    """The messages of a person's length (``PERSON_WORDS``) among the nearest the query by
+    meaning (``MEANING_NEIGHBOURS`` of them), whose neighbours share their likeness
+    (``_smoothed``)."""
     if semantic is None:
         return []
     return [
         object_id
         for (kind, object_id), _ in semantic.nearest[:MEANING_NEIGHBOURS]
-        if kind == "message" and object_id in candidates
+        if kind == "message"
+        and object_id in candidates
+        and candidates[object_id].words <= PERSON_WORDS
     ]
 
 
@@ -386,16 +394,20 @@ def _neighbours_of_meaning(user, scopes, rows, semantic, pivots, around) -> list
     return index.rows_of(user.pk, [("message", m) for m in sorted(wanted)], scopes)
 
 
-def _smoothed(semantic, pivots: list[int], around: dict[int, exchange.Around]):
+def _smoothed(semantic, pivots: list[int], around: dict[int, exchange.Around], short: set[int]):
     """The likeness of a message next to one near the query by meaning, lent by its
     neighbour: between two people the answer is often the reply next to the turn that matches
     (or the question before it), which shares neither its words nor its meaning. Each message
-    beside a pivot reads ``NEIGHBOUR_MEANING`` of the way from its own similarity up to the
-    pivot's, when that is higher."""
+    of a person's length (``short``) beside a pivot reads ``NEIGHBOUR_MEANING`` of the way
+    from its own similarity up to the pivot's, when that is higher. A long generated answer
+    lends and borrows nothing: it holds its own words (BEAM: lent, replies of 500 words
+    crowded the memory share)."""
     lent: dict[tuple[str, int], float] = {}
     for pivot, adjacent in _adjacent(around, pivots).items():
         likeness = semantic.cosines.get(("message", pivot), 0.0)
         for neighbour in adjacent:
+            if neighbour not in short:
+                continue
             key = ("message", neighbour)
             lent[key] = max(lent.get(key, 0.0), likeness)
     if not lent:
