@@ -34,7 +34,7 @@ from django.db import connection
 from memory.models import Summary
 from memory.search import scope as scoping
 from memory.search.schema import KIND_CODES
-from memory.search.scope import EVERYWHERE, Scopes
+from memory.search.scope import ALL, EVERYWHERE, Scopes
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +54,9 @@ class Stats:
     df: dict[str, int]  # query term -> the user's rows holding it
     # rare term -> the ids of the rows holding it, read with its count (candidates use them)
     rowids: dict[str, list[int]] = field(default_factory=dict)
+    # what the index statements match: the scopes read, or (ALL,) when they hold every row of
+    # the user (a project's conversation of a user with no other project's rows)
+    matched: Scopes = (EVERYWHERE,)
 
 
 @dataclass
@@ -84,6 +87,8 @@ def _owner_match(user_id: int, scopes: Scopes, terms: list[str], operator: str =
 
 def _pg_owner(scopes: Scopes) -> str:
     """PostgreSQL: the user's rows in these scopes (the user id is the first parameter)."""
+    if scopes == (ALL,):
+        return "user_id = %s"
     return f"user_id = %s AND {scoping.sql_in('scope', scopes)}"
 
 
@@ -104,15 +109,21 @@ def tidy() -> None:
 
 def user_size(user_id: int, scopes: Scopes = (EVERYWHERE,)) -> tuple[int, int]:
     """(rows, words) the index holds for the user in these scopes."""
+    return _sizes(user_id, scopes)[:2]
+
+
+def _sizes(user_id: int, scopes: Scopes) -> tuple[int, int, int]:
+    """(rows, words) of the user in these scopes, and the user's rows in every scope."""
+    inside = scoping.sql_in("scope", scopes)
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT coalesce(sum(row_count), 0), coalesce(sum(word_count), 0) "
-            "FROM memory_search_stats "
-            f"WHERE user_id = %s AND {scoping.sql_in('scope', scopes)}",
+            f"SELECT coalesce(sum(CASE WHEN {inside} THEN row_count ELSE 0 END), 0), "
+            f"coalesce(sum(CASE WHEN {inside} THEN word_count ELSE 0 END), 0), "
+            "coalesce(sum(row_count), 0) FROM memory_search_stats WHERE user_id = %s",
             [user_id],
         )
         found = cursor.fetchone()
-    return (int(found[0]), int(found[1])) if found else (0, 0)
+    return (int(found[0]), int(found[1]), int(found[2])) if found else (0, 0, 0)
 
 
 def user_stats(user_id: int, terms: list[str], scopes: Scopes = (EVERYWHERE,)) -> Stats:
@@ -120,7 +131,11 @@ def user_stats(user_id: int, terms: list[str], scopes: Scopes = (EVERYWHERE,)) -
     from the cache (keyed by the scopes' row count) or, with its row ids, from one statement
     for all uncounted terms: the ids of a rare term are its count, and the candidates need
     them anyway."""
-    rows, words = user_size(user_id, scopes)
+    rows, words, every = _sizes(user_id, scopes)
+    # The scopes read hold every row of the user: the statements match the user alone (one
+    # posting list on SQLite, no scope filter on PostgreSQL); ``candidates`` reads the rows
+    # with their scope, so a row written into another project meanwhile is still left out.
+    matched = (ALL,) if rows == every else scopes
     where = "-".join(str(s) for s in scopes)
     keys = {term: f"fts-df:{connection.vendor}:{user_id}:{where}:{term}" for term in terms}
     # Fewer rows than a common term needs: every count is read exactly, none is cached, so
@@ -134,7 +149,7 @@ def user_stats(user_id: int, terms: list[str], scopes: Scopes = (EVERYWHERE,)) -
             df[term] = count  # common: its row ids are not needed
         else:
             to_read.append(term)
-    rowids = _rowids_many(user_id, scopes, to_read)
+    rowids = _rowids_many(user_id, matched, to_read)
     fresh = {}
     for term in to_read:
         ids = rowids[term]
@@ -142,7 +157,7 @@ def user_stats(user_id: int, terms: list[str], scopes: Scopes = (EVERYWHERE,)) -
             df[term] = len(ids)  # a rare term's ids are read on every search: nothing kept
         else:
             del rowids[term]
-            df[term] = _count(user_id, scopes, term, rows)
+            df[term] = _count(user_id, matched, term, rows)
             fresh[keys[term]] = (df[term], rows)
     if fresh:
         _cache_counts(fresh)
@@ -151,6 +166,7 @@ def user_stats(user_id: int, terms: list[str], scopes: Scopes = (EVERYWHERE,)) -
         average_words=(words / rows) if rows else 1.0,
         df=df,
         rowids=rowids,
+        matched=matched,
     )
 
 
@@ -236,15 +252,15 @@ def candidates(
     for term in rare:
         term_idf = idf(stats, term)
         ids = stats.rowids.get(term)
-        for rowid in _rowids(user_id, scopes, term) if ids is None else ids:
+        for rowid in _rowids(user_id, stats.matched, term) if ids is None else ids:
             weight[rowid] = weight.get(rowid, 0.0) + term_idf
     # Best by the idf of the terms held, then newest (row ids grow with time).
     chosen = sorted(weight, key=lambda r: (-weight[r], -r))[:POOL]
     if common and len(chosen) < POOL:
         seen = set(chosen)
-        newest = _newest_with_all(user_id, common[:3], stats, scopes)
+        newest = _newest_with_all(user_id, common[:3], stats, stats.matched)
         chosen += [r for r in newest if r not in seen]
-    return _rows(chosen)
+    return _rows(chosen, owner=user_id, scopes=scopes)
 
 
 def _rowids(user_id: int, scopes: Scopes, term: str) -> list[int]:

@@ -11,6 +11,10 @@ from __future__ import annotations
 from django.db.models import Q
 
 EVERYWHERE = 0
+# Not a scope: "every row of the user", what the index statements match when the scopes a
+# conversation reads hold all of the user's rows (``index.user_stats``): one posting list (or
+# no scope filter) instead of one per scope.
+ALL = -1
 
 Scopes = tuple[int, ...]
 
@@ -33,6 +37,8 @@ def sql_in(column: str, scopes: Scopes) -> str:
 
 def owner_tokens(user_id: int, scopes: Scopes) -> str:
     """SQLite: the FTS5 filter on the owner column for the user's rows in these scopes."""
+    if scopes == (ALL,):
+        return f'owner : ("u{int(user_id)}")'
     tokens = " OR ".join(f'"u{int(user_id)}p{int(s)}"' for s in scopes)
     return f"owner : ({tokens})"
 

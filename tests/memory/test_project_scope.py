@@ -242,3 +242,23 @@ def test_a_project_turn_runs_one_statement_more_than_one_outside(world, alice, l
             build(conversation=conversation, user_text=said.content, user_message=said)
         counts[name] = len(captured.captured_queries)
     assert counts["in_garden"] == counts["outside"] + 1
+
+
+def test_a_row_written_into_another_project_after_the_stats_is_still_not_read(world, alice):
+    """When the scopes a conversation reads hold all of the user's rows, the index statements
+    match the user alone (one posting list); a row another project gains meanwhile is left out
+    by the row read, which checks the scope in its own statement."""
+    from dataclasses import replace
+
+    from memory.search import index
+    from memory.search.scope import ALL, readable
+
+    scopes = readable(world["garden"].pk)
+    stats = index.user_stats(alice.pk, ["gnarlwood"], scopes)
+    assert stats.matched == (ALL,)  # the Work project holds nothing yet
+    said = message_create(conversation=world["in_work"], role="user", content="gnarlwood fence")
+    # the term's rows read after the write, with the stats read before it
+    stats = replace(stats, df={"gnarlwood": 1}, rowids={})
+    found = index.candidates(alice.pk, ["gnarlwood"], stats, scopes)
+    assert ("message", said.pk) not in {(r.kind, r.object_id) for r in found}
+    assert index.user_stats(alice.pk, ["gnarlwood"], scopes).matched == scopes
