@@ -1,7 +1,8 @@
 """``/v1/models`` and ``/v1/chat/completions``: authenticated by a personal key only (a
 session cookie opens nothing here, so there is no CSRF surface), each request a turn of the
-key's user through ``chat.turn.run_turn``, answered as one JSON object or as server-sent
-events. The wire format is ``api.wire``; which conversation, ``api.conversations``."""
+key's user through the web chat's turn (``chat.turn.set_up_turn`` in the same thread trip as
+the key and the conversation, then ``run_set_up_turn``), answered as one JSON object or as
+server-sent events. The wire format is ``api.wire``; which conversation, ``api.conversations``."""
 
 from __future__ import annotations
 
