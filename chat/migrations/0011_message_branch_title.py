@@ -1,9 +1,11 @@
+"""Each first question keeps the title generated for its branch (chat.branches.follow). SQLite
+may remake chat_message to add or drop the column: the memory index's triggers on it are set
+aside around that (memory/migrations/_sqlite_triggers.py)."""
+
 from django.db import migrations, models
 
 from memory.migrations import _sqlite_triggers
 
-# SQLite adds a NOT NULL column by remaking chat_message, which fails while the memory
-# index's triggers name the table: they are set aside around the remake.
 aside = _sqlite_triggers.aside("chat_message")
 back = _sqlite_triggers.back
 

@@ -37,6 +37,7 @@ def rich(world, alice, staff):
         user=alice, title="Side chat", context_budget=4000, model="gpt-4o-mini"
     )
     question = message_create(conversation=other, role="user", content="Tell me about ünïcode ✓")
+    Message.objects.filter(pk=question.pk).update(branch_title="Unicode explained")
     reply = message_create(
         conversation=other, role="assistant", content="", status="streaming", reply_to=question
     )

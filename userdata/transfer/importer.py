@@ -59,6 +59,7 @@ MESSAGE_EXTRA = (
     "reply_to",
     "branch_of",
     "hidden_by",
+    "branch_title",
     "system_prompt_version",
     "lease_expires_at",
     "context_report",
