@@ -15,8 +15,9 @@ token cap mid-string, a small model fills the schema with punctuation, a server 
 3. the offline extractor, which always answers.
 
 To llama.cpp, whose grammar enforces a schema's ``maxLength`` and ``maxItems``, the schema is
-sent bounded (``BOUNDED_SCHEMA``) with a cap of all the room its context leaves up to the
-longest answer those bounds allow: a small model that rambles still closes its JSON in time.
+sent bounded (``BOUNDED_SCHEMA``, narrower when little room is left) with a cap of the room
+its context leaves up to the longest answer those bounds allow: a small model that rambles
+still closes its JSON in time.
 
 An answer that parses is also checked as a summary (``memory.extraction.acceptance``): long
 enough for what it covers, no echo of the prompts, the open items of the version it replaces
@@ -158,7 +159,10 @@ Today is {today}."""
 # A server that enforces the schema with a grammar (llama.cpp) is sent it bounded: every
 # string and list has a maximum, so even a small model that never stops on its own (SmolLM2
 # filled a 1,680-token cap with unfinished JSON, bench/README.md) closes the answer within
-# ``BOUNDED_CAP`` tokens. OpenAI's strict mode refuses maxLength: it gets SCHEMA as it is.
+# its cap. Where the cap left (SUMMARY_MAX_TOKENS, the server's context after the prompt) is
+# less than the longest answer, the lists and texts shrink by SCALES until it fits (the
+# summary keeps its length: acceptance asks it to hold the previous one). OpenAI's strict
+# mode refuses maxLength: it gets SCHEMA as it is.
 BOUNDS = {
     "summary": 1200,  # characters: about 200 words
     "text": 120,  # a decision's what/context/rationale, an action's what, a fact's text
@@ -168,9 +172,10 @@ BOUNDS = {
     "inner": 2,  # the lists inside an item (alternatives, stakeholders, dependencies)
     "facts": 4,
 }
+SCALES = (1.0, 0.75, 0.5, 0.25)
+MIN_TEXT = 20  # characters: the shortest a scaled text may be
 BOUNDED_INSTRUCTIONS = """
-Be brief: at most 3 decisions, 3 action items, 3 topics, 3 open questions and 4 facts, each
-text one short sentence."""
+Be brief: only the few most important items in each list, each text one short sentence."""
 CHARS_PER_TOKEN = 3  # JSON is punctuation-dense: fewer characters a token than prose
 
 # For servers without json_schema: the shape, said in words.
@@ -190,8 +195,9 @@ Answer with one JSON object and nothing else, with exactly these keys:
 TOP_LEVEL = frozenset(FIELDS)
 
 
-def _bounded(schema: dict, key: str = "") -> dict:
-    """``schema`` with the maxima of BOUNDS on every string and list."""
+def _bounded(schema: dict, key: str = "", scale: float = 1.0) -> dict:
+    """``schema`` with the maxima of BOUNDS on every string and list, the lists and the
+    texts other than the summary times ``scale``."""
     bounded = dict(schema)
     kind = schema.get("type")
     kinds = kind if isinstance(kind, list) else [kind]
@@ -199,15 +205,19 @@ def _bounded(schema: dict, key: str = "") -> dict:
         length = {"summary": "summary", "due_date": "date"}.get(key)
         if length is None:
             length = "text" if key in ("what", "context", "rationale", "text", "open") else "short"
-        bounded["maxLength"] = BOUNDS[length]
+        most = BOUNDS[length]
+        fixed = length in ("summary", "date")
+        bounded["maxLength"] = most if fixed else max(MIN_TEXT, int(most * scale))
     if "array" in kinds:
         top = key in TOP_LEVEL
-        bounded["maxItems"] = BOUNDS["facts" if key == "facts" else "items" if top else "inner"]
+        items = BOUNDS["facts" if key == "facts" else "items" if top else "inner"]
+        bounded["maxItems"] = max(1, int(items * scale))
         # a list's strings are named after the list (an open question is a whole sentence)
         inner = "open" if key == "open_questions" else key
-        bounded["items"] = _bounded(schema["items"], inner)
+        bounded["items"] = _bounded(schema["items"], inner, scale)
     if "properties" in schema:
-        bounded["properties"] = {k: _bounded(v, k) for k, v in schema["properties"].items()}
+        properties = schema["properties"].items()
+        bounded["properties"] = {k: _bounded(v, k, scale) for k, v in properties}
     return bounded
 
 
@@ -227,8 +237,23 @@ def _longest(schema: dict) -> int:
     return 20  # a number, an integer, null
 
 
+def _tokens_of_longest(schema: dict) -> int:
+    return -(-_longest(schema) // CHARS_PER_TOKEN)
+
+
 BOUNDED_SCHEMA = _bounded(SCHEMA)
-BOUNDED_CAP = -(-_longest(BOUNDED_SCHEMA) // CHARS_PER_TOKEN)  # the answer always fits
+BOUNDED_CAP = _tokens_of_longest(BOUNDED_SCHEMA)  # its longest answer, in tokens
+_SCALED = [(s, _bounded(SCHEMA, scale=s)) for s in SCALES]
+
+
+def bounded_schema(tokens: int) -> tuple[dict, int]:
+    """The widest bounded schema whose longest answer fits ``tokens`` (the narrowest when
+    none does), and that answer's tokens."""
+    for _, schema in _SCALED:
+        longest = _tokens_of_longest(schema)
+        if longest <= tokens:
+            break
+    return schema, longest
 
 
 class StructuredOutputError(Exception):
@@ -256,12 +281,13 @@ def answer_cap(message_count: int, limit: int) -> int:
     return min(CAP_BASE_TOKENS + CAP_PER_MESSAGE_TOKENS * message_count, limit)
 
 
-def bounded_cap(message_count: int, limit: int, room: int | None) -> int:
-    """The cap sent with the bounded schema: all the ``room`` the server's context leaves
-    after the prompt (None: not known), up to the schema's longest answer, never less than
-    the answer expected; so an answer the schema closes in time is not cut."""
-    expected = answer_cap(message_count, limit)
-    return min(BOUNDED_CAP, limit, max(expected, room if room is not None else BOUNDED_CAP))
+def bounded_request(limit: int, room: int | None) -> tuple[dict, int]:
+    """The bounded schema and the cap sent with it: what is left (``limit``, and the
+    ``room`` the server's context leaves after the prompt, None when not known), no more
+    than the longest answer of the widest schema that fits it."""
+    available = limit if room is None else max(min(limit, room), 1)
+    schema, longest = bounded_schema(available)
+    return schema, min(available, longest)
 
 
 @dataclass(frozen=True)
@@ -431,18 +457,18 @@ def _ask(previous, messages, request: Request, mode) -> Extraction:
     (``TooLong`` when the server refused it for its length)."""
     model, today = request.model, request.today
     instructions, payload = _prompt(previous, messages, request, mode)
+    schema, cap = SCHEMA, answer_cap(len(messages), request.max_tokens)
+    if request.bounded and mode == JSON_SCHEMA:  # the grammar enforces the bounds
+        room = _room(instructions, payload, model)
+        schema, cap = bounded_request(request.max_tokens, room)
     response_format: ResponseFormatJSONObject | ResponseFormatJSONSchema
     if mode == JSON_OBJECT:
         response_format = {"type": "json_object"}
     else:
-        schema = BOUNDED_SCHEMA if request.bounded else SCHEMA
         response_format = {
             "type": "json_schema",
             "json_schema": {"name": SCHEMA_TITLE, "schema": schema, "strict": True},
         }
-    cap = answer_cap(len(messages), request.max_tokens)
-    if request.bounded:
-        cap = bounded_cap(len(messages), request.max_tokens, _room(instructions, payload, model))
     if request.pause is not None:
         request.pause()
     try:

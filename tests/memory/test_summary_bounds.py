@@ -59,23 +59,41 @@ def longest_answer(schema):
     return 123456789 if "integer" in kind else 0.5
 
 
-def test_llama_cpp_gets_the_bounded_schema_and_a_cap_that_fits_its_context(fake_llm):
+def sent_schema(body) -> dict:
+    return body["response_format"]["json_schema"]["schema"]
+
+
+def test_llama_cpp_gets_the_bounded_schema_and_a_cap_its_longest_answer_fits(fake_llm):
     fake_llm.behaviour.states_context, fake_llm.behaviour.n_ctx = "llama.cpp", 4096
     body = request_body(fake_llm)
-    schema = body["response_format"]["json_schema"]["schema"]
+    schema = sent_schema(body)
     assert schema == BOUNDED_SCHEMA and maxima(schema) == ["maxLength", "maxItems"]
     assert schema["properties"]["summary"]["maxLength"] == BOUNDS["summary"]
     assert "Be brief" in body["messages"][0]["content"]
     prompt = sum(len(m["content"].split()) for m in body["messages"])  # the fake's tokens
-    assert summariser.answer_cap(len(MESSAGES), 4096) <= body["max_tokens"] <= BOUNDED_CAP
-    assert prompt + body["max_tokens"] <= 4096
+    assert body["max_tokens"] == BOUNDED_CAP and prompt + BOUNDED_CAP <= 4096
 
 
-def test_a_small_context_gets_the_room_it_has_not_the_longest_answer(fake_llm):
-    """2,048 tokens: the cap is what the prompt leaves (at least the answer expected)."""
-    fake_llm.behaviour.states_context, fake_llm.behaviour.n_ctx = "llama.cpp", 2048
-    body = request_body(fake_llm)
-    assert summariser.answer_cap(len(MESSAGES), 4096) <= body["max_tokens"] < BOUNDED_CAP
+@pytest.mark.parametrize(("n_ctx", "max_tokens"), [(2048, 4096), (8192, 1024)])
+def test_less_room_narrows_the_schema_to_fit_the_cap(fake_llm, settings, n_ctx, max_tokens):
+    """A small context, or a small SUMMARY_MAX_TOKENS: fewer and shorter items, so that the
+    longest answer still fits the cap, which fits the context; the summary keeps its length."""
+    fake_llm.behaviour.states_context, fake_llm.behaviour.n_ctx = "llama.cpp", n_ctx
+    settings.SUMMARY_MAX_TOKENS = max_tokens
+    summariser.summarise(
+        previous_summary="",
+        messages=MESSAGES,
+        model="fake-large",
+        today=date(2026, 12, 7),
+        max_tokens=max_tokens,
+    )
+    body = fake_llm.chat_requests()[0]["body"]
+    schema = sent_schema(body)
+    prompt = sum(len(m["content"].split()) for m in body["messages"])
+    assert body["max_tokens"] < BOUNDED_CAP and prompt + body["max_tokens"] <= n_ctx
+    assert schema["properties"]["facts"]["maxItems"] < BOUNDS["facts"]
+    assert schema["properties"]["summary"]["maxLength"] == BOUNDS["summary"]
+    assert len(json.dumps(longest_answer(schema))) <= body["max_tokens"] * CHARS_PER_TOKEN
 
 
 @pytest.mark.parametrize("style", ["", "vllm"])

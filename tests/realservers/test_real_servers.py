@@ -317,9 +317,10 @@ async def test_chat_beside_a_summary_run(real, alice):
         "cached_of_prompt": [(t["cached_tokens"], t["prompt_tokens"]) for t in turns],
     }
     for previous, turn in itertools.pairwise(turns):
-        # The previous request's prompt is still in the slot: all of it reused, whatever the
-        # summary run sent meanwhile (not only the system prompt, as when it took the slot).
-        assert turn["cached_tokens"] >= 0.9 * previous["prompt_tokens"], (previous, turn)
+        # The previous request is still in the slot: its prefix up to its per-turn blocks (the
+        # system prompt and the history, which grows) reused, whatever the summary run sent
+        # meanwhile; a slot the run took would give back the system prompt alone.
+        assert turn["cached_tokens"] >= max(previous["cached_tokens"], 1), (previous, turn)
 
 
 def _summarise_in_thread(alice):
