@@ -58,6 +58,11 @@ async def turn(socket, text: str, client_id: str | None = None) -> list[dict]:
     return await frames_until(socket, "reply_end")
 
 
+async def turn_end(socket, text: str, client_id: str | None = None) -> dict:
+    """``text`` sent as a message: its reply's end frame."""
+    return (await turn(socket, text, client_id))[-1]
+
+
 def reply_text(frames) -> str:
     """A reply's text as its chunks carried it."""
     return "".join(f["text"] for f in frames if f["type"] == "chunk")

@@ -13,17 +13,9 @@ from django.urls import reverse
 from chat.models import Message
 from chat.services import conversation_create, turn_begin
 from tests.chat.helpers import connected, frames_until
-from tests.chat.test_branches import edit, shown, three_exchanges
+from tests.chat.test_branches import THREE_EXCHANGES_SHOWN, edit, shown, three_exchanges
 
 PORTO = ["Plan a trip to Porto", "Porto has port wine."]
-LISBON_WITH_TRAMS = [
-    "Plan a trip to Lisbon",
-    "Lisbon in spring is lovely.",
-    "What about trams there?",
-    "Tram 28 crosses the old town.",
-    "And pastries?",
-    "Try pastel de nata in Belem.",
-]
 
 
 def nested_branches(conversation) -> dict[str, Message]:
@@ -66,7 +58,7 @@ def test_a_link_into_a_branch_hidden_inside_another_shows_it_and_writes_nothing(
 
     page = client.get(conversation.get_absolute_url(), {parameter: target.pk}).text
 
-    assert [Message.objects.get(pk=pk).content for pk in message_ids(page)] == LISBON_WITH_TRAMS
+    assert [Message.objects.get(pk=pk).content for pk in message_ids(page)] == THREE_EXCHANGES_SHOWN
     assert "is-source" in article(page, target)
     assert "Porto has port wine." not in page
     assert f'action="{keep_url(conversation, target)}"' in page and "Keep this branch" in page
@@ -87,13 +79,13 @@ def test_keep_this_branch_shows_for_good_what_the_link_showed(conversation, clie
 
     assert response.status_code == 302
     assert response.url == f"{url}?{parameter}={target.pk}#m{target.pk}"
-    assert shown(conversation) == LISBON_WITH_TRAMS
+    assert shown(conversation) == THREE_EXCHANGES_SHOWN
     page = client.get(response.url).text
     assert message_ids(page) == previewed
     assert "is-source" in article(page, target) and "Keep this branch" not in page
     # Kept again, or a message shown: nothing changes.
     client.post(keep_url(conversation, target), data)
-    assert shown(conversation) == LISBON_WITH_TRAMS
+    assert shown(conversation) == THREE_EXCHANGES_SHOWN
 
 
 @pytest.mark.django_db

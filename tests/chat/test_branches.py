@@ -30,6 +30,16 @@ def three_exchanges(conversation):
     ]
 
 
+THREE_EXCHANGES_SHOWN = [  # three_exchanges' messages, in the page's order
+    "Plan a trip to Lisbon",
+    "Lisbon in spring is lovely.",
+    "What about trams there?",
+    "Tram 28 crosses the old town.",
+    "And pastries?",
+    "Try pastel de nata in Belem.",
+]
+
+
 def shown(conversation) -> list[str]:
     rows, _ = message_page(conversation=conversation)
     return [m.content for m in rows]
@@ -80,14 +90,7 @@ def test_switching_shows_the_question_and_everything_after_it_together(conversat
     switched = branches.branch_switch(conversation=conversation, message_id=first.pk)
 
     assert switched.hidden_id == porto.pk
-    assert shown(conversation) == [
-        "Plan a trip to Lisbon",
-        "Lisbon in spring is lovely.",
-        "What about trams there?",
-        "Tram 28 crosses the old town.",
-        "And pastries?",
-        "Try pastel de nata in Belem.",
-    ]
+    assert shown(conversation) == THREE_EXCHANGES_SHOWN
     rows, _ = message_page(conversation=conversation)
     assert (rows[0].branch_number, rows[0].branch_count, rows[0].branch_next) == (1, 2, porto.pk)
     branches.branch_switch(conversation=conversation, message_id=porto.pk)

@@ -9,7 +9,7 @@ from asgiref.sync import sync_to_async
 from chat.consumers import CLOSE_FORBIDDEN, CLOSE_UNAUTHENTICATED
 from chat.models import Conversation, Message
 from memory.report import Block
-from tests.chat.helpers import connected, frames_until, open_socket, reply_text, turn
+from tests.chat.helpers import connected, frames_until, open_socket, reply_text, turn, turn_end
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -123,7 +123,7 @@ async def test_nul_characters_are_dropped_not_fatal(aconversation, alice, fake_l
     """A NUL in the text (which PostgreSQL cannot store) is removed; the rest is kept."""
     fake_llm.behaviour.reply = "ok\x00 done"
     socket = await connected(alice, aconversation.pk)
-    end = (await turn(socket, "a\x00b"))[-1]
+    end = await turn_end(socket, "a\x00b")
     await socket.disconnect()
     rows = await stored(aconversation)
     assert [r["content"] for r in rows] == ["ab", "ok done"]
@@ -223,7 +223,7 @@ async def test_persistent_429_says_rate_limited(aconversation, alice, fake_llm):
     fake_llm.behaviour.fail_status = 429
     fake_llm.behaviour.fail_times = 10
     socket = await connected(alice, aconversation.pk)
-    end = (await turn(socket, "Hi"))[-1]
+    end = await turn_end(socket, "Hi")
     await socket.disconnect()
     assert end["status"] == "failed" and "rate limited" in end["error"]
 
@@ -258,7 +258,7 @@ async def test_a_connection_cut_mid_stream_keeps_the_partial_reply(aconversation
     fake_llm.behaviour.reply = "alpha beta gamma delta epsilon"
     fake_llm.behaviour.cut_after = 2
     socket = await connected(alice, aconversation.pk)
-    end = (await turn(socket, "Hi"))[-1]
+    end = await turn_end(socket, "Hi")
     await socket.disconnect()
     assert end["status"] == "interrupted"
     assert end["error"]
@@ -270,7 +270,7 @@ async def test_a_malformed_stream_is_reported(aconversation, alice, fake_llm):
     fake_llm.behaviour.reply = "alpha beta gamma"
     fake_llm.behaviour.malformed_after = 1
     socket = await connected(alice, aconversation.pk)
-    end = (await turn(socket, "Hi"))[-1]
+    end = await turn_end(socket, "Hi")
     await socket.disconnect()
     assert end["status"] == "interrupted" and "malformed" in end["error"]
 
@@ -427,7 +427,7 @@ async def test_an_unreachable_upstream_is_reported(aconversation, alice, setting
     settings.OPENAI_BASE_URL = f"http://127.0.0.1:{free_port()}/v1"
     settings.OPENAI_MAX_RETRIES = 0
     socket = await connected(alice, aconversation.pk)
-    end = (await turn(socket, "Anyone?"))[-1]
+    end = await turn_end(socket, "Anyone?")
     await socket.disconnect()
     assert end["status"] == "failed" and "Could not reach" in end["error"]
     assert (await stored(aconversation))[0]["content"] == "Anyone?"
@@ -444,7 +444,7 @@ async def test_a_tab_can_ask_where_a_reply_stands(aconversation, alice, bob, fak
 
     bobs_reply_id = await bobs_reply()
     socket = await connected(alice, aconversation.pk)
-    end = (await turn(socket, "Hi"))[-1]
+    end = await turn_end(socket, "Hi")
     await socket.send_json_to({"type": "sync", "reply_id": end["id"]})
     again = await socket.receive_json_from()
     assert again["type"] == "reply_end" and again["html"] == end["html"]

@@ -12,7 +12,7 @@ from chat import limits, services
 from chat.consumers import CLOSE_TOO_MANY_SOCKETS
 from chat.models import Message
 from chat.services import ChatError, conversation_create, turn_begin
-from tests.chat.helpers import connected, frames_until, open_socket, turn
+from tests.chat.helpers import connected, frames_until, open_socket, turn_end
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -199,7 +199,7 @@ async def test_a_continue_counts_against_the_message_limit(alice, settings, fake
     fake_llm.behaviour.reply = "one two three four five six seven"
     conversation = await acreate_conversation(alice, context_budget=2000)
     socket = await connected(alice, conversation.pk)
-    end = (await turn(socket, "Count"))[-1]
+    end = await turn_end(socket, "Count")
     assert end["continue"] is True
     await socket.send_json_to({"type": "continue", "message_id": end["id"]})
     refused = await socket.receive_json_from()

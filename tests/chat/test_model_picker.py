@@ -10,7 +10,7 @@ from chat import fanout
 from chat.models import Conversation, Message
 from chat.services import conversation_create, conversation_set_model, message_create
 from tests.chat.conftest import acreate_conversation
-from tests.chat.helpers import connected, turn
+from tests.chat.helpers import connected, turn_end
 
 pytestmark = pytest.mark.django_db
 
@@ -90,7 +90,7 @@ async def test_an_open_tab_answers_with_the_model_picked_after_it_opened(alice, 
         conversation=await Conversation.objects.aget(pk=conversation.pk), model="fake-small"
     )
     await sync_to_async(fanout.conversation_settings_changed)(changed)
-    end = (await turn(tab, "Which model?", client_id="m-1"))[-1]
+    end = await turn_end(tab, "Which model?", client_id="m-1")
     await tab.disconnect()
     assert fake_llm.chat_requests()[-1]["body"]["model"] == "fake-small"
     assert 'class="reply-model"' in end["article"] and "fake-small" in end["article"]

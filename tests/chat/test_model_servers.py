@@ -11,7 +11,7 @@ from chat.models import Message
 from chat.services import message_create
 from memory.models import Summary
 from memory.services import fact_remember
-from tests.chat.helpers import connected, frames_until, reply_text, turn
+from tests.chat.helpers import connected, frames_until, reply_text, turn, turn_end
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -77,7 +77,7 @@ async def test_separate_system_messages_are_refused_by_a_strict_template(
     fake_llm.behaviour.strict_template = True
     await with_memory_and_a_failed_reply(aconversation)
     socket = await connected(alice, aconversation.pk)
-    end = (await turn(socket, "Where do I live, again?"))[-1]
+    end = await turn_end(socket, "Where do I live, again?")
     await socket.disconnect()
 
     assert end["status"] == "failed"
@@ -95,7 +95,7 @@ async def test_separate_system_messages_are_refused_by_a_strict_template(
 async def test_every_request_is_capped_at_the_reply_reserve(aconversation, alice, fake_llm):
     fake_llm.behaviour.reply = "Short."
     socket = await connected(alice, aconversation.pk)
-    end = (await turn(socket, "Hello"))[-1]
+    end = await turn_end(socket, "Hello")
     await socket.disconnect()
     body = fake_llm.chat_requests()[-1]["body"]
     reply = await Message.objects.filter(role="assistant").alast()
@@ -113,7 +113,7 @@ async def test_a_reply_cut_by_length_is_stored_as_such_and_continues(alice, fake
     fake_llm.behaviour.reply = "one two three four five six seven"
     conversation = await acreate_conversation(alice, context_budget=2000)
     socket = await connected(alice, conversation.pk)
-    end = (await turn(socket, "Count"))[-1]
+    end = await turn_end(socket, "Count")
     assert end["status"] == "truncated" and end["continue"] is True and end["retry"] is True
     assert "length limit (5 tokens)" in end["error"]
     reply = await Message.objects.aget(pk=end["id"])
@@ -143,7 +143,7 @@ async def test_a_reply_cut_by_length_is_stored_as_such_and_continues(alice, fake
 
 async def test_only_a_cut_reply_can_be_continued(aconversation, alice, fake_llm):
     socket = await connected(alice, aconversation.pk)
-    end = (await turn(socket, "Hello"))[-1]
+    end = await turn_end(socket, "Hello")
     await socket.send_json_to({"type": "continue", "message_id": end["id"]})
     error = await socket.receive_json_from()
     await socket.send_json_to({"type": "continue", "message_id": "x"})
@@ -160,7 +160,7 @@ async def test_server_errors_keep_their_retries_and_the_retry_button(
     fake_llm.behaviour.fail_status = 500
     fake_llm.behaviour.fail_times = 10
     socket = await connected(alice, aconversation.pk)
-    end = (await turn(socket, "Hello"))[-1]
+    end = await turn_end(socket, "Hello")
     await socket.disconnect()
     assert end["status"] == "failed" and end["retry"] is True
     assert len(fake_llm.chat_requests()) == 3  # the first try and two retries
@@ -178,8 +178,8 @@ async def test_a_model_with_an_unknown_tokenizer_says_estimated_and_is_corrected
     fake_llm.behaviour.prompt_tokens_per_word = 8.0  # a tokenizer far finer than tiktoken
     conversation = await acreate_conversation(alice, model="gemma-3-270m", context_budget=4000)
     socket = await connected(alice, conversation.pk)
-    first = (await turn(socket, "Hello there, how are you today?"))[-1]
-    second = (await turn(socket, "And tomorrow?"))[-1]
+    first = await turn_end(socket, "Hello there, how are you today?")
+    second = await turn_end(socket, "And tomorrow?")
     await socket.disconnect()
 
     assert first["context"]["estimated"] is True
@@ -201,6 +201,6 @@ async def test_a_model_with_an_unknown_tokenizer_says_estimated_and_is_corrected
 
 async def test_an_openai_model_is_counted_exactly(aconversation, alice, fake_llm):
     socket = await connected(alice, aconversation.pk)
-    end = (await turn(socket, "Hello"))[-1]
+    end = await turn_end(socket, "Hello")
     await socket.disconnect()
     assert end["context"]["estimated"] is False

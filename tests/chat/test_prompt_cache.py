@@ -5,13 +5,13 @@ request (memory block last) keeps that prefix long."""
 import pytest
 
 from chat.models import Message
-from tests.chat.helpers import connected, turn
+from tests.chat.helpers import connected, turn_end
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 async def send(socket, text):
-    end = (await turn(socket, text))[-1]
+    end = await turn_end(socket, text)
     assert end["status"] == "complete", end.get("error")
 
 

@@ -13,7 +13,7 @@ from chat import live, protocol
 from chat.models import Message
 from memory.models import Fact
 from tests.chat.conftest import acreate_conversation
-from tests.chat.helpers import connected, frames_until, turn
+from tests.chat.helpers import connected, frames_until, turn_end
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -141,7 +141,7 @@ async def test_replies_without_a_tab_count_against_the_users_limit(
     refused = await frames_until(other, "error")
     assert refused[-1]["code"] == "too_many_streams"
     await asyncio.wait_for(live.settle(), 30)
-    assert (await turn(other, "And now?", client_id="x2"))[-1]["status"] == "complete"
+    assert (await turn_end(other, "And now?", client_id="x2"))["status"] == "complete"
     await other.disconnect()
 
 

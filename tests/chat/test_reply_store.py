@@ -9,7 +9,7 @@ from django.db import DatabaseError, OperationalError
 from chat import services
 from chat.models import Message
 from chat.services import message_create
-from tests.chat.helpers import connected, frames_until, turn
+from tests.chat.helpers import connected, frames_until, turn_end
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -24,7 +24,7 @@ async def test_a_reply_that_cannot_be_stored_says_so(aconversation, alice, fake_
 
     monkeypatch.setattr(services, "reply_finish", unavailable)
     socket = await connected(alice, aconversation.pk)
-    end = (await turn(socket, "Hello"))[-1]
+    end = await turn_end(socket, "Hello")
     await socket.disconnect()
     assert end["status"] == "interrupted" and end["saved"] is False
     assert "could not be saved" in end["error"]
@@ -61,7 +61,7 @@ async def test_a_reply_ending_while_the_database_is_busy_lands_once_it_is_free(
 async def test_a_stored_reply_says_it_was_saved(aconversation, alice, fake_llm):
     """The normal case: saved is true."""
     socket = await connected(alice, aconversation.pk)
-    end = (await turn(socket, "Hello"))[-1]
+    end = await turn_end(socket, "Hello")
     await socket.disconnect()
     assert end["status"] == "complete" and end["saved"] is True
 

@@ -211,6 +211,7 @@ def user_pages(site: Site, conversation_id: int) -> dict[str, str]:
         "search": "/search/?q=week+lisbon",
         "share": f"/c/{conversation_id}/share/",
         "forget-branch": f"/c/{branched}/branch/{question}/forget/",
+        "branch-link": f"/c/{branched}/?highlight={question}#m{question}",  # "Keep this branch"
     }
 
 

@@ -41,6 +41,19 @@ def texts(page) -> list[str]:
     return [t.strip() for t in page.locator("#messages article .content").all_inner_texts()]
 
 
+def three_exchanges(browser, app_server, fake_upstream, viewport: str):
+    """A new browser context signed in, on a conversation of the three EXCHANGES."""
+    fake_upstream.behaviour.interval = 0.0
+    context = browser.new_context(viewport=VIEWPORTS[viewport])
+    page = context.new_page()
+    log_in(page, app_server)
+    page.wait_for_load_state("load")
+    for question, answer in EXCHANGES:
+        send(page, fake_upstream, question, answer)
+    page.wait_for_url(re.compile(r"/c/\d+/$"))
+    return context, page
+
+
 def shoot(page, name: str) -> None:
     out = os.environ.get("BRANCH_SHOTS")
     if out:
@@ -53,14 +66,7 @@ def shoot(page, name: str) -> None:
 def test_edit_the_first_question_and_switch_between_the_branches(
     browser, app_server, fake_upstream, viewport
 ):
-    fake_upstream.behaviour.interval = 0.0
-    context = browser.new_context(viewport=VIEWPORTS[viewport])
-    page = context.new_page()
-    log_in(page, app_server)
-    page.wait_for_load_state("load")
-    for question, answer in EXCHANGES:
-        send(page, fake_upstream, question, answer)
-    page.wait_for_url(re.compile(r"/c/\d+/$"))
+    context, page = three_exchanges(browser, app_server, fake_upstream, viewport)
 
     first = page.locator('#messages article[data-role="user"]').first
     first.hover()
@@ -162,14 +168,7 @@ def test_a_link_into_a_hidden_branch_shows_it_until_the_user_keeps_it(
     """A memory's source in the branch the user left: the link shows that branch with "Keep
     this branch" in the composer's place; another tab stays on the branch shown until the
     user keeps it, then swaps it in."""
-    fake_upstream.behaviour.interval = 0.0
-    context = browser.new_context(viewport=VIEWPORTS[viewport])
-    page = context.new_page()
-    log_in(page, app_server)
-    page.wait_for_load_state("load")
-    for question, answer in EXCHANGES:
-        send(page, fake_upstream, question, answer)
-    page.wait_for_url(re.compile(r"/c/\d+/$"))
+    context, page = three_exchanges(browser, app_server, fake_upstream, viewport)
     url = page.url
     tram = page.locator('#messages [data-role="assistant"]').nth(1).get_attribute("data-id")
     first = page.locator('#messages article[data-role="user"]').first

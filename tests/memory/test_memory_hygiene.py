@@ -14,7 +14,7 @@ from memory import services
 from memory.extraction import extract
 from memory.models import Fact
 from memory.prompts import MEMORY_HEADER
-from tests.chat.helpers import connected, frames_until
+from tests.chat.helpers import connected, turn_end
 
 TODAY = datetime.date(2026, 1, 1)
 
@@ -23,11 +23,6 @@ TODAY = datetime.date(2026, 1, 1)
 def offline(monkeypatch, settings):
     settings.OPENAI_API_KEY = ""
     monkeypatch.setattr(llm, "OFFLINE_WORD_DELAY", 0)
-
-
-async def turn(socket, text):
-    await socket.send_json_to({"type": "send", "text": text})
-    return (await frames_until(socket, "reply_end"))[-1]
 
 
 @sync_to_async
@@ -55,7 +50,7 @@ async def test_a_personal_statement_is_a_fact_within_the_same_turn(alice, offlin
     """No summary run needed: the light extractor remembers it after the reply."""
     conversation = await sync_to_async(conversation_create)(user=alice)
     socket = await connected(alice, conversation.pk)
-    await turn(socket, "By the way, my daughter's name is Ada.")
+    await turn_end(socket, "By the way, my daughter's name is Ada.")
     facts = await wait_for_facts(alice)
     await socket.disconnect()
     assert any("Ada" in fact for fact in facts)
@@ -66,13 +61,13 @@ async def test_a_new_conversation_sees_the_users_turns_and_none_of_the_apps_repl
     """Facts among unrelated talk; asked later, the memory lists no offline reply."""
     first = await sync_to_async(conversation_create)(user=alice, title="Monday")
     socket = await connected(alice, first.pk)
-    await turn(socket, "I live in Lyon, near the old town.")
-    await turn(socket, "Unrelated: what's a good stretch for the back?")
+    await turn_end(socket, "I live in Lyon, near the old town.")
+    await turn_end(socket, "Unrelated: what's a good stretch for the back?")
     await socket.disconnect()
 
     second = await sync_to_async(conversation_create)(user=alice)
     socket = await connected(alice, second.pk)
-    await turn(socket, "Which city do I live in?")
+    await turn_end(socket, "Which city do I live in?")
     await socket.disconnect()
     report = await last_report(second.pk)
     offline_ids = await sync_to_async(set)(
@@ -176,11 +171,11 @@ async def test_a_new_user_sees_every_fact_the_decision_and_the_task_and_a_memory
     statement at once, and a memory typed there is in the next reply's context."""
     first = await sync_to_async(conversation_create)(user=alice, title="Monday")
     socket = await connected(alice, first.pk)
-    await turn(
+    await turn_end(
         socket,
         "Hi! My name is Alice, I live in Lyon and my daughter's name is Ada. I work as a nurse.",
     )
-    await turn(
+    await turn_end(
         socket, "We decided to go to Porto in August, and I need to fix the fence by Friday."
     )
     await socket.disconnect()
@@ -197,7 +192,7 @@ async def test_a_new_user_sees_every_fact_the_decision_and_the_task_and_a_memory
 
     second = await sync_to_async(conversation_create)(user=alice, title="Dinner")
     socket = await connected(alice, second.pk)
-    await turn(socket, "Any ideas for a dinner with peanuts?")
+    await turn_end(socket, "Any ideas for a dinner with peanuts?")
     await socket.disconnect()
     report = await last_report(second.pk)
     assert any("allergic to peanuts" in memory["text"] for memory in report["memories"])
