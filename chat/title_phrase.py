@@ -66,6 +66,9 @@ _SMALL_WORDS = (  # a title never ends on one
     "did can could should would will i we you it me us"
 )
 _SMALL = frozenset(_SMALL_WORDS.split())
+# Nor is a title only these: "What should I do?" left "What", "Who is he?" left "He".
+_NO_SUBJECT_WORDS = "what which where when who whom why how he she they them him"
+_NO_SUBJECT = _SMALL | frozenset(_NO_SUBJECT_WORDS.split())
 _END = re.compile(r"[\s.?!\u2026,;:\"'\u201c\u201d\u2018\u2019)]+$")
 
 
@@ -100,7 +103,7 @@ def question_title(question: str) -> str:
         words = words[:MAX_WORDS]
     while words and words[-1].lower().strip(".,") in _SMALL:
         words.pop()
-    if not [w for w in words if w.lower() not in _SMALL and re.search(r"\w{2}", w)]:
+    if not [w for w in words if w.lower() not in _NO_SUBJECT and re.search(r"\w{2}", w)]:
         return ""
     title = " ".join(words)
     return title[:1].upper() + title[1:]

@@ -69,3 +69,9 @@ def test_a_long_subject_is_cut_at_a_word_not_on_a_small_one():
     assert len(words) <= MAX_WORDS < WHOLE_WORDS
     assert words[-1].lower() not in {"for", "and", "against", "in", "the"}
     assert title[0].isupper()
+
+
+@pytest.mark.parametrize("question", ["What should I do?", "What can I do?", "Who is he?"])
+def test_a_question_with_no_subject_has_no_title(question):
+    """Not a question word or a pronoun alone: the key words' title is tried instead."""
+    assert question_title(question) == ""
