@@ -13,6 +13,9 @@ from __future__ import annotations
 import re
 
 MAX_WORDS = 6
+# What is read of the question: its first sentences give the title, and the clause and end
+# patterns below take time quadratic in a run of blanks (hence also one space for each run).
+READ_CHARS = 1000
 WHOLE_WORDS = 7  # a clause this short is kept whole rather than cut to MAX_WORDS
 
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -76,8 +79,8 @@ def _first_said(text: str) -> str:
     """The first question among the first sentences that say more than a greeting, else the
     first of them ("We love trams. Where should we go?" is about where to go)."""
     said = []
-    for sentence in _SENTENCES.split(text.strip())[:6]:
-        rest = _without(_GREETING, sentence.strip())
+    for sentence in _SENTENCES.split(text[:READ_CHARS].strip())[:6]:
+        rest = _without(_GREETING, " ".join(sentence.split()))
         if len(re.findall(r"\w+", rest)) >= 2:
             said.append(rest)
     questions = [sentence for sentence in said[:3] if sentence.endswith("?")]
