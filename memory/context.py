@@ -210,6 +210,7 @@ def build(
     if scale is not None and scale > 1.0:
         limit = int(limit / scale)
     budget = history.budget = _Budget(model, limit, conversation.user_id)
+    history.total_budget = total_budget
     profile = profile_get(user=conversation.user)  # one read for the switch and the block
     memory_on = recall.memory_enabled(conversation, profile=profile)
     prompt = selectors.system_prompt_current()
@@ -289,7 +290,7 @@ def build(
             report["summary"] = summary_item(summary, cost, left_out="budget")
             # Rare: the history is read again, from before the summary.
             history = _History(conversation, user_message, strategy, None)
-            history.budget = budget
+            history.budget, history.total_budget = budget, total_budget
 
     candidates = []
     memory_cap = min(budget.left, int(budget.limit * MEMORY_SHARE))
@@ -499,10 +500,13 @@ _REPORT_TOTAL = {
     "postgresql": "(context_report::jsonb ->> 'total_tokens')",
     "sqlite": "json_extract(context_report, '$.total_tokens')",
 }
-# The oldest history message a reply's request held (the window's anchor).
+# The oldest history message a reply's request held (the window's anchor), and the budget
+# it was built for.
 _REPORT_START = {
-    "postgresql": "(context_report::jsonb -> 'messages' -> 0 ->> 'id')",
-    "sqlite": "json_extract(context_report, '$.messages[0].id')",
+    "postgresql": "(context_report::jsonb -> 'messages' -> 0 ->> 'id'), "
+    "(context_report::jsonb ->> 'budget')",
+    "sqlite": "json_extract(context_report, '$.messages[0].id'), "
+    "json_extract(context_report, '$.budget')",
 }
 
 
@@ -541,17 +545,18 @@ def _report_totals(reply_ids: list[int]) -> dict[int, int | None]:
     return {pk: json.loads(value) if isinstance(value, str) else value for pk, value in found}
 
 
-def _previous_start(rows: list[_Row]) -> int | None:
-    """The oldest history message the last reply's request held (``rows``: newest first)."""
+def _previous_start(rows: list[_Row], budget: int) -> int | None:
+    """The oldest history message the last reply's request held (``rows``: newest first);
+    None when that request had a smaller ``budget`` (raised since: what now fits is sent)."""
     reply = next((row for row in rows if row.role == Message.Role.ASSISTANT), None)
     if reply is None:
         return None
     start = _REPORT_START.get(connection.vendor)
     if start is None:  # another backend: the ORM's JSON lookup
         found = Message.objects.filter(pk=reply.id).values_list(
-            "context_report__messages__0__id", flat=True
+            "context_report__messages__0__id", "context_report__budget"
         )
-        value = next(iter(found), None)
+        row = next(iter(found), None)
     else:
         with connection.cursor() as cursor:
             cursor.execute(
@@ -559,8 +564,10 @@ def _previous_start(rows: list[_Row]) -> int | None:
                 [reply.id],
             )
             row = cursor.fetchone()
-        value = row[0] if row else None
+    value, before = row if row else (None, None)
     try:
+        if before is not None and int(before) < budget:
+            return None
         return int(value) if value is not None else None
     except (TypeError, ValueError):
         return None
@@ -576,6 +583,7 @@ class _History:
         self.after = summary.covered_through if summary is not None else 0
         self.summary = summary
         self.budget: _Budget | None = None  # set before fill
+        self.total_budget = 0  # the request's budget (the report's), set before fill
         self.max_messages = (
             SLIDING_WINDOW_MESSAGES if strategy is MemoryStrategy.SLIDING_WINDOW else None
         )
@@ -614,7 +622,7 @@ class _History:
         assert budget is not None, "the budget is set before the history is filled"
         if self.room is None:
             self.room = limit
-            self.anchor = _previous_start(self.recent())
+            self.anchor = _previous_start(self.recent(), self.total_budget)
         while not self.exhausted and not self.anchored:
             if self.offset >= len(self._rows) and not self._complete:
                 self._read_more()
