@@ -13,6 +13,9 @@ from __future__ import annotations
 import re
 
 MAX_WORDS = 6
+# What is read of the question: its first sentences give the title, and the clause and end
+# patterns below take time quadratic in a run of blanks (hence also one space for each run).
+READ_CHARS = 1000
 WHOLE_WORDS = 7  # a clause this short is kept whole rather than cut to MAX_WORDS
 
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -66,6 +69,9 @@ _SMALL_WORDS = (  # a title never ends on one
     "did can could should would will i we you it me us"
 )
 _SMALL = frozenset(_SMALL_WORDS.split())
+# Nor is a title only these: "What should I do?" left "What", "Who is he?" left "He".
+_NO_SUBJECT_WORDS = "what which where when who whom why how he she they them him"
+_NO_SUBJECT = _SMALL | frozenset(_NO_SUBJECT_WORDS.split())
 _END = re.compile(r"[\s.?!\u2026,;:\"'\u201c\u201d\u2018\u2019)]+$")
 
 
@@ -73,8 +79,8 @@ def _first_said(text: str) -> str:
     """The first question among the first sentences that say more than a greeting, else the
     first of them ("We love trams. Where should we go?" is about where to go)."""
     said = []
-    for sentence in _SENTENCES.split(text.strip())[:6]:
-        rest = _without(_GREETING, sentence.strip())
+    for sentence in _SENTENCES.split(text[:READ_CHARS].strip())[:6]:
+        rest = _without(_GREETING, " ".join(sentence.split()))
         if len(re.findall(r"\w+", rest)) >= 2:
             said.append(rest)
     questions = [sentence for sentence in said[:3] if sentence.endswith("?")]
@@ -100,7 +106,7 @@ def question_title(question: str) -> str:
         words = words[:MAX_WORDS]
     while words and words[-1].lower().strip(".,") in _SMALL:
         words.pop()
-    if not [w for w in words if w.lower() not in _SMALL and re.search(r"\w{2}", w)]:
+    if not [w for w in words if w.lower() not in _NO_SUBJECT and re.search(r"\w{2}", w)]:
         return ""
     title = " ".join(words)
     return title[:1].upper() + title[1:]

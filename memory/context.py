@@ -210,6 +210,7 @@ def build(
     if scale is not None and scale > 1.0:
         limit = int(limit / scale)
     budget = history.budget = _Budget(model, limit, conversation.user_id)
+    history.total_budget = total_budget
     profile = profile_get(user=conversation.user)  # one read for the switch and the block
     memory_on = recall.memory_enabled(conversation, profile=profile)
     prompt = selectors.system_prompt_current()
@@ -289,7 +290,7 @@ def build(
             report["summary"] = summary_item(summary, cost, left_out="budget")
             # Rare: the history is read again, from before the summary.
             history = _History(conversation, user_message, strategy, None)
-            history.budget = budget
+            history.budget, history.total_budget = budget, total_budget
 
     candidates = []
     memory_cap = min(budget.left, int(budget.limit * MEMORY_SHARE))
@@ -499,10 +500,13 @@ _REPORT_TOTAL = {
     "postgresql": "(context_report::jsonb ->> 'total_tokens')",
     "sqlite": "json_extract(context_report, '$.total_tokens')",
 }
-# The oldest history message a reply's request held (the window's anchor).
+# The oldest history message a reply's request held (the window's anchor), and the budget
+# it was built for.
 _REPORT_START = {
-    "postgresql": "(context_report::jsonb -> 'messages' -> 0 ->> 'id')",
-    "sqlite": "json_extract(context_report, '$.messages[0].id')",
+    "postgresql": "(context_report::jsonb -> 'messages' -> 0 ->> 'id'), "
+    "(context_report::jsonb ->> 'budget')",
+    "sqlite": "json_extract(context_report, '$.messages[0].id'), "
+    "json_extract(context_report, '$.budget')",
 }
 
 
@@ -541,59 +545,66 @@ def _report_totals(reply_ids: list[int]) -> dict[int, int | None]:
     return {pk: json.loads(value) if isinstance(value, str) else value for pk, value in found}
 
 
-def _totals_and_start(reply_ids: list[int], last_reply: int) -> tuple[dict, int | None]:
-    """``_report_totals`` of ``reply_ids`` and ``_previous_start`` of ``last_reply`` in one
-    statement (both are read on every turn of a conversation whose replies reported usage)."""
+def _totals_and_start(reply_ids: list[int], last_reply: int) -> tuple[dict, tuple]:
+    """``_report_totals`` of ``reply_ids`` and the raw ``_REPORT_START`` (start, budget) of
+    ``last_reply`` in one statement: both are read on every turn of a conversation whose
+    replies reported usage."""
     total, start = _REPORT_TOTAL.get(connection.vendor), _REPORT_START.get(connection.vendor)
     if total is None or start is None:  # another backend: the ORM's JSON lookups
         return _report_totals(reply_ids), _start_of(last_reply)
     ids = list(dict.fromkeys([*reply_ids, last_reply]))
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT id, {total}, CASE WHEN id = %s THEN {start} END "  # noqa: S608 (own table)
+            f"SELECT id, {total}, {start} "  # noqa: S608 (own table)
             f"FROM {Message._meta.db_table} WHERE id IN ({', '.join(['%s'] * len(ids))})",
-            [last_reply, *ids],
+            ids,
         )
         found = cursor.fetchall()
     wanted = set(reply_ids)
     totals = {
         pk: json.loads(value) if isinstance(value, str) else value
-        for pk, value, _ in found
+        for pk, value, *_ in found
         if pk in wanted
     }
-    anchor = next((first for pk, _, first in found if pk == last_reply), None)
-    return totals, _as_id(anchor)
+    previous = next((tuple(rest) for pk, _, *rest in found if pk == last_reply), (None, None))
+    return totals, previous
 
 
-def _as_id(value) -> int | None:
+def _start_of(reply_id: int) -> tuple:
+    found = Message.objects.filter(pk=reply_id).values_list(
+        "context_report__messages__0__id", "context_report__budget"
+    )
+    return tuple(next(iter(found), (None, None)))
+
+
+def _anchor(previous: tuple, budget: int) -> int | None:
+    """The previous request's first message, from its report's (start, budget); None when
+    that request had a smaller ``budget`` (raised since: what now fits is sent)."""
+    value, before = previous
     try:
+        if before is not None and int(before) < budget:
+            return None
         return int(value) if value is not None else None
     except (TypeError, ValueError):
         return None
 
 
-def _start_of(reply_id: int) -> int | None:
-    found = Message.objects.filter(pk=reply_id).values_list(
-        "context_report__messages__0__id", flat=True
-    )
-    return _as_id(next(iter(found), None))
-
-
-def _previous_start(rows: list[_Row]) -> int | None:
-    """The oldest history message the last reply's request held (``rows``: newest first)."""
+def _previous_start(rows: list[_Row], budget: int) -> int | None:
+    """The oldest history message the last reply's request held (``rows``: newest first);
+    None when that request had a smaller ``budget``."""
     reply = next((row for row in rows if row.role == Message.Role.ASSISTANT), None)
     if reply is None:
         return None
     start = _REPORT_START.get(connection.vendor)
     if start is None:  # another backend: the ORM's JSON lookup
-        return _start_of(reply.id)
+        return _anchor(_start_of(reply.id), budget)
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT {start} FROM {Message._meta.db_table} WHERE id = %s",  # noqa: S608
             [reply.id],
         )
         row = cursor.fetchone()
-    return _as_id(row[0] if row else None)
+    return _anchor(tuple(row) if row else (None, None), budget)
 
 
 class _History:
@@ -606,6 +617,7 @@ class _History:
         self.after = summary.covered_through if summary is not None else 0
         self.summary = summary
         self.budget: _Budget | None = None  # set before fill
+        self.total_budget = 0  # the request's budget (the report's), set before fill
         self.max_messages = (
             SLIDING_WINDOW_MESSAGES if strategy is MemoryStrategy.SLIDING_WINDOW else None
         )
@@ -619,7 +631,7 @@ class _History:
         self.room: int | None = None  # the first fill's tokens: what the history surely has
         self._rows: list[_Row] = []  # read so far, newest first
         self._complete = False  # the last read came back short: nothing older
-        self._anchor_read = False  # read with the token scale's totals (report_totals)
+        self._previous: tuple | None = None  # the last report's (start, budget), with the totals
 
     def _read_more(self) -> None:
         # Each read after the first doubles what is held: a window of a thousand short
@@ -634,8 +646,7 @@ class _History:
         last = next((row.id for row in self.recent() if row.role == Message.Role.ASSISTANT), None)
         if last is None:
             return _report_totals(reply_ids)
-        totals, self.anchor = _totals_and_start(reply_ids, last)
-        self._anchor_read = True
+        totals, self._previous = _totals_and_start(reply_ids, last)
         return totals
 
     def recent(self) -> list[_Row]:
@@ -654,8 +665,10 @@ class _History:
         assert budget is not None, "the budget is set before the history is filled"
         if self.room is None:
             self.room = limit
-            if not self._anchor_read:
-                self.anchor = _previous_start(self.recent())
+            if self._previous is None:
+                self.anchor = _previous_start(self.recent(), self.total_budget)
+            else:
+                self.anchor = _anchor(self._previous, self.total_budget)
         while not self.exhausted and not self.anchored:
             if self.offset >= len(self._rows) and not self._complete:
                 self._read_more()

@@ -101,6 +101,8 @@ async def test_the_only_question_edited_in_place_retitles_every_tab(aconversatio
     """Offline: the new wording's stand-in at once, then the title made after the new reply."""
     socket = await connected(alice, aconversation.pk)
     question = (await turn(socket, "Can you help me plan a trip to Lisbon?"))[-1]["reply_to"]
+    # The title made after that reply, sent after its end: taken here, not among the edit's.
+    assert (await frames_until(socket, "title"))[-1]["title"] == "Plan a trip to Lisbon"
     other_tab = await connected(alice, aconversation.pk)
     await socket.send_json_to(
         {"type": "edit", "message_id": question, "text": "What should we see in Porto?"}

@@ -42,6 +42,13 @@ def quick_polls(monkeypatch):
     monkeypatch.setattr(job_watch, "POLL", 0.05)
 
 
+@pytest.fixture(autouse=True)
+def in_memory_layer(settings):
+    """The server's layer is the in-memory one (``make run``), also in a run with REDIS_URL:
+    with Redis the worker's frames reach the tabs and nothing is watched."""
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+
 @contextlib.contextmanager
 def layer_of_its_own():
     """The job worker's process: an in-memory layer nobody listens on."""

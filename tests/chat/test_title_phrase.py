@@ -1,6 +1,8 @@
 """Offline titles read as a person would title the question (chat.title_phrase): its subject,
 without the question words and fillers, cut at a word boundary, never ending on a small word."""
 
+import time
+
 import pytest
 
 from chat.title_phrase import MAX_WORDS, WHOLE_WORDS, question_title
@@ -69,3 +71,20 @@ def test_a_long_subject_is_cut_at_a_word_not_on_a_small_one():
     assert len(words) <= MAX_WORDS < WHOLE_WORDS
     assert words[-1].lower() not in {"for", "and", "against", "in", "the"}
     assert title[0].isupper()
+
+
+@pytest.mark.parametrize("question", ["What should I do?", "What can I do?", "Who is he?"])
+def test_a_question_with_no_subject_has_no_title(question):
+    """Not a question word or a pronoun alone: the key words' title is tried instead."""
+    assert question_title(question) == ""
+
+
+@pytest.mark.parametrize("filler", [" ", "\t ", "! "])
+def test_a_message_padded_with_thousands_of_blanks_is_titled_at_once(filler):
+    """The longest message (16,000 characters) of blanks between words: the patterns read
+    the start only, with each run of blanks as one space (unbounded, 100 s of CPU)."""
+    question = "Plan a" + filler * (16000 // len(filler)) + "trip to Lisbon"
+    started = time.process_time()
+    question_title(question)
+    assert question_title("Plan a    trip to   Lisbon") == "Plan a trip to Lisbon"
+    assert time.process_time() - started < 1.0

@@ -103,3 +103,17 @@ def test_a_start_the_summary_now_covers_is_not_kept(alice):
     after = turns(conversation, 1, words=2)[0]
     assert after[0] != first[0] and min(after) > covered.pk
     assert len(after) == conversation.messages.filter(pk__gt=covered.pk).count() - 2
+
+
+def test_a_budget_raised_since_the_last_request_is_used_at_once(alice):
+    """The start is kept for a cached prefix only under the same room: raised in the
+    settings, the window takes the older messages that now fit."""
+    conversation = conversation_create(user=alice, strategy="token_limit", context_budget=1500)
+    fill(conversation, 60)
+    before = turns(conversation, 2)[-1]
+    conversation.context_budget = 16000
+    conversation.save(update_fields=["context_budget"])
+
+    after = turns(conversation, 1)[0]
+
+    assert len(after) > len(before) + 2 and min(after) < min(before)

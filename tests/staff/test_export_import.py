@@ -418,3 +418,17 @@ def test_a_resume_keeps_refs_and_places_apart():
     )
     assert legacy.made(Conversation, "conversations[0]") == 7 and legacy.id(Conversation, "c1") == 7
     assert legacy.made(Fact, "facts[0]") == 9 and legacy.id(Fact, "#0") is None
+
+
+def test_a_first_questions_branch_title_comes_back(rich, alice, staff):
+    """The title generated for a branch (``Message.branch_title``) is exported and restored:
+    a switch back to that branch after the import shows it again, not a new one."""
+    question = Message.objects.filter(conversation__user=alice, role="user").first()
+    Message.objects.filter(pk=question.pk).update(branch_title="Unicode in Python")
+    before = _json(user_data_export(user=alice))
+    user_data_delete(user=alice, actor=staff)
+
+    user_data_import(document=before, actor=staff)
+
+    titles = Message.objects.filter(conversation__user=alice).values_list("branch_title", flat=True)
+    assert "Unicode in Python" in titles

@@ -63,6 +63,7 @@ MESSAGE_EXTRA = (
     "system_prompt_version",
     "lease_expires_at",
     "context_report",
+    "branch_title",
 )
 # Links filled in a second pass (they may point forward in the document).
 DEFERRED = {Message: {"reply_to", "branch_of", "hidden_by"}, Fact: {"superseded_by"}}
