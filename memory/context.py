@@ -504,10 +504,11 @@ _REPORT_TOTAL = {
 # it was built for.
 _REPORT_START = {
     "postgresql": "(context_report::jsonb -> 'messages' -> 0 ->> 'id'), "
-    "(context_report::jsonb ->> 'budget')",
+    "(context_report::jsonb ->> 'budget'), (context_report::jsonb ->> 'strategy')",
     "sqlite": "json_extract(context_report, '$.messages[0].id'), "
-    "json_extract(context_report, '$.budget')",
+    "json_extract(context_report, '$.budget'), json_extract(context_report, '$.strategy')",
 }
+_NO_START = (None, None, None)
 
 
 def _bounds(conversation_id: int, before: int | None, after: int, limit: int, offset: int):
@@ -566,45 +567,48 @@ def _totals_and_start(reply_ids: list[int], last_reply: int) -> tuple[dict, tupl
         for pk, value, *_ in found
         if pk in wanted
     }
-    previous = next((tuple(rest) for pk, _, *rest in found if pk == last_reply), (None, None))
+    previous = next((tuple(rest) for pk, _, *rest in found if pk == last_reply), _NO_START)
     return totals, previous
 
 
 def _start_of(reply_id: int) -> tuple:
     found = Message.objects.filter(pk=reply_id).values_list(
-        "context_report__messages__0__id", "context_report__budget"
+        "context_report__messages__0__id", "context_report__budget", "context_report__strategy"
     )
-    return tuple(next(iter(found), (None, None)))
+    return tuple(next(iter(found), _NO_START))
 
 
-def _anchor(previous: tuple, budget: int) -> int | None:
-    """The previous request's first message, from its report's (start, budget); None when
-    that request had a smaller ``budget`` (raised since: what now fits is sent)."""
-    value, before = previous
+def _anchor(previous: tuple, budget: int, strategy: str) -> int | None:
+    """The previous request's first message, from its report's (start, budget, strategy);
+    None when that request had a smaller ``budget`` or another ``strategy`` (changed since:
+    what now fits is sent)."""
+    value, before, before_strategy = previous
     try:
         if before is not None and int(before) < budget:
+            return None
+        if before_strategy is not None and before_strategy != strategy:
             return None
         return int(value) if value is not None else None
     except (TypeError, ValueError):
         return None
 
 
-def _previous_start(rows: list[_Row], budget: int) -> int | None:
+def _previous_start(rows: list[_Row], budget: int, strategy: str) -> int | None:
     """The oldest history message the last reply's request held (``rows``: newest first);
-    None when that request had a smaller ``budget``."""
+    None when that request had a smaller ``budget`` or another ``strategy``."""
     reply = next((row for row in rows if row.role == Message.Role.ASSISTANT), None)
     if reply is None:
         return None
     start = _REPORT_START.get(connection.vendor)
     if start is None:  # another backend: the ORM's JSON lookup
-        return _anchor(_start_of(reply.id), budget)
+        return _anchor(_start_of(reply.id), budget, strategy)
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT {start} FROM {Message._meta.db_table} WHERE id = %s",  # noqa: S608
             [reply.id],
         )
         row = cursor.fetchone()
-    return _anchor(tuple(row) if row else (None, None), budget)
+    return _anchor(tuple(row) if row else _NO_START, budget, strategy)
 
 
 class _History:
@@ -616,6 +620,7 @@ class _History:
         self.before = user_message.pk if user_message is not None else None
         self.after = summary.covered_through if summary is not None else 0
         self.summary = summary
+        self.strategy = strategy.value  # as the report names it
         self.budget: _Budget | None = None  # set before fill
         self.total_budget = 0  # the request's budget (the report's), set before fill
         self.max_messages = (
@@ -666,9 +671,9 @@ class _History:
         if self.room is None:
             self.room = limit
             if self._previous is None:
-                self.anchor = _previous_start(self.recent(), self.total_budget)
+                self.anchor = _previous_start(self.recent(), self.total_budget, self.strategy)
             else:
-                self.anchor = _anchor(self._previous, self.total_budget)
+                self.anchor = _anchor(self._previous, self.total_budget, self.strategy)
         while not self.exhausted and not self.anchored:
             if self.offset >= len(self._rows) and not self._complete:
                 self._read_more()

@@ -117,3 +117,18 @@ def test_a_budget_raised_since_the_last_request_is_used_at_once(alice):
     after = turns(conversation, 1)[0]
 
     assert len(after) > len(before) + 2 and min(after) < min(before)
+
+
+def test_a_strategy_changed_since_the_last_request_is_used_at_once(alice):
+    """A sliding window's start is not kept once the conversation is switched to the token
+    limit: the older messages that fit the budget are sent at once."""
+    conversation = conversation_create(user=alice, strategy="sliding_window")
+    fill(conversation, 40, words=2)
+    before = turns(conversation, 2, words=2)[-1]
+    assert len(before) <= context.SLIDING_WINDOW_MESSAGES
+    conversation.strategy = "token_limit"
+    conversation.save(update_fields=["strategy"])
+
+    after = turns(conversation, 1, words=2)[0]
+
+    assert len(after) > context.SLIDING_WINDOW_MESSAGES and min(after) < min(before)
