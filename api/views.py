@@ -277,7 +277,7 @@ async def _streamed(drive, chat: wire.ChatRequest) -> HttpResponseBase:
             break
         if frame["type"] == "reply_start":
             reply_id = frame["id"]
-    if reply_id is None:  # refused (ChatError), or failed before its reply started
+    if reply_id is None:  # failed before its reply started
         error = frames.task.exception()
         if error is not None:
             raise error

@@ -3,7 +3,7 @@
 A llama.cpp server keeps one prompt cache per slot (``--parallel N``) and gives a request an
 idle slot: the one sharing the longest prefix with it, else the least recently used. A summary
 or a title request could land on the slot that held the conversation, and the next turn
-re-read its whole prompt (3 turns of 25 in bench/README.md, "Round two"). So, when the chat
+re-read its whole prompt. So, when the chat
 and the background requests (summaries, extraction, titles) share a server of two slots or
 more:
 
@@ -81,7 +81,10 @@ def slot_count(endpoint: Endpoint) -> int:
     if cached is None:
         cached, reached = _ask_server(endpoint)
         timeout = settings.MODEL_LIST_CACHE_SECONDS if reached else FAILURE_CACHE_SECONDS
-        cache.set(key, cached, timeout)
+        try:
+            cache.set(key, cached, timeout)
+        except Exception:  # the cache went away since the read: asked again next time
+            logger.warning("the server's slot count could not be cached", exc_info=True)
     return cached
 
 

@@ -157,9 +157,8 @@ alone.
 Today is {today}."""
 
 # A server that enforces the schema with a grammar (llama.cpp) is sent it bounded: every
-# string and list has a maximum, so even a small model that never stops on its own (SmolLM2
-# filled a 1,680-token cap with unfinished JSON, bench/README.md) closes the answer within
-# its cap. Where the cap left (SUMMARY_MAX_TOKENS, the server's context after the prompt) is
+# string and list has a maximum, so even a small model that never stops on its own closes
+# the answer within its cap. Where the cap left (SUMMARY_MAX_TOKENS, the server's context after the prompt) is
 # less than the longest answer, the lists and texts shrink by SCALES until it fits (the
 # summary keeps its length: acceptance asks it to hold the previous one). OpenAI's strict
 # mode refuses maxLength: it gets SCHEMA as it is.
