@@ -158,9 +158,10 @@ Today is {today}."""
 
 # A server that enforces the schema with a grammar (llama.cpp) is sent it bounded: every
 # string and list has a maximum, so even a small model that never stops on its own closes
-# the answer within its cap. Where the cap left (SUMMARY_MAX_TOKENS, the server's context after the prompt) is
-# less than the longest answer, the lists and texts shrink by SCALES until it fits (the
-# summary keeps its length: acceptance asks it to hold the previous one). OpenAI's strict
+# the answer within its cap. Where the cap left (SUMMARY_MAX_TOKENS, the server's context
+# after the prompt) is less than the longest answer, the lists and texts shrink by SCALES
+# until it fits (the summary keeps its length: acceptance asks it to hold the previous
+# one). OpenAI's strict
 # mode refuses maxLength: it gets SCHEMA as it is.
 BOUNDS = {
     "summary": 1200,  # characters: about 200 words
