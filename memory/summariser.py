@@ -161,8 +161,7 @@ Today is {today}."""
 # the answer within its cap. Where the cap left (SUMMARY_MAX_TOKENS, the server's context
 # after the prompt) is less than the longest answer, the lists and texts shrink by SCALES
 # until it fits (the summary keeps its length: acceptance asks it to hold the previous
-# one). OpenAI's strict
-# mode refuses maxLength: it gets SCHEMA as it is.
+# one). OpenAI's strict mode refuses maxLength: it gets SCHEMA as it is.
 BOUNDS = {
     "summary": 1200,  # characters: about 200 words
     "text": 120,  # a decision's what/context/rationale, an action's what, a fact's text
