@@ -21,13 +21,10 @@ MESSAGES = [{"role": "user", "content": "I'm Sam and I like tea."}]
 
 
 @pytest.fixture
-def fake_llm(settings):
-    server = FakeLLM(Behaviour(json_reply=extraction_json)).start()
-    settings.OPENAI_API_KEY = "test-key"
-    settings.OPENAI_BASE_URL = server.base_url
-    settings.OPENAI_MAX_RETRIES = 0
-    yield server
-    server.stop()
+def fake_llm(fake_llm):
+    """The shared model server (tests/memory/conftest.py), answering summary runs."""
+    fake_llm.behaviour.json_reply = extraction_json
+    return fake_llm
 
 
 def llama_cpp(fake, slots):

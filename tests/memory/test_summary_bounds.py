@@ -12,7 +12,6 @@ from memory import summariser
 from memory.extraction import acceptance
 from memory.summariser import BOUNDED_CAP, BOUNDED_SCHEMA, BOUNDS, CHARS_PER_TOKEN, SCHEMA
 from tests.memory.test_llm_memory import extraction_json
-from tests.support.fake_llm import Behaviour, FakeLLM
 
 pytestmark = pytest.mark.django_db
 
@@ -23,13 +22,10 @@ MESSAGES = [
 
 
 @pytest.fixture
-def fake_llm(settings):
-    server = FakeLLM(Behaviour(json_reply=extraction_json)).start()
-    settings.OPENAI_API_KEY = "test-key"
-    settings.OPENAI_BASE_URL = server.base_url
-    settings.OPENAI_MAX_RETRIES = 0
-    yield server
-    server.stop()
+def fake_llm(fake_llm):
+    """The shared model server (tests/memory/conftest.py), answering summary runs."""
+    fake_llm.behaviour.json_reply = extraction_json
+    return fake_llm
 
 
 def request_body(fake) -> dict:
