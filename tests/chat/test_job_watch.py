@@ -36,17 +36,16 @@ LINES = [
 
 
 @pytest.fixture(autouse=True)
-def quick_polls(monkeypatch):
-    if not job_watch.frames_cannot_cross():
-        pytest.skip("on Redis the worker's own frames reach the tabs: nothing is watched")
-    monkeypatch.setattr(job_watch, "POLL", 0.05)
-
-
-@pytest.fixture(autouse=True)
 def in_memory_layer(settings):
     """The server's layer is the in-memory one (``make run``), also in a run with REDIS_URL:
     with Redis the worker's frames reach the tabs and nothing is watched."""
     settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+
+@pytest.fixture(autouse=True)
+def quick_polls(monkeypatch, in_memory_layer):
+    assert job_watch.frames_cannot_cross()
+    monkeypatch.setattr(job_watch, "POLL", 0.05)
 
 
 @contextlib.contextmanager
