@@ -16,6 +16,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from asgiref.sync import async_to_sync
 from channels.layers import InMemoryChannelLayer, get_channel_layer
 from django_tasks.exceptions import TaskResultDoesNotExist
 
@@ -58,6 +59,17 @@ def watch(job: Watch) -> None:
     task = asyncio.get_running_loop().create_task(_watch(job), name=f"job-watch-{job.name}")
     _watches.add(task)
     task.add_done_callback(_watches.discard)
+
+
+def watch_from_view(job: Watch) -> None:
+    """From a synchronous view served over ASGI (a thread of the server's): the watch starts
+    on the server's event loop, as a consumer's would. Served without one (WSGI), the
+    temporary loop ends with the call and nothing is watched: no tab is on that process."""
+
+    async def start() -> None:
+        watch(job)
+
+    async_to_sync(start)()
 
 
 async def _watch(job: Watch) -> None:

@@ -17,7 +17,7 @@ from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect
 from django_ratelimit.core import is_ratelimited
 
-from chat import branches, fanout, limits, selectors, services
+from chat import branches, fanout, job_watch, limits, selectors, services
 from chat.forms import (
     ConversationSettingsForm,
     ModelForm,
@@ -302,6 +302,8 @@ def branch_keep(request, conversation_id: int, message_id: int):
                 fanout.send_to_conversation(conversation.pk, frame)
         except Exception:  # stored: the other tabs show it on reload
             logger.warning("could not tell conversation %s's tabs of a branch", conversation.pk)
+        if switched.title_job is not None:  # the branch's title, made by the job worker
+            job_watch.watch_from_view(switched.title_job)
     return redirect(back)
 
 

@@ -7,22 +7,26 @@ what it sends reaches nobody."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 
 import pytest
 from asgiref.sync import sync_to_async
 from channels.layers import DEFAULT_CHANNEL_LAYER, InMemoryChannelLayer, channel_layers
+from django.test import AsyncClient
+from django.urls import reverse
 
 from chat import job_watch
 from chat.models import Conversation, Message
 from chat.publisher import summary_run_watch
-from chat.services import NewMessage, message_create_many
+from chat.services import NewMessage, message_create_many, turn_edit
 from chat.turn import run_turn
 from chat.turn.after import after_turns
 from memory import services
 from memory.models import MemoryEvent
 from tests.chat.conftest import acreate_conversation
 from tests.chat.helpers import connected, frames_until
+from tests.chat.test_branch_titles import PORTO, answered, two_exchanges
 from tests.support.tasks import run_pending_tasks
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
@@ -116,8 +120,12 @@ async def test_a_models_title_reaches_the_open_tab_from_a_worker_elsewhere(alice
         pass
 
     await run_turn(user=alice, conversation=conversation, text="How do I proxy Django?", sink=sink)
-    await sync_to_async(run_worker_elsewhere)()
-    stored = await Conversation.objects.aget(pk=conversation.pk)
+    for _ in range(100):  # the after-turn batch may queue the title job a moment later
+        await sync_to_async(run_worker_elsewhere)()
+        stored = await Conversation.objects.aget(pk=conversation.pk)
+        if stored.title_source == "generated" and stored.title == "Nginx in front of Django":
+            break
+        await asyncio.sleep(0.1)
     assert stored.title == "Nginx in front of Django"
     seen = await frames_until(tab, "title")  # the stand-in's
     while seen[-1]["title"] != stored.title:
@@ -130,3 +138,36 @@ async def test_a_job_whose_result_is_gone_is_no_longer_watched():
     watch = job_watch.Watch(name="gone", ended=lambda: None, then=lambda: told.append(1))
     await job_watch._watch(watch)
     assert told == []
+
+
+async def test_keep_this_branch_brings_its_made_title_to_the_open_tab(alice, fake_llm):
+    """ "Keep this branch" (a view, not the socket) under a link's preview watches the title
+    job of an untitled first question, as the socket's switch does."""
+    conversation = await acreate_conversation(alice)
+
+    @sync_to_async
+    def two_branches():
+        fake_llm.behaviour.json_reply = lambda body: "Lisbon with children"
+        lisbon = two_exchanges(conversation)
+        answered(
+            conversation,
+            turn_edit(conversation=conversation, user_message_id=lisbon.pk, text=PORTO),
+        )
+        run_worker_elsewhere()
+        Message.objects.filter(pk=lisbon.pk).update(branch_title="")
+        fake_llm.behaviour.json_reply = lambda body: "Lisbon for a family"
+        return lisbon
+
+    lisbon = await two_branches()
+    tab = await connected(alice, conversation.pk)
+    client = AsyncClient()
+    await client.aforce_login(alice)
+
+    response = await client.post(reverse("chat:branch_keep", args=[conversation.pk, lisbon.pk]))
+    assert response.status_code == 302
+    await sync_to_async(run_worker_elsewhere)()
+
+    seen = await frames_until(tab, "title")  # the stand-in's, sent with the switch
+    while seen[-1]["title"] != "Lisbon for a family":
+        seen = await frames_until(tab, "title")
+    await tab.disconnect()
