@@ -13,9 +13,9 @@ import pytest
 from playwright.sync_api import expect
 
 from chat.titles import TITLE_PROMPT
-from tests.e2e.conftest import log_in
+from tests.e2e.conftest import PASSWORD, log_in
 from tests.memory.test_llm_memory import extraction_json
-from tests.support.live_server import ROOT, stop_process
+from tests.support.live_server import ROOT, create_user, manage, stop_process
 
 pytestmark = pytest.mark.e2e
 TITLE = "Nginx in front of Django"
@@ -26,6 +26,14 @@ QUESTION = "How do I put nginx in front of a Django app that serves websockets?"
 def job_worker(live_env, tmp_path):
     if live_env["env"].get("REDIS_URL"):
         pytest.skip("on Redis the worker's own frame reaches the tabs")
+    # The jobs the session's earlier tests queued (no worker ran for them) are not this test's.
+    manage(
+        "shell",
+        "-c",
+        "from django_tasks_db.models import DBTaskResult; "
+        "DBTaskResult.objects.filter(status='READY').delete()",
+        env=live_env["env"],
+    )
     log = (tmp_path / "worker.log").open("w")
     process = subprocess.Popen(
         [sys.executable, "manage.py", "job_worker", "--queue-name", "*", "--interval", "0.2"],
@@ -87,9 +95,13 @@ EXCHANGES = [
 
 
 def test_a_summary_runs_notice_reaches_the_open_tab_without_a_reload(
-    page, app_server, job_worker, titles_from_the_model
+    page, app_server, live_env, fake_upstream, job_worker, titles_from_the_model
 ):
-    log_in(page, app_server)
+    # Short replies: an earlier test's long one would make every exchange a long tail.
+    fake_upstream.behaviour.reply, fake_upstream.behaviour.interval = "Noted.", 0.0
+    # A user of its own: alice's earlier tests' conversations and memory are not this test's.
+    create_user(live_env["env"], "lena", PASSWORD)
+    log_in(page, app_server, username="lena")
     box = page.get_by_role("textbox", name="Message")
     for n, text in enumerate(EXCHANGES, start=1):
         box.fill(text)

@@ -97,14 +97,11 @@ def test_embeddings_are_stored_and_used_when_configured(alice, settings, fake_ll
     from chat.services import conversation_create
 
     settings.OPENAI_EMBEDDING_MODEL = "text-embedding-3-small"
-    conversation = conversation_create(user=alice)
-    message_create_many(
-        conversation=conversation,
-        messages=[
-            NewMessage("user", "My dog Rex loves the beach"),
-            NewMessage("user", "The quarterly budget review is on Monday"),
-        ],
-    )
+    # Two conversations: a neighbour in the same one could join the hit as its context.
+    for text in ("My dog Rex loves the beach", "The quarterly budget review is on Monday"):
+        message_create_many(
+            conversation=conversation_create(user=alice), messages=[NewMessage("user", text)]
+        )
     assert services.embeddings_schedule()
     run_pending_tasks()
     assert Embedding.objects.filter(user=alice).count() == 2
