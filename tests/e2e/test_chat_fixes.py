@@ -25,6 +25,7 @@ def quick_reply(fake_upstream):
 
 def start_conversation(page, text="Hello there"):
     """Send a first message from the blank page; wait for the reply to be stored."""
+    page.wait_for_load_state("load")  # chat.js is deferred: Enter before it only adds a line
     box = page.get_by_role("textbox", name="Message")
     box.fill(text)
     box.press("Enter")
