@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from django.db import transaction
-from django.db.models import F, Q, QuerySet
+from django.db.models import F, Q, QuerySet, Subquery
 from django.http import Http404
 
 from chat.models import Conversation, Message
@@ -188,7 +188,11 @@ def branch_show_holding(*, conversation: Conversation, message_id: int) -> Switc
 class Preview:
     """The conversation as it would show were a hidden branch shown, not stored."""
 
-    message_ids: list[int]  # every message it would show, in the page's order
+    # What it would show, in the page's order: every message from the earliest question of
+    # the branches switched on, and before them the last HISTORY_PAGE_SIZE + 1 shared ones:
+    # more than the preview's page takes before its question, so that page and whether
+    # earlier messages exist come out as from every row (chat.selectors._preview_page).
+    message_ids: list[int]
     question_id: int  # the outermost question it would show in place of its sibling
 
 
@@ -196,17 +200,38 @@ def branch_preview_holding(*, conversation: Conversation, message_id: int) -> Pr
     """What ``branch_show_holding`` would show for message ``message_id``, worked out without
     writing: a link (a memory's source, a search result) shows the branch holding it for that
     page alone, and the user keeps it (a POST) or not. None for a message shown, or not of
-    this conversation. Each switch is ``branch_switch``'s, on the rows' marks in memory."""
+    this conversation. Each switch is ``branch_switch``'s, on the rows' marks in memory.
+
+    A switch changes only rows from its group's questions on (it hides from the question
+    shown, and shows what its own question's branch hid: that question and after), so the
+    rows read are those from the earliest question of the path's groups, and before it the
+    shown ones a page needs: not every row of a long conversation (one statement)."""
+    from chat.selectors import HISTORY_PAGE_SIZE  # the page it is for; it reads through here
+
     message = Message.objects.filter(
         conversation=conversation, pk=message_id, hidden_by__isnull=False
     ).first()
     path = branch_path_to(message) if message is not None else []
     if not path:
         return None
-    rows = list(
-        Message.objects.filter(conversation=conversation).values_list(
-            "pk", "created_at", "hidden_by_id", "branch_of_id", "role"
+    roots = {question.branch_of_id or question.pk for question in path}
+    start = Subquery(
+        Message.objects.filter(conversation=conversation, role=Message.Role.USER)
+        .filter(Q(pk__in=roots) | Q(branch_of_id__in=roots))
+        .order_by("created_at")
+        .values("created_at")[:1]
+    )
+    earlier = (
+        Message.objects.filter(
+            conversation=conversation, hidden_by__isnull=True, created_at__lt=start
         )
+        .order_by("-created_at", "-id")
+        .values("pk")[: HISTORY_PAGE_SIZE + 1]
+    )
+    rows = list(
+        Message.objects.filter(conversation=conversation)
+        .filter(Q(created_at__gte=start) | Q(pk__in=earlier))
+        .values_list("pk", "created_at", "hidden_by_id", "branch_of_id", "role")
     )
     place = {pk: (created_at, pk) for pk, created_at, *_ in rows}
     hidden_by: dict[int, int | None] = {pk: hidden for pk, _, hidden, *_ in rows}

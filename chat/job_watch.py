@@ -6,7 +6,8 @@ on one machine) lives in the server process alone, and the worker is a process o
 frames reach nobody. So here the server process that enqueued the job waits for it, asking
 whether it has ended every POLL seconds for at most ``Watch.wait``, and then sends what the
 job stored, as the worker would have (``Watch.then``, in a database thread, through
-``chat.fanout``). One small read a second per job watched; only jobs a turn started are.
+``chat.fanout``). One small read a second per job watched; only the jobs a turn, a branch
+switch or staff's re-summarise started are (a view's: ``watch_from_view``).
 """
 
 from __future__ import annotations
@@ -55,19 +56,25 @@ def task_ended(task, result_id: str) -> bool | None:
 
 
 def watch(job: Watch) -> None:
-    """On the event loop: wait for ``job`` in the background, then run its ``then``."""
-    task = asyncio.get_running_loop().create_task(_watch(job), name=f"job-watch-{job.name}")
+    """On the event loop: wait for ``job`` in the background, then run its ``then``. A job
+    already watched here (staff asked twice for a run already queued) is not watched twice."""
+    name = f"job-watch-{job.name}"
+    if any(task.get_name() == name for task in _watches):
+        return
+    task = asyncio.get_running_loop().create_task(_watch(job), name=name)
     _watches.add(task)
     task.add_done_callback(_watches.discard)
 
 
-def watch_from_view(job: Watch) -> None:
-    """From a synchronous view served over ASGI (a thread of the server's): the watch starts
-    on the server's event loop, as a consumer's would. Served without one (WSGI), the
-    temporary loop ends with the call and nothing is watched: no tab is on that process."""
+def watch_from_view(*jobs: Watch) -> None:
+    """From a synchronous view served over ASGI (a thread of the server's): the watches start
+    on the server's event loop, as a consumer's would, in one trip to it. Served without one
+    (WSGI), the temporary loop ends with the call and nothing is watched: no tab is on that
+    process."""
 
     async def start() -> None:
-        watch(job)
+        for job in jobs:
+            watch(job)
 
     async_to_sync(start)()
 

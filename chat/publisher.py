@@ -2,16 +2,18 @@
 signal of their own (memory: ``memory.signals.memory_event_changed``, after commit) and this
 sends the frames, so that they never import chat's fan-out or frames. On the in-memory channel
 layer the job worker's notices reach no tab: the server process watches the summary runs its
-turns started and sends their notices itself (``summary_run_watch``, ``chat.job_watch``)."""
+turns or staff's pages started and sends their notices itself (``summary_run_watch``,
+``summary_runs_watch_from_view``, ``chat.job_watch``)."""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from datetime import datetime
 from functools import partial
 
 from chat import fanout, protocol
-from chat.job_watch import Watch, frames_cannot_cross
+from chat.job_watch import Watch, frames_cannot_cross, watch_from_view
 from memory.models import MemoryEvent, SummaryRun
 from memory.selectors import notice_get, notice_ids_since, summary_run_ended
 
@@ -47,6 +49,14 @@ def summary_run_watch(run: SummaryRun) -> Watch | None:
         then=partial(publish_summary_notices, run.conversation_id, since=run.created_at),
         wait=SUMMARY_RUN_WAIT,
     )
+
+
+def summary_runs_watch_from_view(runs: Iterable[SummaryRun]) -> None:
+    """From a view that queued summary runs (staff's re-summarise of a conversation or of a
+    project): their notices reach the user's open tabs as a turn's run's do."""
+    jobs = [job for run in runs if (job := summary_run_watch(run)) is not None]
+    if jobs:
+        watch_from_view(*jobs)
 
 
 def publish_summary_notices(conversation_id: int, *, since: datetime) -> None:

@@ -197,7 +197,7 @@ def title_make(conversation: Conversation) -> Watch | None:
         if result.is_finished or not frames_cannot_cross():
             return None
         return Watch(
-            name=f"title-{conversation.pk}",
+            name=f"title-{conversation.pk}-{result.id}",  # a later switch's job is another
             ended=partial(task_ended, title_conversation, result.id),
             then=partial(title_tell_tabs, conversation.pk),
         )

@@ -6,6 +6,9 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from django.db.models import F, QuerySet
+from django.urls import reverse
+
 from memory.models import ActionItem, Decision, Fact, KeptMemory, MemoryEvent, MemoryState
 
 _MODELS: dict[str, tuple[type[KeptMemory], str]] = {
@@ -34,6 +37,19 @@ class NoticeItem:
 class Notice:
     event: MemoryEvent
     items: list[NoticeItem] = field(default_factory=list)
+    project_id: int | None = None  # the conversation's project: what it learned is the project's
+
+    @property
+    def memory_url(self) -> str:
+        """Where what it remembered is listed: the project's knowledge page for a project's
+        conversation (its memories belong to the project), else the Memory page."""
+        if self.project_id is not None:
+            return reverse("projects:knowledge", args=[self.project_id])
+        return reverse("memory:page")
+
+    @property
+    def memory_label(self) -> str:
+        return "What this project knows" if self.project_id is not None else "Your memory"
 
     @property
     def undone(self) -> bool:
@@ -85,12 +101,19 @@ def _notices(events: list[MemoryEvent]) -> list[Notice]:
                     suggested=now is not None and now[1] == MemoryState.SUGGESTED,
                 )
             )
-        notices.append(Notice(event=event, items=items))
+        project_id = getattr(event, "conversation_project_id", None)
+        notices.append(Notice(event=event, items=items, project_id=project_id))
     return notices
 
 
+def _events() -> QuerySet[MemoryEvent]:
+    """Events with their conversation's project (``Notice.memory_url``), in the same
+    statement."""
+    return MemoryEvent.objects.annotate(conversation_project_id=F("conversation__project_id"))
+
+
 def notice_get(*, event_id: int) -> Notice | None:
-    event = MemoryEvent.objects.filter(pk=event_id).first()
+    event = _events().filter(pk=event_id).first()
     return _notices([event])[0] if event is not None else None
 
 
@@ -108,7 +131,7 @@ def notice_ids_since(*, conversation_id: int, source: str, since) -> list[int]:
 
 def notices_for_messages(message_ids) -> dict[int, list[Notice]]:
     """The notices under each of these messages (message id -> notices, oldest first)."""
-    events = list(MemoryEvent.objects.filter(message_id__in=list(message_ids)).order_by("id"))
+    events = list(_events().filter(message_id__in=list(message_ids)).order_by("id"))
     found: dict[int, list[Notice]] = defaultdict(list)
     for notice in _notices(events):
         found[notice.event.message_id].append(notice)

@@ -8,6 +8,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
+from chat.publisher import summary_runs_watch_from_view
 from memory import services as memory_services
 from staff.diff import list_diff, text_diff
 from staff.forms import DiffForm
@@ -77,6 +78,7 @@ def conversation_resummarise(request, conversation_id: int):
     """Start a full re-summarisation in the background; the page then polls its state."""
     conversation = selectors.conversation_get(conversation_id=conversation_id)
     run = memory_services.conversation_resummarise(conversation=conversation, actor=request.user)
+    summary_runs_watch_from_view([run])  # its notices reach the user's open tabs
     if request.htmx:
         return render_fragments(
             request, TEMPLATE, {"conversation": conversation, "run": run}, "run"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import threading
 
 import pytest
 from asgiref.sync import sync_to_async
@@ -24,6 +25,7 @@ from chat.turn import run_turn
 from chat.turn.after import after_turns
 from memory import services
 from memory.models import MemoryEvent
+from projects.services import project_create
 from tests.chat.conftest import acreate_conversation
 from tests.chat.helpers import connected, frames_until
 from tests.chat.test_branch_titles import PORTO, answered, two_exchanges
@@ -65,6 +67,15 @@ def layer_of_its_own():
 def run_worker_elsewhere() -> None:
     with layer_of_its_own():
         run_pending_tasks()
+
+
+def run_worker_elsewhere_holding_the_loop() -> None:
+    """The worker, with this event loop held until it is done: its layer stands in for the
+    whole process's (``channel_layers`` is one for every thread), so a watch that saw one of
+    several runs end must not send before the worker's last run is done."""
+    worker = threading.Thread(target=run_worker_elsewhere)
+    worker.start()
+    worker.join()
 
 
 @sync_to_async
@@ -171,3 +182,57 @@ async def test_keep_this_branch_brings_its_made_title_to_the_open_tab(alice, fak
     while seen[-1]["title"] != "Lisbon for a family":
         seen = await frames_until(tab, "title")
     await tab.disconnect()
+
+
+async def test_a_job_already_watched_is_not_watched_twice():
+    """Staff's re-summarise of a run a turn already queued hands the same run over again."""
+    told = []
+    ended = iter([False, True, True])
+    watch = job_watch.Watch(name="twice", ended=lambda: next(ended), then=lambda: told.append(1))
+    job_watch.watch(watch)
+    job_watch.watch(watch)
+    await asyncio.gather(*job_watch._watches)
+    assert told == [1]
+
+
+async def _staff_client(staff) -> AsyncClient:
+    client = AsyncClient()
+    await client.aforce_login(staff)
+    return client
+
+
+async def test_staffs_resummarise_brings_its_notices_to_the_open_tab(alice, staff):
+    """The conversation's staff page (a view) queues the run and watches it, as a turn does."""
+    conversation = await acreate_conversation(alice)
+    await _exchange(conversation)
+    tab = await connected(alice, conversation.pk)
+    client = await _staff_client(staff)
+
+    response = await client.post(reverse("staff:resummarise", args=[conversation.pk]))
+    assert response.status_code == 302
+    await sync_to_async(run_worker_elsewhere)()
+
+    notice = (await frames_until(tab, "memory_event"))[-1]
+    assert notice["id"] == (await MemoryEvent.objects.aget(source="summary")).pk
+    assert "Remembered" in notice["html"] and "Postgres" in notice["html"]
+    await tab.disconnect()
+
+
+async def test_staffs_project_resummarise_brings_its_notices_to_every_open_tab(alice, staff):
+    """From the user's staff page: one run per conversation of the project, each watched."""
+    garden = await sync_to_async(project_create)(user=alice, name="Garden")
+    tabs = []
+    for lines in (LINES, ["We chose raised beds over pots because of the slugs.", "Noted."]):
+        conversation = await acreate_conversation(alice, project=garden)
+        await _exchange(conversation, lines)
+        tabs.append(await connected(alice, conversation.pk))
+    client = await _staff_client(staff)
+
+    response = await client.post(reverse("staff:project_resummarise", args=[garden.pk]))
+    assert response.status_code == 302
+    run_worker_elsewhere_holding_the_loop()
+
+    for tab, said in zip(tabs, ("Postgres", "raised beds"), strict=True):
+        notice = (await frames_until(tab, "memory_event"))[-1]
+        assert "Remembered" in notice["html"] and said in notice["html"], notice["html"]
+        await tab.disconnect()

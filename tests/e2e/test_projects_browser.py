@@ -121,3 +121,27 @@ def test_deleting_a_project_says_what_became_of_its_conversations(page, app_serv
     expect(page.get_by_role("status")).to_contain_text(
         "The project “Short lived” was deleted: its conversations and memories now reach"
     )
+
+
+def test_the_remembered_cue_in_a_project_leads_to_what_the_project_knows(
+    page, app_server, quick_reply
+):
+    """What a project's conversation learns is the project's: its "Remembered" cue links to
+    the project's knowledge page, which lists it (issue 37)."""
+    log_in(page, app_server)
+    page.goto(f"{app_server.url}/projects/new/")
+    page.get_by_label("Name").fill("Family notes")
+    page.get_by_role("button", name="Create project").click()
+    page.get_by_role("link", name="New chat in this project").click()
+    box = page.get_by_role("textbox", name="Message")
+    box.fill("My daughter's name is Ada.")
+    box.press("Enter")
+    page.wait_for_url(re.compile(r"/c/\d+/$"))
+    notice = page.locator(".memory-notice").last
+    expect(notice).to_contain_text("Remembered:")
+    expect(notice).to_contain_text("Ada")
+    expect(notice.get_by_role("link", name="Your memory")).to_have_count(0)
+    notice.get_by_role("link", name="What this project knows").click()
+    page.wait_for_url(re.compile(r"/projects/\d+/knowledge/$"))
+    expect(page).to_have_title(re.compile("^What Family notes knows"))
+    expect(page.locator("main")).to_contain_text("Ada")
