@@ -113,6 +113,31 @@ def test_a_summary_question_weighs_a_long_reply_down_as_any_question_does(alice)
     assert [hit.id for hit in hits[:2]] == [told.pk, reply.pk]
 
 
+def test_between_two_people_a_question_before_a_matching_reply_does_not_join_it(alice):
+    """Two people's short turns: the other half of a matching turn's exchange joins it whether
+    it matches or not, but not when it is a question (it says nothing of its own; the hits
+    it pushed down hold more)."""
+    asked, statement = (conversation_create(user=alice) for _ in range(2))
+    question = message_create(
+        conversation=asked, role="user", content="Did you try the climbing gym downtown?"
+    )
+    answer = message_create(
+        conversation=asked, role="assistant", content="Yes, its bouldering wall has forty routes."
+    )
+    told = message_create(
+        conversation=statement, role="user", content="I spent Sunday at the gym by the river."
+    )
+    reply = message_create(
+        conversation=statement,
+        role="assistant",
+        content="Its bouldering wall had new routes this week.",
+    )
+    shown = {hit.id: hit.message_ids for hit in search(user=alice, query="bouldering routes")}
+    assert shown[answer.pk] == [answer.pk]
+    assert question.pk not in {m for ids in shown.values() for m in ids}
+    assert shown[reply.pk] == [reply.pk, told.pk]
+
+
 def test_a_message_hit_is_the_exchange_around_it(alice, say):
     """The matching turn first, its matching neighbours with it, never shown twice."""
     say("Unrelated chatter about the weather", created_at=ago(5))
