@@ -86,6 +86,58 @@ def test_a_summary_question_ranks_turns_on_one_topic_by_how_well_they_match(alic
     assert summary[0].id == best.pk
 
 
+def test_a_summary_question_weighs_a_long_reply_down_as_any_question_does(alice):
+    """Asked for a summary, the user's short turn on the topic comes before a long reply that
+    elaborates on it, over and over, in all of the question's words: four or five such
+    replies filled the memory share, and the user's turns that tell the story did not fit."""
+    first, second = (conversation_create(user=alice) for _ in range(2))
+    message_create(conversation=first, role="user", content="What next?", created_at=ago(30))
+    elaboration = " ".join(
+        f"Step {i}: keep the garden project on its watering schedule, and the schedule tidy."
+        for i in range(10)
+    )
+    reply = message_create(
+        conversation=first,
+        role="assistant",
+        content=elaboration,
+        created_at=ago(30) + timedelta(seconds=30),
+    )
+    told = message_create(
+        conversation=second,
+        role="user",
+        content="My garden project has a rain barrel for its watering schedule.",
+        created_at=ago(3),
+    )
+    asked = "Can you summarize my garden project and watering schedule?"
+    hits = search(user=alice, query=asked)
+    assert [hit.id for hit in hits[:2]] == [told.pk, reply.pk]
+
+
+def test_between_two_people_a_question_before_a_matching_reply_does_not_join_it(alice):
+    """Two people's short turns: the other half of a matching turn's exchange joins it whether
+    it matches or not, but not when it is a question (it says nothing of its own; the hits
+    it pushed down hold more)."""
+    asked, statement = (conversation_create(user=alice) for _ in range(2))
+    question = message_create(
+        conversation=asked, role="user", content="Did you try the climbing gym downtown?"
+    )
+    answer = message_create(
+        conversation=asked, role="assistant", content="Yes, its bouldering wall has forty routes."
+    )
+    told = message_create(
+        conversation=statement, role="user", content="I spent Sunday at the gym by the river."
+    )
+    reply = message_create(
+        conversation=statement,
+        role="assistant",
+        content="Its bouldering wall had new routes this week.",
+    )
+    shown = {hit.id: hit.message_ids for hit in search(user=alice, query="bouldering routes")}
+    assert shown[answer.pk] == [answer.pk]
+    assert question.pk not in {m for ids in shown.values() for m in ids}
+    assert shown[reply.pk] == [reply.pk, told.pk]
+
+
 def test_a_message_hit_is_the_exchange_around_it(alice, say):
     """The matching turn first, its matching neighbours with it, never shown twice."""
     say("Unrelated chatter about the weather", created_at=ago(5))
