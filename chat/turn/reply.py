@@ -225,7 +225,7 @@ class ReplyTask:
         self.reply = reply
         self.streaming = False
         if end_frame is None:
-            end_frame = protocol.reply_end(reply)
+            end_frame = protocol.reply_end(reply, built=True)
         await _quietly(self.publish(end_frame))
         await after_turn(self.conversation, self.user_message if self.new_message else None)
         return reply
@@ -236,7 +236,7 @@ def _finish(**fields) -> tuple[Message, protocol.ReplyEndFrame]:
     the same thread trip: that rendering is CPU the event loop need not do. The conversation's
     activity is updated after the turn, in one statement for the replies that ended together."""
     reply = services.reply_finish(**fields, touch=False)
-    return reply, protocol.reply_end(reply)
+    return reply, protocol.reply_end(reply, built=True)  # the report is the turn's own
 
 
 async def _store_with_retries(**fields) -> tuple[Message, protocol.ReplyEndFrame | None]:

@@ -231,6 +231,21 @@ def test_reply_end_carries_the_rendered_reply_and_its_context_report():
     assert frame["context"] == {"used": 120, "limit": 4000, "budget": 3000, "estimated": False}
 
 
+def test_reply_end_of_the_turns_own_report_is_the_frame_a_stored_one_gives():
+    """``built``: the report the turn built is not shape-checked again; the frame is the
+    same as the one read through ``report_read`` (with a report, and without one)."""
+    from chat.models import Message
+
+    reply = Message(pk=14, conversation_id=3, role="assistant", reply_to_id=11, status="complete")
+    reply.content = "Built *once*."
+    for report in (
+        {"total_tokens": 90, "limit": 4000, "budget": 3000, "tokens_estimated": True},
+        None,
+    ):
+        reply.context_report = report
+        assert protocol.reply_end(reply, built=True) == protocol.reply_end(reply)
+
+
 def test_reply_end_parses_its_markdown_once(monkeypatch):
     """The frame's HTML and its article's come from one render of the reply."""
     from chat import rendering
