@@ -70,7 +70,7 @@ def memory_first(messages: list[dict]) -> list[dict]:
     at = next((i for i, m in enumerate(out) if "<memory>" in m["content"]), None)
     if at is None:
         return out
-    block = out.pop(at)
+    block = dict(out.pop(at))  # a plain system block there (not AfterTurns)
     leading = next((i for i, m in enumerate(out) if m["role"] != "system"), len(out))
     out.insert(leading, block)
     return out
