@@ -11,8 +11,10 @@ a request that begins the same as the previous one: the report gives, per order,
 the request's tokens (tiktoken's, of the rendered messages) in that common prefix, median and
 lowest over turns 10 to the end. "memory first" is the order before issue 42 (the memory block
 among the leading system blocks), rebuilt from the same request by moving that block back;
-"memory last" is the order sent. No model server is involved: it measures the prompts, not
-a server's time to first token.
+"memory last" is the order sent. After each turn the user's message is learned from, as the
+after-turn batch does, so the learned style's lines change between turns as in a real
+conversation. No model server is involved: it measures the prompts, not a server's time to
+first token.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ QUESTIONS = [
     "What car do I drive?",
 ]
 REPLY = "Here is what I remember about that, in a few sentences of reply text. " * 3
+QUICK_REPLY_SECONDS = 2.0  # the gap before each question (the learned pace's evidence)
 
 
 def setup(path: str) -> None:
@@ -70,7 +73,7 @@ def memory_first(messages: list[dict]) -> list[dict]:
     at = next((i for i, m in enumerate(out) if "<memory>" in m["content"]), None)
     if at is None:
         return out
-    block = out.pop(at)
+    block = dict(out.pop(at))  # a plain system block there (not AfterTurns)
     leading = next((i for i, m in enumerate(out) if m["role"] != "system"), len(out))
     out.insert(leading, block)
     return out
@@ -90,6 +93,7 @@ def run(turns: int, budget: int, n: int) -> dict[str, list[float]]:
     from chat.services import conversation_create, message_create
     from contextwindow.tokens import count_tokens
     from memory.context import build
+    from profiles.services import profile_observe_message
 
     user = get_user_model().objects.create_user(f"prefix{n}")
     about = conversation_create(user=user, title="About me")
@@ -110,7 +114,14 @@ def run(turns: int, budget: int, n: int) -> dict[str, list[float]]:
             reused = common_prefix(previous[order], text)
             shares[order].append(count_tokens(reused, "gpt-4o") / count_tokens(text, "gpt-4o"))
             previous[order] = text
-        message_create(conversation=chat, role="assistant", content=REPLY)
+        # Stored with its request's report, as the chat does: the next request's window keeps
+        # the start this one had (memory.context._History's anchor).
+        message_create(
+            conversation=chat, role="assistant", content=REPLY, context_report=built.report
+        )
+        # The after-turn batch learns the user's style from the message (a quick exchange):
+        # its lines come and go between turns, as in a real conversation.
+        profile_observe_message(user=user, text=question, gap_seconds=QUICK_REPLY_SECONDS)
     return shares
 
 

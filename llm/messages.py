@@ -9,9 +9,10 @@ empty row is left out). So, by default (``single``):
 
 - every system message before the first turn becomes one section of a single leading system
   message, in order, separated by a rule (each block opens with its own header saying what it
-  is); a system message after the turns (the per-turn memory block, sent last so that the
-  prefix before it stays the same between turns and a server's prompt cache reuses it) opens
-  the user turn that follows it;
+  is); a system message after the turns (the per-turn blocks, sent last so that the
+  prefix before them stays the same between turns and a server's prompt cache reuses it;
+  marked ``AfterTurns``, so that on a first turn, with no history before them, they are not
+  taken for leading ones) opens the user turn that follows it;
 - consecutive messages of the same role are merged into one turn, so a failed reply's gap
   closes;
 - a conversation window that opens with an assistant turn (its user message was summarised or
@@ -36,6 +37,15 @@ TURN_SEPARATOR = "\n\n"
 WINDOW_OPENER = "(Earlier messages of this conversation are left out or summarised above.)"
 
 
+class AfterTurns(dict[str, str]):
+    """A system block sent after the history (``memory.context.PER_TURN_BLOCKS``: it may
+    change from one turn to the next). To everything else a plain message dict (equal to
+    one, serialised as one, sent as its role and content); ``single`` opens the user turn
+    that follows it with it even on a conversation's first turn, where no history stands
+    before it: the leading system message is then the same on every turn of a conversation
+    (a server's prompt cache keeps it), not the first turn's alone with the memory in it."""
+
+
 def shape_messages(
     messages: Sequence[dict], *, shape: str | None = None
 ) -> list[ChatCompletionMessageParam]:
@@ -50,7 +60,10 @@ def shape_messages(
 
 
 def single_system_alternating(messages: Sequence[dict]) -> list[dict]:
-    first_turn = next((i for i, m in enumerate(messages) if m["role"] != "system"), len(messages))
+    first_turn = next(
+        (i for i, m in enumerate(messages) if m["role"] != "system" or isinstance(m, AfterTurns)),
+        len(messages),
+    )
     leading = messages[:first_turn]
     sections = [m["content"] for m in leading if m["role"] == "system" and m["content"].strip()]
     turns: list[dict] = []

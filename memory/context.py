@@ -3,10 +3,13 @@
 ``build(conversation=..., user_text=...)`` returns ``BuiltContext(messages, report)``. Blocks, in
 the order sent, what changes least first so that a server's prompt cache reuses the prefix
 (llama.cpp's slot cache, OpenAI's cached input tokens): the versioned system prompt; the
-user's preferences and style; the project's instructions; the conversation's rolling summary;
-as many recent messages as fit under the conversation's strategy; then what is chosen for this
-turn's message, last before it: the user's level in the subjects it names and long-term memory
-retrieved for it (quoted data with dates and sources).
+user's stated preferences; the project's instructions; the conversation's rolling summary;
+as many recent messages as fit under the conversation's strategy; then the blocks that may
+change between two turns, last before the message: the style learned from the user's
+messages (its lines come and go as running averages cross their bands), the user's level in
+the subjects the message names and long-term memory retrieved for it (quoted data with
+dates and sources). Everything before the history changes only when the user (or staff)
+changes something, or when a new summary version is made.
 
 The whole request stays within the conversation's budget minus a reserve for the reply. Recent
 messages are read newest-first with an indexed query, using their stored token counts, and the
@@ -42,8 +45,15 @@ from contextwindow.tokens import (
 from contextwindow.window import MemoryStrategy, select_recent
 from llm import limits, pinning
 from llm.clients import chat_endpoint
+from llm.messages import AfterTurns
 from memory import recall, selectors
-from memory.prompts import MEMORY_HEADER, PREFERENCES_HEADER, PROJECT_HEADER, SUMMARY_HEADER
+from memory.prompts import (
+    MEMORY_HEADER,
+    PREFERENCES_HEADER,
+    PROJECT_HEADER,
+    STYLE_HEADER,
+    SUMMARY_HEADER,
+)
 from memory.report import (
     Block,
     ContextReport,
@@ -77,9 +87,10 @@ WINDOW_STEP_SHARE = 0.25
 HISTORY_PAGE = 64  # rows read per query while filling the window
 MEMORY_SHARE = 0.25  # at most this share of the budget goes to long-term memory
 SUMMARY_SHARE = 0.25
-# Chosen for the turn's message: sent after the history, so the prefix before them stays the
-# same from turn to turn.
-PER_TURN_BLOCKS = frozenset({Block.EXPERTISE, Block.MEMORY})
+# Sent after the history, so the prefix before them stays the same from turn to turn: the
+# learned style (it moves with every message the user sends) and what is chosen for the
+# turn's message.
+PER_TURN_BLOCKS = frozenset({Block.STYLE, Block.EXPERTISE, Block.MEMORY})
 MIN_REPLY_SHARE = 0.5  # the reserve never takes more than half the budget
 LEFT_OUT_COUNT_CAP = 1000  # "messages left out" is counted up to this, to stay O(window)
 SCALE_SAMPLES = 3  # recent replies whose reported prompt tokens correct the estimate
@@ -232,7 +243,10 @@ def build(
     def add_block(name: Block, text: str, detail: str, *, cost: int | None = None) -> int:
         cost = budget.cost("system", text) if cost is None else cost
         budget.used += cost
-        (late if name in PER_TURN_BLOCKS else head).append({"role": "system", "content": text})
+        if name in PER_TURN_BLOCKS:
+            late.append(AfterTurns(role="system", content=text))
+        else:
+            head.append({"role": "system", "content": text})
         report["blocks"].append(block_item(name, cost, detail))
         return cost
 
@@ -248,17 +262,26 @@ def build(
     tail_cost = sum(budget.cost(m["role"], m["content"]) for m in tail)
     budget.used += tail_cost
 
+    # What the user stated goes before the history; the learned style, which may change after
+    # any message (a running average crossing its band), after it (PER_TURN_BLOCKS).
     instructions = build_instructions(profile)
-    if instructions.text:
-        text = f"{PREFERENCES_HEADER}\n{instructions.text}"
+    sent: list[str] = []
+    for name, part, header, kind in (
+        (Block.PREFERENCES, instructions.stated, PREFERENCES_HEADER, "preference"),
+        (Block.STYLE, instructions.learned, STYLE_HEADER, "metric"),
+    ):
+        if not part:
+            continue
+        text = f"{header}\n{part}"
         cost = budget.cost_repeated("system", text)
         if cost <= budget.left:
-            add_block(Block.PREFERENCES, text, f"{len(instructions.sources)} rules", cost=cost)
-            report["preferences"] = preferences_item(
-                text=instructions.text,
-                sources=instructions.sources,
-                skipped=instructions.skipped,
-            )
+            rules = sum(1 for source in instructions.sources if source["kind"] == kind)
+            add_block(name, text, f"{rules} rules", cost=cost)
+            sent.append(part)
+    if sent:
+        report["preferences"] = preferences_item(
+            text="\n\n".join(sent), sources=instructions.sources, skipped=instructions.skipped
+        )
     project = selectors.project_instructions(conversation)
     report["scope"] = scope_item(
         project_id=project.id if project else None, name=project.name if project else ""

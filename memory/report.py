@@ -39,8 +39,9 @@ class Block(StrEnum):
     PROJECT = "project"  # the project's instructions: stable, so before the per-turn blocks
     SUMMARY = "summary"
     HISTORY = "history"
-    # The two chosen for the message, so they change every turn: after the history, so that the
-    # prefix before them is cached.
+    # The learned style (it may change after any message) and the two chosen for the message
+    # (they change every turn): after the history, so that the prefix before them is cached.
+    STYLE = "style"
     EXPERTISE = "expertise"  # the user's level in the message's domain(s)
     MEMORY = "memory"
     MESSAGE = "message"

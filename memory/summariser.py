@@ -16,8 +16,10 @@ token cap mid-string, a small model fills the schema with punctuation, a server 
 
 To llama.cpp, whose grammar enforces a schema's ``maxLength`` and ``maxItems``, the schema is
 sent bounded (``BOUNDED_SCHEMA``, narrower when little room is left) with a cap of the room
-its context leaves up to the longest answer those bounds allow: a small model that rambles
-still closes its JSON in time.
+its context leaves up to the longest answer those bounds allow, counted at a token a
+character (``CHARS_PER_ANSWER_TOKEN``: a floor, not an average), and a batch is split until
+its prompt leaves that room for the narrowest schema: a small model that rambles still
+closes its JSON in time.
 
 An answer that parses is also checked as a summary (``memory.extraction.acceptance``): long
 enough for what it covers, no echo of the prompts, the open items of the version it replaces
@@ -175,7 +177,12 @@ SCALES = (1.0, 0.75, 0.5, 0.25)
 MIN_TEXT = 20  # characters: the shortest a scaled text may be
 BOUNDED_INSTRUCTIONS = """
 Be brief: only the few most important items in each list, each text one short sentence."""
-CHARS_PER_TOKEN = 3  # JSON is punctuation-dense: fewer characters a token than prose
+# The answer's tokens are sized at one a character, a floor, not an average: under the grammar
+# a small model can spend a token a character (SmolLM2 on llama.cpp wrote 2,069 characters in
+# the 1,907 tokens a bound of 3 characters a token had left it, and was cut), and a token is
+# never less than a character of the answer's ASCII. Costs nothing when the model is brief:
+# the grammar ends the answer at its bounds, whatever the cap.
+CHARS_PER_ANSWER_TOKEN = 1
 
 # For servers without json_schema: the shape, said in words.
 OBJECT_INSTRUCTIONS = """
@@ -221,28 +228,35 @@ def _bounded(schema: dict, key: str = "", scale: float = 1.0) -> dict:
 
 
 def _longest(schema: dict) -> int:
-    """The most characters an answer to the bounded ``schema`` can have (no whitespace)."""
+    """The most characters an answer to the bounded ``schema`` can have, with a character of
+    whitespace where llama.cpp's grammar allows some (its ``space`` rule: around a key's
+    colon, after each comma and opening bracket, before each closing one), as a model that
+    lays its JSON out on lines writes it: a token of newline and indentation each."""
     kind = schema.get("type")
     kinds = kind if isinstance(kind, list) else [kind]
     if "enum" in schema:
         return max(len(json.dumps(value)) for value in schema["enum"])
     if "properties" in schema:
-        fields = (len(json.dumps(k)) + 2 + _longest(v) for k, v in schema["properties"].items())
-        return 2 + sum(fields)
+        fields = (len(json.dumps(k)) + 5 + _longest(v) for k, v in schema["properties"].items())
+        return 3 + sum(fields)
     if "array" in kinds:
-        return 2 + schema["maxItems"] * (_longest(schema["items"]) + 1)
+        return 3 + schema["maxItems"] * (_longest(schema["items"]) + 2)
     if "string" in kinds:
         return schema["maxLength"] + 2
     return 20  # a number, an integer, null
 
 
 def _tokens_of_longest(schema: dict) -> int:
-    return -(-_longest(schema) // CHARS_PER_TOKEN)
+    return -(-_longest(schema) // CHARS_PER_ANSWER_TOKEN)
 
 
 BOUNDED_SCHEMA = _bounded(SCHEMA)
 BOUNDED_CAP = _tokens_of_longest(BOUNDED_SCHEMA)  # its longest answer, in tokens
 _SCALED = [(s, _bounded(SCHEMA, scale=s)) for s in SCALES]
+# The longest answer of the narrowest schema: the room a bounded request must leave in the
+# server's context (or its batch is split), so that no answer is cut by the context's end.
+NARROWEST_CAP = _tokens_of_longest(_SCALED[-1][1])
+MAX_ANSWER_SHARE = 0.5
 
 
 def bounded_schema(tokens: int) -> tuple[dict, int]:
@@ -278,6 +292,17 @@ def answer_cap(message_count: int, limit: int) -> int:
     """The answer expected for a batch of ``message_count``: what a request must leave room
     for; never more than ``limit`` (SUMMARY_MAX_TOKENS)."""
     return min(CAP_BASE_TOKENS + CAP_PER_MESSAGE_TOKENS * message_count, limit)
+
+
+def _answer_room(request: Request, mode: str, message_count: int, context: int) -> int:
+    """What a request must leave for its answer in a ``context`` of the server's tokens: a
+    bounded one the longest answer of the narrowest bounded schema (the widest that fits the
+    room is sent), but no more than half the context (a small server's prompt needs the
+    rest: there a model that fills every bound could still be cut); others ``answer_cap``;
+    never more than SUMMARY_MAX_TOKENS."""
+    if request.bounded and mode == JSON_SCHEMA:
+        return min(NARROWEST_CAP, request.max_tokens, int(context * MAX_ANSWER_SHARE))
+    return answer_cap(message_count, request.max_tokens)
 
 
 def bounded_request(limit: int, room: int | None) -> tuple[dict, int]:
@@ -395,7 +420,7 @@ def _fits(previous, messages, request: Request, mode) -> bool:
     instructions, payload = _prompt(previous, messages, request, mode)
     estimated = _estimate(instructions, payload, request.model)
     scale = limits.token_scale(endpoint, request.model)
-    return estimated * scale + answer_cap(len(messages), request.max_tokens) <= context
+    return estimated * scale + _answer_room(request, mode, len(messages), context) <= context
 
 
 def _room(instructions: str, payload: str, model: str) -> int | None:

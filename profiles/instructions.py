@@ -17,7 +17,12 @@ Rules, in order:
 ``instructions_for(user)`` returns an ``InstructionsBlock``: ``.text`` for the system prompt
 ("" when nothing applies), ``.sources`` with one JSON-serialisable dict per line saying which
 preference or which metric (value, message count) produced it, and ``.skipped`` with the
-metrics that were not used and why.
+metrics that were not used and why. ``.text`` is two parts: ``.stated``, what the user chose or
+wrote (it changes only when they change it), and ``.learned``, the lines of the learned metrics
+(they come and go as the running averages cross a band, between two turns of a conversation).
+The context build sends them apart (``memory.context``): the stated part before the history,
+the learned part after it, so that a metric crossing its band never changes the prefix a
+server's prompt cache holds.
 """
 
 from __future__ import annotations
@@ -159,6 +164,7 @@ PREFERENCE_LINES: dict[str, dict[str, str]] = {
 }
 
 HEADER = "Adapt your replies to this user (from their profile):"
+LEARNED_HEADER = "Adapt your replies to how this user writes:"
 NOTES_TAG = "user_notes"
 NOTES_INTRO = (
     f"The user wrote the notes below about how they want to be answered, quoted in the "
@@ -178,12 +184,17 @@ _TAG_RE = re.compile(rf"<\s*/?\s*{NOTES_TAG}\b[^>]*>?", re.IGNORECASE)
 class InstructionsBlock:
     """The personalised block of the system prompt and where each of its lines came from."""
 
-    text: str = ""
+    stated: str = ""  # the preferences and notes the user set: stable between turns
+    learned: str = ""  # the learned metrics' lines: may change after any message
     sources: list[dict[str, Any]] = field(default_factory=list)
     skipped: list[dict[str, Any]] = field(default_factory=list)
 
+    @property
+    def text(self) -> str:
+        return "\n\n".join(part for part in (self.stated, self.learned) if part)
+
     def __bool__(self) -> bool:
-        return bool(self.text)
+        return bool(self.stated or self.learned)
 
 
 def instructions_for(user) -> InstructionsBlock:
@@ -196,11 +207,12 @@ def instructions_for(user) -> InstructionsBlock:
 def build_instructions(profile: UserProfile) -> InstructionsBlock:
     """The instructions block for a loaded profile (no queries)."""
     lines: list[str] = []
+    learned: list[str] = []
     sources: list[dict[str, Any]] = []
     skipped: list[dict[str, Any]] = []
 
     def add(line: str, **source: Any) -> None:
-        lines.append(line)
+        (learned if source["kind"] == "metric" else lines).append(line)
         sources.append({**source, "line": line})
 
     # Only values from their lists reach the prompt (an import or an old row could hold
@@ -236,13 +248,17 @@ def build_instructions(profile: UserProfile) -> InstructionsBlock:
         line = low_line if value <= low else high_line
         add(line, **metric, threshold=MIN_MESSAGES)
 
-    text = ""
-    if lines:
-        text = "\n".join([HEADER, *(f"- {line}" for line in lines)])
+    stated = _listed(HEADER, lines)
     notes = _user_notes(profile, sources)
     if notes:
-        text = f"{text}\n\n{notes}" if text else notes
-    return InstructionsBlock(text=text, sources=sources, skipped=skipped)
+        stated = f"{stated}\n\n{notes}" if stated else notes
+    return InstructionsBlock(
+        stated=stated, learned=_listed(LEARNED_HEADER, learned), sources=sources, skipped=skipped
+    )
+
+
+def _listed(header: str, lines: list[str]) -> str:
+    return "\n".join([header, *(f"- {line}" for line in lines)]) if lines else ""
 
 
 def _metric_unused_because(profile: UserProfile, name: str, value: float, count: int) -> str:

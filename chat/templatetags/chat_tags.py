@@ -26,7 +26,8 @@ def percent(used, limit) -> int:
 
 BLOCK_LABELS = {
     "system": "System prompt",
-    "preferences": "Your preferences and style",
+    "preferences": "Your preferences",
+    "style": "Your learned style",
     "project": "Project instructions",
     "expertise": "Your level in this subject",
     "summary": "Rolling summary",
@@ -49,9 +50,11 @@ def kind_label(kind: str) -> str:
 
 def _block_detail(block: BlockItem, report: ContextReport) -> str:
     name = block.get("name")
-    preferences = report.get("preferences")
-    if name == "preferences" and preferences:
-        return counted(len(preferences.get("sources") or []), "rule")
+    if name in ("preferences", "style"):
+        # "N rules", the block's own count (a report before the style had its own block
+        # counted the learned lines under the preferences)
+        number = "".join(ch for ch in str(block.get("detail", "")) if ch.isdigit())
+        return counted(int(number), "rule") if number else ""
     expertise = report.get("expertise")
     if name == "expertise" and expertise:
         return ", ".join(

@@ -22,10 +22,13 @@ from memory.report import (
     report_read,
 )
 from profiles.expertise import domains_set
-from profiles.services import profile_update_preferences
+from profiles.instructions import MIN_MESSAGES
+from profiles.services import profile_observe_message, profile_update_preferences
 from projects.services import project_create
 
 pytestmark = pytest.mark.django_db
+
+CASUAL = "hey lol gonna grab food, wanna come?? haha"
 
 
 def assert_matches(item: dict, contract) -> None:
@@ -36,9 +39,11 @@ def assert_matches(item: dict, contract) -> None:
 
 @pytest.fixture
 def busy_conversation(alice):
-    """A conversation whose report has every part: preferences, a project's instructions, a
-    summary, memories sent and left out, messages sent and left out."""
+    """A conversation whose report has every part: preferences, a learned style, a project's
+    instructions, a summary, memories sent and left out, messages sent and left out."""
     profile_update_preferences(user=alice, preferences={"response_format": "bullets"})
+    for _ in range(MIN_MESSAGES):  # casual: a learned tone line
+        profile_observe_message(user=alice, text=CASUAL)
     domains_set(user=alice, settings={"gardening": "beginner"})  # "gardening tips": expertise
     for i in range(30):
         Fact.objects.create(

@@ -15,6 +15,8 @@ switchable per test through ``Behaviour``:
   server does (``honour_max_tokens``, on by default);
 - ``json_cut_at``: a structured answer cut mid-string after that many characters, with
   ``finish_reason: "length"``; ``reject_json_schema``: 400 for ``response_format`` json_schema;
+  ``answer_chars_per_token``: a non-streamed answer counted against ``max_tokens`` at that
+  many characters a token instead of a word a token;
 - ``slots``: a server with that many slots: a request beyond them waits for one (a single slot
   makes the second request wait for the first), its wait recorded in ``requests``;
 - ``prompt_tokens_per_word``: the usage it reports, for a tokenizer that is not tiktoken;
@@ -57,6 +59,9 @@ class Behaviour:
     strict_template: bool = False  # 400 unless one leading system message + alternation
     honour_max_tokens: bool = True  # stop at max_tokens words with finish_reason "length"
     json_cut_at: int | None = None  # cut the structured answer after this many characters
+    # A non-streamed answer's tokens as this many characters each, not words: a small model
+    # under a grammar can spend a token a character (SmolLM2 on llama.cpp, issue 42).
+    answer_chars_per_token: int | None = None
     reject_json_schema: bool = False  # 400 for response_format json_schema
     slots: int | None = None  # concurrent requests served; more wait for a free slot
     prompt_tokens_per_word: float = 1.0  # reported prompt tokens per word of the messages
@@ -257,6 +262,9 @@ class _Handler(BaseHTTPRequestHandler):
             finish = "stop"
             cap = _max_tokens(body) if behaviour.honour_max_tokens else None
             pieces = words(content, 1)
+            if behaviour.answer_chars_per_token:
+                per = behaviour.answer_chars_per_token
+                pieces = [content[i : i + per] for i in range(0, len(content), per)]
             if cap is not None and len(pieces) > cap:
                 content, finish = "".join(pieces[:cap]), "length"
             if behaviour.json_cut_at is not None and len(content) > behaviour.json_cut_at:
