@@ -11,7 +11,8 @@ conversation starts in it, so its instructions and its memory apply to every tur
 from __future__ import annotations
 
 from django.conf import settings
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, IntegerField, OuterRef, Value
+from django.db.models.functions import Coalesce
 
 from api.wire import ApiError, Turn
 from chat.models import Conversation, Message
@@ -21,6 +22,11 @@ from projects.selectors import project_named
 
 CANDIDATES = 10  # conversations whose last two turns match, compared in full
 SHOWN_ROLES = [Message.Role.USER, Message.Role.ASSISTANT]
+# "In the branch shown" (hidden_by is null) as an expression no index serves: with
+# ``hidden_by__isnull`` SQLite walks the hidden_by index, every shown message of every user,
+# a cost per request that grew with the whole table; so it goes through the user's
+# conversations and their messages' index instead.
+_SHOWN = Coalesce("hidden_by", Value(0), output_field=IntegerField())
 
 
 def _threads(conversation_ids: list[int]) -> dict[int, list[Turn]]:
@@ -81,13 +87,13 @@ def conversation_matching(
         return None
     history = [Turn(t.role, clean_text(t.text)) for t in history]
     last = history[-1]
-    candidates = Message.objects.filter(
+    candidates = Message.objects.alias(shown=_SHOWN).filter(
         conversation__user=user,
         conversation__temporary=temporary,
         conversation__project=project,
         role=last.role,
         content=last.text,
-        hidden_by__isnull=True,
+        shown=0,
     )
     if len(history) > 1:
         before = history[-2]

@@ -4,7 +4,8 @@ Django's ASGI handler with the pages' middleware, and through ``api.asgi`` (the 
 in the event loop), alternating, on a scratch SQLite database. Reports each path's wall time
 and CPU time (every thread of the process) per request; the difference is what the pages'
 middleware and its thread trips add to every /v1 request, a streamed reply's first token
-included.
+included. A third path, ``api.asgi`` with Django's own ``handle``, shows what the request
+signals' thread (``request_started`` / ``request_finished`` through ``sync_to_async``) costs.
 
     .venv/bin/python bench/api_middleware.py [--requests 300]
 """
@@ -75,13 +76,22 @@ def main() -> None:
         from asgiref.sync import sync_to_async
         from django.contrib.auth import get_user_model
         from django.core.asgi import get_asgi_application
+        from django.core.handlers.asgi import ASGIHandler
 
         from api.asgi import ApiHandler
         from profiles.keys import key_create
 
         user = get_user_model().objects.create_user("bench-api")
         secret = key_create(user=user, name="bench").secret
-        paths = {"pages' middleware": get_asgi_application(), "api.asgi": ApiHandler()}
+
+        class SignalsThreaded(ApiHandler):
+            handle = ASGIHandler.handle  # type: ignore[assignment]
+
+        paths = {
+            "pages' middleware": get_asgi_application(),
+            "api.asgi, Django's signal trips": SignalsThreaded(),
+            "api.asgi": ApiHandler(),
+        }
         results: dict[str, tuple[list[float], list[float]]] = {k: ([], []) for k in paths}
 
         async def run() -> None:
