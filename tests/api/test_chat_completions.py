@@ -259,7 +259,9 @@ async def test_after_the_turn_the_memory_learns_and_a_new_conversation_recalls_i
         model=model, messages=[{"role": "user", "content": "Where are we going this summer?"}]
     )
     prompt = fake_llm.chat_requests()[-1]["body"]["messages"]
-    assert "Porto in August" in " ".join(str(m["content"]) for m in prompt[:-1])
+    # The memory block goes last, before the question (the prompt's cacheable prefix first).
+    assert "Porto" not in prompt[-1]["content"].rsplit("\n", 1)[-1]  # not the question's word
+    assert "Porto in August" in " ".join(str(m["content"]) for m in prompt)
     assert len(await rows(Conversation, user=alice)) == 3
 
 
