@@ -31,9 +31,9 @@ def kitchen(alice):
 
 
 def prompt_of(fake_llm) -> str:
-    """What the last turn sent the model before the new message."""
+    """What the last turn sent the model (the memory block opens the last user turn)."""
     messages = fake_llm.chat_requests()[-1]["body"]["messages"]
-    return " ".join(str(m["content"]) for m in messages[:-1])
+    return " ".join(str(m["content"]) for m in messages)
 
 
 async def ask(secret, text, history=(), **extra):
