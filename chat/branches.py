@@ -149,9 +149,10 @@ def branch_path_to(message: Message) -> list[Message]:
             break
         path.append(question)
         root_id = question.branch_of_id or question.pk
-        group = Message.objects.filter(
-            conversation_id=question.conversation_id, role=Message.Role.USER
-        ).filter(Q(pk=root_id) | Q(branch_of_id=root_id))
+        # By its keys (the group is the question's conversation's): not through its rows.
+        group = Message.objects.filter(Q(pk=root_id) | Q(branch_of_id=root_id)).filter(
+            role=Message.Role.USER
+        )
         holder = group.exclude(hidden_by=F("pk")).first()
         question_id = holder.hidden_by_id if holder is not None else None
     return path[::-1]
@@ -215,12 +216,16 @@ def branch_preview_holding(*, conversation: Conversation, message_id: int) -> Pr
     if not path:
         return None
     roots = {question.branch_of_id or question.pk for question in path}
+    # The groups' questions found by their keys (the path's questions are this conversation's):
+    # no walk through the conversation's rows.
     start = Subquery(
-        Message.objects.filter(conversation=conversation, role=Message.Role.USER)
-        .filter(Q(pk__in=roots) | Q(branch_of_id__in=roots))
+        Message.objects.filter(Q(pk__in=roots) | Q(branch_of_id__in=roots))
+        .filter(role=Message.Role.USER)
         .order_by("created_at")
         .values("created_at")[:1]
     )
+    # Before them, the page's share of the shown rows: more than the page takes before its
+    # question (chat.selectors._preview_page), so whether earlier ones exist shows too.
     earlier = (
         Message.objects.filter(
             conversation=conversation, hidden_by__isnull=True, created_at__lt=start
@@ -228,9 +233,14 @@ def branch_preview_holding(*, conversation: Conversation, message_id: int) -> Pr
         .order_by("-created_at", "-id")
         .values("pk")[: HISTORY_PAGE_SIZE + 1]
     )
+    # The conversation named in each side of the "or": each is an index's (SQLite's
+    # multi-index or), and PostgreSQL takes it out as one condition: never the whole table.
     rows = list(
-        Message.objects.filter(conversation=conversation)
-        .filter(Q(created_at__gte=start) | Q(pk__in=earlier))
+        Message.objects.filter(
+            Q(conversation=conversation, created_at__gte=start)
+            | Q(conversation=conversation, pk__in=earlier)
+        )
+        .order_by()  # put in order below
         .values_list("pk", "created_at", "hidden_by_id", "branch_of_id", "role")
     )
     place = {pk: (created_at, pk) for pk, created_at, *_ in rows}

@@ -59,9 +59,10 @@ def watch(job: Watch) -> None:
     """On the event loop: wait for ``job`` in the background, then run its ``then``. A job
     already watched here (staff asked twice for a run already queued) is not watched twice."""
     name = f"job-watch-{job.name}"
-    if any(task.get_name() == name for task in _watches):
+    loop = asyncio.get_running_loop()
+    if any(t.get_name() == name and t.get_loop() is loop and not t.done() for t in _watches):
         return
-    task = asyncio.get_running_loop().create_task(_watch(job), name=name)
+    task = loop.create_task(_watch(job), name=name)
     _watches.add(task)
     task.add_done_callback(_watches.discard)
 
