@@ -1,5 +1,4 @@
 from django import template
-from django.template.loader import get_template
 from django.urls import reverse
 from django.utils.safestring import mark_safe
 
@@ -85,15 +84,12 @@ def context_report_body(stored: dict | None, conversation=None) -> dict:
     return report_view(stored, conversation)
 
 
-@register.simple_tag
-def context_report_lazy(message, number: int, total: int) -> str:
+@register.inclusion_tag("chat/_context_report_lazy.html")
+def context_report_lazy(message, number: int, total: int) -> dict:
     """The chat page's summary of a reply's report, the body loaded on demand from
-    chat:context_report (an earlier version's report by its number). Its template rendered
-    on its own, not as an inclusion tag: that copied the whole page's context for every reply
-    (37 of this tag's 62 µs, a third of a reply's article in every ``reply_end`` frame)."""
+    chat:context_report (an earlier version's report by its number)."""
     url = reverse("chat:context_report", args=[message.conversation_id, message.pk])
-    url = url if number == total else f"{url}?version={number}"
-    return get_template("chat/_context_report_lazy.html").render({"url": url})
+    return {"url": url if number == total else f"{url}?version={number}"}
 
 
 def report_view(stored: dict | None, conversation=None) -> dict:
