@@ -36,6 +36,19 @@ FIGURES: dict = {}
 GEMMA_TEMPLATE = Path(__file__).resolve().parents[2] / "bench" / "realservers" / "gemma3.jinja"
 
 
+def _amx_flags() -> list[str]:
+    """``--no-repack`` on a CPU that states AMX: the server built with -march=native puts the
+    weights in ggml's AMX buffers, and where the system (a VM, a sandbox) grants the tiles
+    but cannot run them, the first matrix product dies on ``ldtilecfg`` (SIGSEGV while the
+    model loads: 2026-12-07, a Sapphire Rapids host). The flag turns the CPU's extra buffer
+    types (AMX, weight repacking) off; elsewhere the server keeps them."""
+    try:
+        flags = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return []
+    return ["--no-repack"] if " amx_tile" in flags else []
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -76,6 +89,7 @@ def _llama_server(model: str, alias: str, *template: str):
             *template,
             "--offline",
             "--no-webui",
+            *_amx_flags(),
         ],
         stdout=log,
         stderr=subprocess.STDOUT,
