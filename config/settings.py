@@ -98,7 +98,6 @@ DATABASE_URL = env_str("DATABASE_URL")
 if not DATABASE_URL:
     VAR_DIR.mkdir(exist_ok=True)
     DATABASE_URL = f"sqlite:///{VAR_DIR / 'db.sqlite3'}"
-SQLITE_ENGINE = "config.sqlite3"
 # Persistent connections (checked before reuse): opening one per query costs milliseconds on
 # every turn, and closing the last SQLite connection checkpoints its WAL.
 DATABASES = {
@@ -109,8 +108,6 @@ DATABASES = {
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # Django's backend, its placeholders converted once per statement text (config/sqlite3).
-    DATABASES["default"]["ENGINE"] = SQLITE_ENGINE
     # WAL lets the server read while the db worker writes; IMMEDIATE avoids upgrade deadlocks.
     DATABASES["default"]["OPTIONS"] = {
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",

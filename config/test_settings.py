@@ -28,7 +28,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":  # noqa: F
     DATABASES["default"]["TEST"] = {  # noqa: F405
         "NAME": f"test_{DATABASES['default']['NAME']}_{os.getpid()}"  # noqa: F405
     }
-elif DATABASES["default"]["ENGINE"] == SQLITE_ENGINE:  # noqa: F405
+elif DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
     # A file, not the in-memory default: the app runs database work in several threads, and
     # in-memory shared-cache SQLite fails on concurrent access ("table is locked") where a
     # WAL file waits its turn, as in production.

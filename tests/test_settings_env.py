@@ -174,7 +174,7 @@ def test_a_given_secret_key_and_hosts_are_used_as_set():
 def test_without_database_url_the_database_is_sqlite_in_var():
     """No DATABASE_URL means SQLite in the project's var/ directory."""
     values = settings_with(**DEVELOPMENT)
-    assert values["ENGINE"] == "config.sqlite3"  # Django's, placeholders converted once
+    assert values["ENGINE"] == "django.db.backends.sqlite3"
     assert Path(values["DB_NAME"]) == PROJECT / "var" / "db.sqlite3"
 
 
