@@ -60,7 +60,10 @@ def conversation_create(
     )
     if strategy:
         conversation.strategy = strategy
-    conversation.full_clean()
+    # Every field checked but the user's existence: a query on each new conversation (a
+    # /v1 request's, before its first token) for a row the caller just read (its session's,
+    # its key's), which the foreign key holds anyway.
+    conversation.full_clean(exclude=["user"])
     conversation.save()
     return conversation
 
