@@ -71,8 +71,9 @@ def run_worker_elsewhere() -> None:
 
 def run_worker_elsewhere_holding_the_loop() -> None:
     """The worker, with this event loop held until it is done: its layer stands in for the
-    whole process's (``channel_layers`` is one for every thread), so a watch that saw one of
-    several runs end must not send before the worker's last run is done."""
+    whole process's (``channel_layers`` is one for every thread), so a watch that saw a job
+    end must not send while the worker's layer stands in (its frames would go nowhere: a
+    race that a loaded host lost)."""
     worker = threading.Thread(target=run_worker_elsewhere)
     worker.start()
     worker.join()
@@ -132,7 +133,7 @@ async def test_a_models_title_reaches_the_open_tab_from_a_worker_elsewhere(alice
 
     await run_turn(user=alice, conversation=conversation, text="How do I proxy Django?", sink=sink)
     for _ in range(100):  # the after-turn batch may queue the title job a moment later
-        await sync_to_async(run_worker_elsewhere)()
+        run_worker_elsewhere_holding_the_loop()
         stored = await Conversation.objects.aget(pk=conversation.pk)
         if stored.title_source == "generated" and stored.title == "Nginx in front of Django":
             break
@@ -176,7 +177,7 @@ async def test_keep_this_branch_brings_its_made_title_to_the_open_tab(alice, fak
 
     response = await client.post(reverse("chat:branch_keep", args=[conversation.pk, lisbon.pk]))
     assert response.status_code == 302
-    await sync_to_async(run_worker_elsewhere)()
+    run_worker_elsewhere_holding_the_loop()
 
     seen = await frames_until(tab, "title")  # the stand-in's, sent with the switch
     while seen[-1]["title"] != "Lisbon for a family":
@@ -210,7 +211,7 @@ async def test_staffs_resummarise_brings_its_notices_to_the_open_tab(alice, staf
 
     response = await client.post(reverse("staff:resummarise", args=[conversation.pk]))
     assert response.status_code == 302
-    await sync_to_async(run_worker_elsewhere)()
+    run_worker_elsewhere_holding_the_loop()
 
     notice = (await frames_until(tab, "memory_event"))[-1]
     assert notice["id"] == (await MemoryEvent.objects.aget(source="summary")).pk
