@@ -54,8 +54,15 @@ def auditor(live_env):
     return "audrey"
 
 
+SCROLLABLES_REACHABLE = """() => [...document.querySelectorAll('table, .code-block pre')]
+    .every((box) => box.scrollWidth <= box.clientWidth + 1 || box.hasAttribute('tabindex'))"""
+
+
 def audit(page, where: str) -> list[str]:
     """Serious and critical axe violations on the page, as readable lines."""
+    # ui.js gives a scrolling table or code block its tabindex when the browser is next idle
+    # (up to a second after the page): the audit waits for that, as a keyboard user would.
+    page.wait_for_function(SCROLLABLES_REACHABLE, timeout=5000)
     if not page.evaluate("typeof window.axe !== 'undefined'"):
         page.evaluate(AXE)  # evaluated by the driver: the page's CSP does not apply
     result = page.evaluate(
