@@ -14,34 +14,14 @@ from chat.services import conversation_create, message_create
 from llm.messages import shape_messages
 from memory.context import build
 from profiles.services import profile_observe_message, profile_update_preferences
+from tests.support.trip_turns import TRIP_TURNS
 
 pytestmark = pytest.mark.django_db
 
 # Short, quick messages (as a user types them in a chat): the learned lines appear one by one
 # as each metric gets its messages and crosses its band, and "Length" comes and goes around
 # its threshold.
-MESSAGES = [
-    "Hi! I want to plan a visit to my sister this spring.",
-    "Where does Ana live, again?",
-    "I think we will go in May, for five days.",
-    "Should we take the train or drive the Fiat?",
-    "The car needs new tyres first, so let's say the train.",
-    "We decided to take the train. Can you remind me what Ana does for work?",
-    "I need to book the train tickets by Friday.",
-    "What Portuguese phrases should I practise before the trip?",
-    "Give me three phrases for ordering food.",
-    "I'm vegetarian, so how do I ask whether a dish has meat?",
-    "Can Rex come with us on the train?",
-    "Ana has a small flat, so we will stay in a hotel near the river.",
-    "What should I pack for Porto in May?",
-    "Remind me what I still have to book.",
-    "Ana's birthday is on the 12th of May; we should bring a present.",
-    "What present would a nurse like?",
-    "Let's buy her a good pair of walking shoes.",
-    "I also want to try a ramen place in Porto if there is one.",
-    "How do I say 'thank you very much' in Portuguese?",
-    "What day is Ana's birthday again?",
-]
+MESSAGES = TRIP_TURNS[:20]
 QUICK_REPLY_SECONDS = 2.0  # the gap since the reply: a quick exchange (the pace's evidence)
 
 
