@@ -49,6 +49,7 @@ from memory.extraction.text import (
     wordset,
 )
 from memory.extraction.types import ExtractedAction
+from memory.extraction.validation import framed
 
 _ACTION_VERBS = wordset(
     """send email mail call phone text message ping fix write finish complete review prepare
@@ -243,7 +244,8 @@ def _action_from_clause(clause: str, s: Sent, today: datetime.date) -> Extracted
             deps = [strip_end(_DEP_DONE.sub("", lead["dep"])), *deps]
         if len(what) < 3 or len(what.split()) > 40:
             return None
-        return ExtractedAction(what, owner, due, status, deps, s.index)
+        # A bare word ("TODO: deploy") is kept as a statement, as the validation asks.
+        return ExtractedAction(framed(what, "Task:"), owner, due, status, deps, s.index)
     return None
 
 

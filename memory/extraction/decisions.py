@@ -26,6 +26,7 @@ import re
 from memory.extraction.sentences import CLAUSE_SPLIT, FILLER, Sent
 from memory.extraction.text import NAMES, I, cap, names_in, normalise_key, short, strip_end
 from memory.extraction.types import ExtractedDecision
+from memory.extraction.validation import framed
 
 _DECISION_PATTERNS = [
     (
@@ -171,6 +172,10 @@ def _clean_decision(raw: str, verb: str, prep: str) -> tuple[str, str, list[str]
         what = "go with " + what
     elif verb in _CHOOSING:
         what = f"{_CHOOSING[verb]} {what}"
+    # A bare word keeps the user's verb ("We decided to relocate": "Decided to relocate"), as
+    # the validation keeps statements only.
+    frame = f"{verb} {prep}" if verb and prep in ("to", "on", "upon", "for") else "decision:"
+    what = framed(what, frame)
     return short(cap(what), 240), short(rationale, 300), alternatives
 
 

@@ -1,11 +1,17 @@
 """Validation of extracted memory: every field is checked and clamped before it is stored.
 
-Pure Python (standard library only, no Django). One layer for every way memory comes in: the
-model's structured answer (``memory.summariser.parse_extraction``), the offline extractor
-(``memory.extraction.extract``) and imports. A small model cut off by its token cap, or
-confused by a schema, answers things like a summary ``':{'``, a fact ``'The 1234567890'`` at
-importance 1.0 or a decision made of punctuation; none of that may reach the model's context
-later as an "important fact".
+Pure Python (standard library only, no Django). One layer for every way memory is extracted
+from a conversation: the model's structured answer (``memory.summariser.parse_extraction``) and
+the offline extractor (``memory.extraction.extract``, ``extract_turn``), imported chats included
+(they are summarised like any other). A small model cut off by its token cap, or confused by a
+schema, answers things like a summary ``':{'``, a fact ``'The 1234567890'`` at importance 1.0,
+a decision made of punctuation, or a fact ``"Python"`` or ``"summary"``; none of that may reach
+the model's context later as an "important fact".
+
+What a user writes themself does not pass through here, and keeps its words even when they are
+one: a memory added or edited on the memory page or through the MCP ``remember`` tool
+(``memory.services.edits``, checked by its form and model) and an import of the user's own
+export (``userdata.transfer``).
 
 The rules, field by field:
 
@@ -30,11 +36,37 @@ lists of strings   each item cleaned as text; empty, meaningless and repeated it
 =================  ==========================================================================
 
 A fact, decision or action item whose main text (``text``, ``what``) fails is dropped, with
-the reason in ``Validated.dropped``; so is one whose main text is *chatter* (a greeting, thanks,
-an offer to help: "Hello! How can I help you today?", with at most one other content word; or
-bare assent, "Sure, sounds good") or repeats the app's prompts (``memory.prompts.echoes_prompt``:
-"You are memorychat, a helpful assistant ..."), which a small model returns as a decision or an
-action item. A decision's context or rationale that repeats the prompts is left empty.
+the reason in ``Validated.dropped`` (``rejection``); beyond the text rule above, its main text
+must not be:
+
+=================  ==========================================================================
+rejected           rule
+=================  ==========================================================================
+a prompt echo      it repeats the app's prompts (``memory.prompts.echoes_prompt``: "You are
+                   memorychat, a helpful assistant ..."), which a small model returns as a
+                   decision or an action item
+chatter            a greeting, thanks, an offer to help ("Hello! How can I help you
+                   today?", with at most one other content word) or bare assent ("Sure,
+                   sounds good", "Yes")
+a placeholder      a field's name or an empty value, what a small model writes when it has
+                   nothing to say or copies the schema: ``"none"``, ``"N/A"``, ``"null"``,
+                   ``"unknown"``, ``"nothing"``, ``"TBD"``, ``"No decisions were made"``,
+                   ``"text"``, ``"summary"``, ``"Decision: none"``, ``"action item"``, ``"the
+                   user"`` (a real statement may start so: "No deploys on Fridays" is kept)
+one word           not a *statement*: fewer than two words with letters (``"Rex"``,
+                   ``"Python"``, ``"AI"``); "Prefers Python", "Lives in Lisbon", "Deploy v2
+                   on 2025-03-04", "Uses C" are kept. In a script written without spaces
+                   (Chinese, Japanese, Thai, ...) three letters are a statement
+=================  ==========================================================================
+
+The one-word rule is the prompt's own request (a fact's text "in the third person"): a bare
+word is ambiguous even beside its subject (subject "name", text "Rex": the user's name, or
+their dog's?), and a confused model's subject is no better than its text (``"user"``,
+``"summary"``), so it is not rebuilt into "Name: Rex"; what is lost is still in the summary.
+The offline extractor, which knows the verb that framed a bare word, writes it as a statement
+(``framed``: "We decided to relocate" is "Decided to relocate", "TODO: deploy" is "Task:
+Deploy"). ``meaningful`` alone (topics, owners, subjects, ...) still keeps ``"AI"``.
+A decision's context or rationale that repeats the prompts is left empty.
 A summary that fails raises ``InvalidExtraction`` when it is required (the model's answer):
 the caller falls back rather than store it.
 """
@@ -110,8 +142,58 @@ def chatter(text: str) -> bool:
     return len(words) <= (1 if pleasantry else 0)
 
 
+# What a small model writes when it has nothing to say, or when it copies the schema: a field's
+# name ("Summary", "action item"), an empty value ("N/A", "none", "no decisions were made").
+_FIELD = (
+    r"(?:text|what|summary|decisions?|action\s+items?|actions?|facts?|subjects?|category|"
+    r"importance|owner|due\s+date|status|topics?|context|rationale|alternatives?|"
+    r"stakeholders?|depends\s+on|message\s+index|open\s+questions?|items?|tasks?|string|"
+    r"example|(?:the\s+)?(?:user|assistant))"
+)
+_EMPTY = (
+    r"(?:none|null|nil|n/?a|unknown|nothing|tbd|tba|tbc|empty|undefined|"
+    r"not\s+(?:applicable|available|specified|mentioned|provided|known|stated|given)|"
+    r"none\s+(?:found|yet|mentioned|identified|so\s+far|given)|"
+    r"nothing\s+(?:to\s+(?:report|note|add)|new|found|yet|mentioned)|"
+    r"no\s+(?:" + _FIELD + r"|information|info|data|details)"
+    r"(?:\s+(?:were|was|have\s+been|has\s+been))?"
+    r"(?:\s+(?:made|found|identified|mentioned|recorded|taken|given|stated|available|yet|"
+    r"so\s+far|to\s+(?:report|note)))*)"
+)
+_PLACEHOLDER = re.compile(rf"(?:{_FIELD}\s+)?{_EMPTY}|{_FIELD}", re.IGNORECASE)
+# Scripts written without spaces between words: there, a statement is one run of letters.
+_UNSPACED = re.compile(
+    "[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff"  # Thai, Lao, Myanmar, Khmer
+    "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]"  # kana, CJK ideographs
+)
+UNSPACED_MIN_LETTERS = 3
+
+
+def placeholder(text: str) -> bool:
+    """A field's name or an empty value standing in for an item (module docs)."""
+    words = " ".join(re.sub(r"[^\w/\s]+", " ", text).split())
+    return bool(_PLACEHOLDER.fullmatch(words))
+
+
+def statement(text: str) -> bool:
+    """At least two words with letters (or, in a script without spaces, a few letters):
+    "Prefers Python", not "Python"."""
+    words = [w for w in text.split() if _LETTER.search(w)]
+    return len(words) >= 2 or len(_UNSPACED.findall(text)) >= UNSPACED_MIN_LETTERS
+
+
+def framed(text: str, frame: str) -> str:
+    """``text`` as a statement for the offline extractor, which knows the words that framed an
+    item: a bare word that is otherwise content ("Relocate", "Kotlin") after its frame
+    ("Decided to relocate", "Agreed on Kotlin"); anything else as it is."""
+    cleaned = clean_text(text)
+    if not cleaned or statement(cleaned) or placeholder(cleaned) or chatter(cleaned):
+        return text
+    return f"{frame} {text}"
+
+
 def rejection(text) -> str:
-    """Why ``text`` cannot be a memory's main text, or "" when it can."""
+    """Why ``text`` cannot be an extracted memory's main text, or "" when it can."""
     cleaned = clean_text(text)
     if not cleaned:
         return "not text"
@@ -119,6 +201,10 @@ def rejection(text) -> str:
         return "the app's prompt, not the conversation"
     if chatter(cleaned):
         return "a greeting or pleasantry, not content"
+    if placeholder(cleaned):
+        return "a placeholder, not content"
+    if not statement(cleaned):
+        return "one word, not a statement"
     return ""
 
 

@@ -5,6 +5,7 @@ import math
 
 import pytest
 
+from memory import summariser
 from memory.extraction import (
     ExtractedAction,
     ExtractedDecision,
@@ -165,3 +166,123 @@ def test_the_offline_extractor_goes_through_the_same_checks():
     for fact in result.facts:
         assert v.meaningful(fact.text) and 0.0 <= fact.importance <= 1.0
     assert all(v.meaningful(topic) for topic in result.topics)
+
+
+# -- statements, not bare words (issue 42, "Never worse") -------------------------------------
+
+# Items SmolLM2-135M and Gemma 3 270M on llama.cpp returned in their JSON answers: a field's
+# name, an empty value or one word, which then reached later prompts as "important facts".
+SMALL_MODEL_FACTS = ["summary", "Rex", "user", "Yes", "Python"]
+SMALL_MODEL_ITEMS = ["Summary", "Decision", "none", "N/A"]
+PLACEHOLDERS = [
+    "null",
+    "unknown",
+    "no decisions",
+    "No decisions were made.",
+    "nothing",
+    "TBD",
+    "text",
+    "what",
+    "action item",
+    "Decision: none",
+    "The user",
+]
+
+
+@pytest.mark.parametrize("text", SMALL_MODEL_FACTS + SMALL_MODEL_ITEMS + PLACEHOLDERS + ["AI"])
+def test_a_bare_word_or_placeholder_is_no_memory(text):
+    """Whatever the field (fact, decision, action item), it is rejected with a reason."""
+    assert v.rejection(text)
+    fact = ExtractedFact("other", "", text, 0.9, 0)
+    assert v.validate_fact(fact, count=1) is None
+    assert v.validate_decision(ExtractedDecision(what=text), count=1) is None
+    assert v.validate_action(ExtractedAction(what=text), count=1) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("Python", "one word, not a statement"),
+        ("Rex", "one word, not a statement"),
+        ("N/A", "a placeholder, not content"),
+        ("summary", "a placeholder, not content"),
+        ("No action items yet", "a placeholder, not content"),
+    ],
+)
+def test_the_reason_says_what_is_wrong(text, reason):
+    assert v.rejection(text) == reason
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Prefers Python",
+        "Lives in Lisbon",
+        "Deploy v2 on 2025-03-04",
+        "Uses C",
+        "The user is vegetarian.",
+        "No deploys on Fridays",
+        "Nothing but tea before noon",
+        "我喜欢咖啡",
+    ],
+)
+def test_a_statement_is_kept(text):
+    """Two words with letters make a statement, numbers beside them or not; a sentence that
+    starts like a placeholder is still one; a script without spaces needs no space."""
+    assert v.rejection(text) == ""
+
+
+def test_a_model_answer_keeps_its_statements_and_drops_its_bare_words():
+    """The model's JSON answer, as a small model writes it: the one-word and placeholder items
+    are dropped, each with its reason; the good facts of the same answer are kept."""
+    answer = {
+        "summary": "The user talked about their dog and their job.",
+        "facts": [
+            {"category": "personal", "subject": "dog", "text": "Rex", "importance": 0.9},
+            {"category": "personal", "subject": "dog", "text": "The user's dog is called Rex."},
+            {"category": "other", "subject": "summary", "text": "summary", "importance": 1.0},
+            {"category": "work", "subject": "language", "text": "The user codes in Python."},
+            {"category": "preference", "subject": "user", "text": "Python"},
+        ],
+        "decisions": [{"what": "Decision"}, {"what": "Adopt a second dog"}],
+        "action_items": [{"what": "N/A"}, {"what": "Book the vet for Rex"}],
+    }
+    out = summariser.parse_extraction(answer, 2, today=TODAY)
+    assert [f.text for f in out.facts] == [
+        "The user's dog is called Rex.",
+        "The user codes in Python.",
+    ]
+    assert [d.what for d in out.decisions] == ["Adopt a second dog"]
+    assert [a.what for a in out.action_items] == ["Book the vet for Rex"]
+    raw = Extraction(
+        summary=answer["summary"],
+        facts=[
+            ExtractedFact(f["category"], f["subject"], f["text"], 0.5, 0) for f in answer["facts"]
+        ],
+        decisions=[ExtractedDecision(what=d["what"]) for d in answer["decisions"]],
+        action_items=[ExtractedAction(what=a["what"]) for a in answer["action_items"]],
+    )
+    assert v.validate_extraction(raw, message_count=2, today=TODAY).dropped == [
+        "fact 'Rex': one word, not a statement",
+        "fact 'summary': a placeholder, not content",
+        "fact 'Python': one word, not a statement",
+        "decision 'Decision': a placeholder, not content",
+        "action item 'N/A': a placeholder, not content",
+    ]
+
+
+def test_the_offline_extractor_says_a_bare_word_with_its_verb():
+    """The offline extractor knows what framed a bare word: it keeps it as a statement
+    ("We decided to relocate": "Decided to relocate"); a placeholder it still leaves out."""
+    result = extract(
+        [
+            {"role": "user", "content": "We decided to relocate."},
+            {"role": "user", "content": "We agreed on Kotlin."},
+            {"role": "user", "content": "TODO: deploy"},
+            {"role": "user", "content": "Decision: none"},
+            {"role": "user", "content": "TODO: N/A"},
+        ],
+        today=TODAY,
+    )
+    assert [d.what for d in result.decisions] == ["Decided to relocate", "Agreed on Kotlin"]
+    assert [a.what for a in result.action_items] == ["Task: Deploy"]
