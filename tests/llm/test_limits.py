@@ -223,6 +223,32 @@ def finer_llama_cpp(fake, n_ctx):
     fake.behaviour.tokens_per_estimate = 1.8
 
 
+def test_the_first_turn_is_sized_in_the_servers_tokens(alice, fake_llm):
+    """A 1,024-token server: the first request of a long conversation fits it, the limit
+    scaled by the probe's count; sized by the estimate alone it would be refused (400)."""
+    finer_llama_cpp(fake_llm, 1024)
+    conversation = conversation_create(user=alice, model="smollm2-135m")
+    trip_chat(conversation)
+    built = context.build(conversation=conversation, user_text="What have we planned?")
+    scale = limits.token_scale(chat_endpoint(), "smollm2-135m")
+    assert scale >= 1.8 and built.report["token_scale"] == scale
+    assert built.report["limit"] == int((1024 - built.report["reserve"]) / scale)
+    assert built.report["blocks"][1]["name"] == "history"  # as much of it as fits
+
+    async def send():
+        reply = await OpenAIProvider().stream(
+            built.messages,
+            model="smollm2-135m",
+            report=built.report,
+            max_tokens=built.report["reserve"],
+        )
+        return "".join([delta async for delta in reply])
+
+    assert asyncio.run(send())
+    (request,) = fake_llm.chat_requests()
+    assert fits(request["body"], fake_llm.behaviour)
+
+
 def test_the_first_summary_batch_is_sized_in_the_servers_tokens(conversation, fake_llm):
     """The run splits its batch by the probe's scale before sending: no request is refused
     for its length, every one fits the server's 2,048 tokens with its answer's cap."""
