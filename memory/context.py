@@ -19,7 +19,9 @@ Counts are tiktoken's: exact for OpenAI's models, an estimate for any other (the
 ``tokens_estimated``). The server's reported prompt tokens are the truth: when the last replies
 on this conversation's model show the server counting more than the estimate, the limit is
 scaled down by that ratio (``token_scale``), so a long conversation does not overflow a
-model whose tokenizer splits text finer than tiktoken.
+model whose tokenizer splits text finer than tiktoken. The server's own count, learned by
+``llm.limits`` (its tokenizer asked at the probe, a refusal for length, a summary's usage),
+scales it too, from the first turn: the larger of the two.
 
 The report's shape is the contract in ``memory.report``; it is built only with its helpers.
 """
@@ -203,8 +205,9 @@ def build(
     ``tail``: messages sent after the new one (a continued reply and the request for its
     rest); their tokens are set aside first."""
     model = conversation.effective_model
-    # Never more than the server takes (its context, learned by llm.limits).
-    total_budget = limits.chat_budget(conversation.effective_budget, chat_endpoint(), model)
+    # Never more than the server takes (its context and token scale, learned by llm.limits).
+    server = limits.server_size(chat_endpoint(), model)
+    total_budget = server.budget(conversation.effective_budget)
     reserve = min(settings.MEMORYCHAT_REPLY_RESERVE, int(total_budget * MIN_REPLY_SHARE))
     strategy = MemoryStrategy(conversation.strategy)
     summary = None
@@ -217,6 +220,10 @@ def build(
     # The newest page of history, read first: its replies give the token scale.
     history = _History(conversation, user_message, strategy, summary)
     scale = token_scale(history.recent(), model, history.report_totals)
+    if server.scale > (scale or 1.0):
+        # The server's own count (its tokenizer at the probe, a refusal, a summary's usage)
+        # says more: the first turn is sized in its tokens, and a refusal's lesson holds.
+        scale = server.scale
     limit = total_budget - reserve
     if scale is not None and scale > 1.0:
         limit = int(limit / scale)

@@ -413,24 +413,21 @@ def _halves(previous, messages, request: Request, mode, notes, *, split) -> Extr
 def _fits(previous, messages, request: Request, mode) -> bool:
     """Whether the request, its answer cap included, fits the summary server's context (in
     the server's tokens, by the scale seen so far); True when the context is not known."""
-    endpoint = summary_endpoint()
-    context = limits.context_tokens(endpoint, request.model)
-    if not context:
+    server = limits.server_size(summary_endpoint(), request.model)
+    if not server.context:
         return True
     instructions, payload = _prompt(previous, messages, request, mode)
     estimated = _estimate(instructions, payload, request.model)
-    scale = limits.token_scale(endpoint, request.model)
-    return estimated * scale + _answer_room(request, mode, len(messages), context) <= context
+    room = _answer_room(request, mode, len(messages), server.context)
+    return estimated * server.scale + room <= server.context
 
 
 def _room(instructions: str, payload: str, model: str) -> int | None:
     """The summary server's tokens left after this prompt, or None when not known."""
-    endpoint = summary_endpoint()
-    context = limits.context_tokens(endpoint, model)
-    if not context:
+    server = limits.server_size(summary_endpoint(), model)
+    if not server.context:
         return None
-    scale = limits.token_scale(endpoint, model)
-    return int(context - _estimate(instructions, payload, model) * scale)
+    return int(server.context - _estimate(instructions, payload, model) * server.scale)
 
 
 def _estimate(instructions: str, payload: str, model: str) -> int:

@@ -28,7 +28,7 @@ ALLOWED = {
     "contextwindow": set(),
     "web": set(),
     "audit": set(),
-    "llm": {"memory.report"},
+    "llm": {"contextwindow", "memory.report"},
     "profiles": {"audit", "web"},
     # Of chat, only its models: what memory tells the tabs goes through its own signal, which
     # chat publishes (memory.signals, chat.publisher).

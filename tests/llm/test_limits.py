@@ -9,6 +9,7 @@ from django.core.cache import cache
 
 from chat.models import Conversation
 from chat.services import NewMessage, conversation_create, message_create_many
+from contextwindow.tokens import count_tokens
 from llm import limits
 from llm.clients import chat_endpoint
 from llm.errors import UpstreamError
@@ -16,6 +17,7 @@ from llm.providers import OpenAIProvider
 from memory import context, services
 from memory.models import Summary
 from tests.support.fake_llm import _max_tokens, _prompt_tokens
+from tests.support.trip_turns import TRIP_TURNS
 
 pytestmark = pytest.mark.django_db
 
@@ -27,8 +29,8 @@ def paths(fake):
 @pytest.mark.parametrize(
     ("style", "asked"),
     [
-        ("vllm", ["/v1/models"]),
-        ("llama.cpp", ["/v1/models", "/props"]),
+        ("vllm", ["/v1/models", "/tokenize"]),
+        ("llama.cpp", ["/v1/models", "/props", "/tokenize"]),
         ("ollama", ["/v1/models", "/props", "/api/show"]),
     ],
 )
@@ -37,6 +39,46 @@ def test_the_context_size_is_read_where_the_server_says_it(fake_llm, style, aske
     assert limits.context_tokens(chat_endpoint(), "fake-small") == 4096
     assert limits.context_tokens(chat_endpoint(), "fake-small") == 4096
     assert paths(fake_llm) == asked  # asked once, then cached
+
+
+CALIBRATION = limits.CALIBRATION_TEXT
+
+
+@pytest.mark.parametrize(
+    ("style", "body"),
+    [
+        ("llama.cpp", {"content": CALIBRATION}),
+        ("vllm", {"model": "fake-small", "prompt": CALIBRATION, "add_special_tokens": False}),
+    ],
+)
+def test_the_servers_tokenizer_gives_the_scale_at_the_probe(fake_llm, style, body):
+    """A server that counts tokens (/tokenize, llama.cpp's or vLLM's body) counts the
+    calibration text when its size is asked: its tokens per estimated token are known
+    before any request was sent or any reply reported usage."""
+    fake_llm.behaviour.n_ctx, fake_llm.behaviour.states_context = 4096, style
+    fake_llm.behaviour.tokens_per_estimate = 1.8  # a tokenizer far finer than tiktoken
+    estimated = count_tokens(CALIBRATION, "fake-small")
+    expected = round(round(estimated * 1.8) / estimated, 3)
+    assert limits.server_size(chat_endpoint(), "fake-small") == (4096, expected)
+    assert limits.token_scale(chat_endpoint(), "fake-small") == expected
+    (asked,) = [r for r in fake_llm.requests if r["path"] == "/tokenize"]
+    assert asked["body"] == body
+    assert fake_llm.chat_requests() == []
+
+
+@pytest.mark.parametrize("style", ["llama.cpp", "vllm"])
+def test_a_server_that_cannot_count_still_says_its_size(alice, fake_llm, style):
+    """No /tokenize (404): the context size stands, the scale waits for replies, the turn
+    is built, and the server is not asked again on the next turn."""
+    fake_llm.behaviour.n_ctx, fake_llm.behaviour.states_context = 4096, style
+    fake_llm.behaviour.tokenize = False
+    fake_llm.behaviour.tokens_per_estimate = 1.8
+    assert limits.server_size(chat_endpoint(), "fake-small") == (4096, 1.0)
+    conversation = conversation_create(user=alice, model="fake-small")
+    for _ in range(2):
+        built = context.build(conversation=conversation, user_text="Hello")
+        assert built.report["budget"] == 4096 and built.report["token_scale"] is None
+    assert paths(fake_llm).count("/tokenize") == 1
 
 
 def test_a_server_that_does_not_say_uses_the_setting(fake_llm, settings):
@@ -160,3 +202,81 @@ def test_a_summary_run_starts_before_the_tail_outgrows_the_servers_window(alice,
     fake_llm.behaviour.n_ctx, fake_llm.behaviour.states_context = 4096, "llama.cpp"
     cache.clear()  # the server's answer without a size is kept for a while
     assert services.conversation_after_turn(conversation=unknown) is not None
+
+
+def trip_chat(conversation):
+    """The trip conversation's 25 turns, each answered; no reply reported usage."""
+    reply = "Good idea: I have noted that for the trip, and we can plan the rest next."
+    message_create_many(
+        conversation=conversation,
+        messages=[
+            message
+            for text in TRIP_TURNS
+            for message in (NewMessage("user", text), NewMessage("assistant", reply))
+        ],
+    )
+
+
+def finer_llama_cpp(fake, n_ctx):
+    """A llama.cpp server whose tokenizer counts 1.8 tokens for each of tiktoken's."""
+    fake.behaviour.n_ctx, fake.behaviour.states_context = n_ctx, "llama.cpp"
+    fake.behaviour.tokens_per_estimate = 1.8
+
+
+def test_the_first_turn_is_sized_in_the_servers_tokens(alice, fake_llm):
+    """A 1,024-token server: the first request of a long conversation fits it, the limit
+    scaled by the probe's count; sized by the estimate alone it would be refused (400)."""
+    finer_llama_cpp(fake_llm, 1024)
+    conversation = conversation_create(user=alice, model="smollm2-135m")
+    trip_chat(conversation)
+    built = context.build(conversation=conversation, user_text="What have we planned?")
+    scale = limits.token_scale(chat_endpoint(), "smollm2-135m")
+    assert scale >= 1.8 and built.report["token_scale"] == scale
+    assert built.report["limit"] == int((1024 - built.report["reserve"]) / scale)
+    assert built.report["blocks"][1]["name"] == "history"  # as much of it as fits
+
+    async def send():
+        reply = await OpenAIProvider().stream(
+            built.messages,
+            model="smollm2-135m",
+            report=built.report,
+            max_tokens=built.report["reserve"],
+        )
+        return "".join([delta async for delta in reply])
+
+    assert asyncio.run(send())
+    (request,) = fake_llm.chat_requests()
+    assert fits(request["body"], fake_llm.behaviour)
+
+
+def test_the_first_summary_batch_is_sized_in_the_servers_tokens(conversation, fake_llm):
+    """The run splits its batch by the probe's scale before sending: no request is refused
+    for its length, every one fits the server's 2,048 tokens with its answer's cap."""
+    finer_llama_cpp(fake_llm, 2048)
+    fake_llm.behaviour.json_reply = summary_answer
+    long_chat(conversation)
+    run = services.summary_run_execute(
+        run_id=services.summary_run_start(conversation=conversation).pk
+    )
+    assert run.status == "done" and run.method == "json_schema", run.error
+    assert "refused" not in run.error
+    requests = fake_llm.chat_requests()
+    assert len(requests) > 2
+    assert all(fits(r["body"], fake_llm.behaviour) for r in requests)
+
+
+def test_the_server_counts_once_per_probe_not_per_turn(alice, fake_llm):
+    """Turns and a summary run on the same server and model: /tokenize once, with the
+    context probe, cached as long as it is."""
+    finer_llama_cpp(fake_llm, 4096)
+    fake_llm.behaviour.json_reply = summary_answer
+    conversation = conversation_create(user=alice, model="fake-small")
+    trip_chat(conversation)
+    for text in ("Where to?", "And after?"):
+        context.build(conversation=conversation, user_text=text)
+    services.summary_run_execute(run_id=services.summary_run_start(conversation=conversation).pk)
+    assert fake_llm.chat_requests()
+    assert paths(fake_llm).count("/tokenize") == 1
+    cache.delete(f"llm-context:{chat_endpoint().base_url}:fake-small")  # its time is up
+    context.build(conversation=conversation, user_text="And then?")
+    assert paths(fake_llm).count("/tokenize") == 2

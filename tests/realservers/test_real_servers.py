@@ -23,7 +23,10 @@ from asgiref.sync import sync_to_async
 
 from chat.models import Message
 from chat.services import NewMessage, conversation_create, message_create_many
+from contextwindow.tokens import count_tokens
+from llm import limits
 from llm.catalogue import server_models
+from llm.clients import chat_endpoint
 from memory import services
 from memory.extraction import validation
 from memory.models import Decision, Fact, Summary, SummaryRun
@@ -286,6 +289,31 @@ def test_each_server_applies_its_models_own_template(request, server, alias, mar
         "template_starts": props["chat_template"][:80],
     }
     assert marker in props["chat_template"]
+
+
+@pytest.mark.parametrize(("configured", "alias"), [("real", MODEL_ALIAS), ("weak", WEAK_ALIAS)])
+def test_each_servers_tokenizer_gives_the_scale_at_the_probe(request, configured, alias):
+    """The context probe has llama-server count the calibration text (/tokenize): before any
+    request, the scale is its count over our estimate (issue 42, item 2)."""
+    url = request.getfixturevalue(configured).OPENAI_BASE_URL.removesuffix("/v1")
+    asked = urllib.request.Request(
+        f"{url}/tokenize",
+        data=json.dumps({"content": limits.CALIBRATION_TEXT}).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(asked, timeout=10) as response:
+        counted = len(json.load(response)["tokens"])
+    with urllib.request.urlopen(f"{url}/props", timeout=10) as response:
+        n_ctx = json.load(response)["default_generation_settings"]["n_ctx"]
+    estimated = count_tokens(limits.CALIBRATION_TEXT, alias)
+    size = limits.server_size(chat_endpoint(), alias)
+    FIGURES.setdefault("calibration", {})[alias] = {
+        "server_tokens": counted,
+        "estimated": estimated,
+        "scale": size.scale,
+    }
+    ratio = min(counted / estimated, limits.MAX_SCALE)
+    assert size == (n_ctx, round(ratio, 3) if ratio > 1.0 else 1.0)
 
 
 async def test_chat_beside_a_summary_run(real, alice):

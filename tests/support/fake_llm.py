@@ -20,6 +20,12 @@ switchable per test through ``Behaviour``:
 - ``slots``: a server with that many slots: a request beyond them waits for one (a single slot
   makes the second request wait for the first), its wait recorded in ``requests``;
 - ``prompt_tokens_per_word``: the usage it reports, for a tokenizer that is not tiktoken;
+  ``tokens_per_estimate``: a tokenizer that counts that many tokens for each of tiktoken's
+  (the app's estimate of an unknown model: SmolLM2 or Gemma on some text) instead, for the
+  usage, ``n_ctx`` and ``/tokenize`` alike;
+- ``POST /tokenize`` counts a text with that tokenizer, in llama.cpp's shape (``content`` ->
+  ``tokens``) or vLLM's (``prompt`` -> ``count``, ``tokens``) by ``states_context``; 404 for
+  any other server or with ``tokenize`` off;
 - ``GET /v1/models`` lists ``models``;
 - ``n_ctx``: a context of that many tokens (a word a token): a request whose prompt and
   ``max_tokens`` pass it is refused with HTTP 400 and llama.cpp's body
@@ -40,6 +46,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from contextwindow.tokens import count_tokens
 
 
 @dataclass
@@ -65,6 +73,8 @@ class Behaviour:
     reject_json_schema: bool = False  # 400 for response_format json_schema
     slots: int | None = None  # concurrent requests served; more wait for a free slot
     prompt_tokens_per_word: float = 1.0  # reported prompt tokens per word of the messages
+    tokens_per_estimate: float | None = None  # else this many per tiktoken token
+    tokenize: bool = True  # POST /tokenize, on a server that states its context as one that has it
     models: tuple[str, ...] = ("fake-large", "fake-small")  # GET /v1/models
     n_ctx: int | None = None  # refuse prompt + max_tokens above this (llama.cpp's 400)
     states_context: str = ""  # "llama.cpp", "vllm", "ollama": where n_ctx is stated
@@ -216,6 +226,9 @@ class _Handler(BaseHTTPRequestHandler):
             params = f"num_ctx {behaviour.n_ctx}\ntemperature 1"
             self._json(200, {"model_info": info, "parameters": params})
             return
+        if self.path == "/tokenize":
+            self._tokenize(body, behaviour)
+            return
         if behaviour.stall_before:
             time.sleep(behaviour.stall_before)
         status = fake.take_failure()
@@ -270,6 +283,20 @@ class _Handler(BaseHTTPRequestHandler):
             if behaviour.json_cut_at is not None and len(content) > behaviour.json_cut_at:
                 content, finish = content[: behaviour.json_cut_at], "length"
             self._json(200, _completion(body, content, finish, behaviour))
+
+    def _tokenize(self, body: dict, behaviour: Behaviour) -> None:
+        kind = behaviour.states_context if behaviour.tokenize else ""
+        text = body.get({"llama.cpp": "content", "vllm": "prompt"}.get(kind, ""))
+        if not isinstance(text, str):
+            self._json(404, {"error": {"message": "not found"}})
+            return
+        tokens = list(range(_prompt_tokens({"messages": [{"content": text}]}, behaviour)))
+        if kind == "vllm":
+            self._json(
+                200, {"count": len(tokens), "max_model_len": behaviour.n_ctx, "tokens": tokens}
+            )
+        else:
+            self._json(200, {"tokens": tokens})
 
     def _json(self, status: int, payload: dict) -> None:
         data = json.dumps(payload).encode()
@@ -355,7 +382,11 @@ def _max_tokens(body: dict) -> int | None:
 
 
 def _prompt_tokens(body: dict, behaviour: Behaviour) -> int:
-    count = sum(len(m.get("content", "").split()) for m in body.get("messages", []))
+    contents = [m.get("content", "") for m in body.get("messages", [])]
+    if behaviour.tokens_per_estimate:
+        estimate = sum(count_tokens(content, "fake") for content in contents)
+        return round(estimate * behaviour.tokens_per_estimate)
+    count = sum(len(content.split()) for content in contents)
     return round(count * behaviour.prompt_tokens_per_word)
 
 
