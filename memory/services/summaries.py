@@ -120,11 +120,13 @@ def conversations_after_turn(*, conversations, enabled=None) -> dict[int, Summar
 
 def _chat_budget(conversation: Conversation, known: dict[tuple[int, str], int]) -> int:
     """The budget the chat builds with (the conversation's, never more than the server's
-    context), so that the tail is folded before it outgrows the window the server allows;
+    context), in our estimated tokens (the tail's are: the server's token scale divides it),
+    so that the tail is folded before it outgrows the window the server allows;
     ``known``: by budget and model, a server asked once per batch of conversations."""
     key = (conversation.effective_budget, conversation.effective_model)
     if key not in known:
-        known[key] = limits.chat_budget(key[0], chat_endpoint(), key[1])
+        server = limits.server_size(chat_endpoint(), key[1])
+        known[key] = int(server.budget(key[0]) / max(server.scale, 1.0))
     return known[key]
 
 

@@ -204,6 +204,23 @@ def test_a_summary_run_starts_before_the_tail_outgrows_the_servers_window(alice,
     assert services.conversation_after_turn(conversation=unknown) is not None
 
 
+def test_the_trigger_counts_the_tail_in_the_servers_tokens(alice, fake_llm):
+    """A tail under 30 % of a 4,096-token server by our estimate but over it in the server's
+    tokens (its tokenizer counts 1.8 of them for each of ours) is folded now: the chat's
+    window, sized in the server's tokens, would otherwise drop it unsummarised."""
+    conversation = conversation_create(user=alice)
+    long_chat(conversation, n=4, words=240)
+    estimated = sum(count_tokens(m.content, "gpt-4o-mini") for m in conversation.messages.all())
+    share = 4096 * services.summaries.TRIGGER_BUDGET_SHARE
+    assert share / 1.8 < estimated < share  # folded only in the server's tokens
+    fake_llm.behaviour.n_ctx, fake_llm.behaviour.states_context = 4096, "llama.cpp"
+    fake_llm.behaviour.tokens_per_estimate = 1.0
+    assert services.conversation_after_turn(conversation=conversation) is None
+    cache.clear()
+    finer_llama_cpp(fake_llm, 4096)
+    assert services.conversation_after_turn(conversation=conversation) is not None
+
+
 def trip_chat(conversation):
     """The trip conversation's 25 turns, each answered; no reply reported usage."""
     reply = "Good idea: I have noted that for the trip, and we can plan the rest next."
