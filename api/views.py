@@ -21,6 +21,7 @@ from api import wire
 from api.conversations import (
     conversation_discard,
     conversation_for_request,
+    conversation_remember,
     project_for_request,
 )
 from api.wire import ApiError
@@ -212,22 +213,31 @@ async def chat_completions(request: HttpRequest) -> HttpResponseBase:
     def drive(sink):
         return run_set_up_turn(set_up, sink=sink, started=started)
 
+    async def remember(reply: Message) -> None:
+        await in_db_thread(conversation_remember)(
+            conversation=set_up.conversation,
+            history=chat.history,
+            question=set_up.prepared.start.user_message.content,
+            reply=reply,
+        )
+
     if chat.stream:
-        response = await _streamed(drive, chat)
+        response = await _streamed(drive, chat, remember)
     else:
-        response = await _answered(drive, chat)
+        response = await _answered(drive, chat, remember)
     _mark_used_later(key)
     response[CONVERSATION_HEADER] = str(set_up.conversation.pk)
     return response
 
 
-async def _answered(drive, chat: wire.ChatRequest) -> HttpResponseBase:
+async def _answered(drive, chat: wire.ChatRequest, remember) -> HttpResponseBase:
     async def ignore(frame):
         pass
 
     reply = await drive(ignore)
     if reply is None or _failed(reply):  # None: no reply stored (never for a new message)
         return _error(_upstream(reply))
+    await remember(reply)  # before the client has the reply, so its next request finds it
     body = wire.completion(
         id=f"chatcmpl-{reply.pk}",
         model=chat.model,
@@ -267,7 +277,7 @@ def _retrieve(task: asyncio.Task) -> None:
         logger.error("a /v1 turn failed", exc_info=error)
 
 
-async def _streamed(drive, chat: wire.ChatRequest) -> HttpResponseBase:
+async def _streamed(drive, chat: wire.ChatRequest, remember) -> HttpResponseBase:
     frames = _Frames(drive)
     # Until the reply starts, the turn may still be refused: then an error, not a stream.
     reply_id = None
@@ -283,14 +293,14 @@ async def _streamed(drive, chat: wire.ChatRequest) -> HttpResponseBase:
             raise error
         return _error(ApiError(500, "The turn gave no reply.", type="server_error"))
     response = StreamingHttpResponse(
-        _events(frames, reply_id, chat), content_type="text/event-stream"
+        _events(frames, reply_id, chat, remember), content_type="text/event-stream"
     )
     response["Cache-Control"] = "no-cache"
     response["X-Accel-Buffering"] = "no"  # a proxy must pass each event on at once
     return response
 
 
-async def _events(frames: _Frames, reply_id: int, chat: wire.ChatRequest):
+async def _events(frames: _Frames, reply_id: int, chat: wire.ChatRequest, remember):
     """The reply as OpenAI's chunks: its text as it streams, then how it ended."""
     chunk_id, created = f"chatcmpl-{reply_id}", int(time.time())
 
@@ -325,6 +335,7 @@ async def _events(frames: _Frames, reply_id: int, chat: wire.ChatRequest):
         yield wire.event(error.body())
         yield wire.DONE
         return
+    await remember(reply)  # before the stream ends, so the client's next request finds it
     yield chunk({}, finish=_finish(end["status"]))
     if chat.include_usage:
         usage = wire.usage(reply.prompt_tokens, reply.completion_tokens)
