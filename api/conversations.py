@@ -29,6 +29,7 @@ from chat.models import Conversation, Message
 from chat.services import NewMessage, clean_text, conversation_create, message_create_many
 from projects.models import Project
 from projects.selectors import project_named
+from web.compiled import CompiledRead
 
 CANDIDATES = 10  # conversations whose last two turns match, compared in full
 SHOWN_ROLES = [Message.Role.USER, Message.Role.ASSISTANT]
@@ -76,11 +77,10 @@ def thread_digest(turns: list[Turn]) -> str:
     return digest.hexdigest()
 
 
-def _by_digest(
-    *, user, digest: str, temporary: bool, project: Project | None
-) -> Conversation | None:
-    """The user's conversation whose /v1 digest is ``digest`` and whose thread has not
-    changed since (its last reply then still shown, nothing shown after it); one query."""
+def _digest_read(*, temporary: bool, in_project: bool) -> CompiledRead[Conversation]:
+    """The user's conversations whose /v1 digest is the one given and whose thread has not
+    changed since (its last reply then still shown, nothing shown after it), the latest
+    first: compiled once (Django's compiling cost many times the statement)."""
     tip_shown = Message.objects.filter(
         pk=OuterRef("api_digest_tip"), conversation_id=OuterRef("pk"), hidden_by__isnull=True
     )
@@ -89,15 +89,38 @@ def _by_digest(
         .alias(shown=_SHOWN)
         .filter(shown=0)
     )
-    return (
-        Conversation.objects.filter(
-            user=user, api_digest=digest, temporary=temporary, project=project
+
+    def build(user_id, digest, *project_id):
+        return (
+            Conversation.objects.filter(
+                user_id=user_id,
+                api_digest=digest,
+                temporary=temporary,
+                project_id=project_id[0] if in_project else None,
+            )
+            .exclude(api_digest="")  # the index's condition, for SQLite's planner to take it
+            .filter(Exists(tip_shown))
+            .exclude(Exists(shown_after))
+            .order_by("-api_digest_tip")[:1]
         )
-        .filter(Exists(tip_shown))
-        .exclude(Exists(shown_after))
-        .order_by("-api_digest_tip")
-        .first()
-    )
+
+    return CompiledRead(build, int, str, *([int] if in_project else []))
+
+
+_DIGEST_READS = {
+    (temporary, in_project): _digest_read(temporary=temporary, in_project=in_project)
+    for temporary in (False, True)
+    for in_project in (False, True)
+}
+
+
+def _by_digest(
+    *, user, digest: str, temporary: bool, project: Project | None
+) -> Conversation | None:
+    """The user's latest conversation whose thread is the one ``digest`` is of; one query."""
+    read = _DIGEST_READS[temporary, project is not None]
+    values = [user.pk, digest] + ([project.pk] if project is not None else [])
+    return read.first(*values)
 
 
 def project_for_request(*, user, value: str) -> Project | None:
