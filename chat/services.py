@@ -62,8 +62,9 @@ def conversation_create(
         conversation.strategy = strategy
     # Every field checked but the user's existence: a query on each new conversation (a
     # /v1 request's, before its first token) for a row the caller just read (its session's,
-    # its key's), which the foreign key holds anyway.
-    conversation.full_clean(exclude=["user"])
+    # its key's), which the foreign key holds anyway. Nor the constraint by a query of its
+    # own: ``Conversation.clean`` checks the same rule, and the database holds it too.
+    conversation.full_clean(exclude=["user"], validate_constraints=False)
     conversation.save()
     return conversation
 
