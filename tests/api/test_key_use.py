@@ -11,33 +11,42 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from api import views
-from profiles.keys import key_lookup, key_mark_used
+from profiles.keys import key_mark_used, key_owner, key_use_claim
 from profiles.models import ApiKey
 from tests.api.conftest import client
 
 
 @pytest.mark.django_db
-def test_the_lookup_is_one_read_with_its_user_and_writes_nothing(alice, alice_key):
+def test_the_lookup_is_one_read_of_the_user_and_writes_nothing(alice, alice_key):
     with CaptureQueriesContext(connection) as queries:
-        key = key_lookup(alice_key)
-        assert key.user == alice
+        assert key_owner(alice_key) == alice
     [read] = queries.captured_queries
     assert read["sql"].lstrip().upper().startswith("SELECT")
-    assert ApiKey.objects.get(pk=key.pk).last_used_at is None
+    assert ApiKey.objects.get(user=alice).last_used_at is None
+
+
+@pytest.mark.django_db
+def test_a_revoked_key_or_an_inactive_user_opens_nothing_at_once(alice, alice_key):
+    assert key_owner(alice_key) == alice
+    ApiKey.objects.filter(user=alice).update(revoked_at=timezone.now())
+    assert key_owner(alice_key) is None
+    ApiKey.objects.filter(user=alice).update(revoked_at=None)
+    alice.is_active = False
+    alice.save()
+    assert key_owner(alice_key) is None
 
 
 @pytest.mark.django_db
 def test_last_use_is_written_at_most_once_a_minute(alice, alice_key):
-    key = key_lookup(alice_key)
-    key_mark_used(key)
-    first = ApiKey.objects.get(pk=key.pk).last_used_at
+    assert key_use_claim(alice_key) and not key_use_claim(alice_key)  # this process's trips
+    key_mark_used(alice_key)
+    first = ApiKey.objects.get(user=alice).last_used_at
     assert first is not None
-    with CaptureQueriesContext(connection) as queries:
-        key_mark_used(key_lookup(alice_key))
-    assert len(queries.captured_queries) == 1  # the lookup; no write within the minute
-    ApiKey.objects.filter(pk=key.pk).update(last_used_at=first - timedelta(minutes=2))
-    key_mark_used(key_lookup(alice_key))
-    assert ApiKey.objects.get(pk=key.pk).last_used_at > first - timedelta(minutes=1)
+    key_mark_used(alice_key)  # another process's, within the minute: no write
+    assert ApiKey.objects.get(user=alice).last_used_at == first
+    ApiKey.objects.filter(user=alice).update(last_used_at=first - timedelta(minutes=2))
+    key_mark_used(alice_key)
+    assert ApiKey.objects.get(user=alice).last_used_at > first - timedelta(minutes=1)
 
 
 @pytest.mark.django_db(transaction=True)
