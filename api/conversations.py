@@ -98,7 +98,6 @@ def _digest_read(*, temporary: bool, in_project: bool) -> CompiledRead[Conversat
                 temporary=temporary,
                 project_id=project_id[0] if in_project else None,
             )
-            .exclude(api_digest="")  # the index's condition, for SQLite's planner to take it
             .filter(Exists(tip_shown))
             .exclude(Exists(shown_after))
             .order_by("-api_digest_tip")[:1]

@@ -58,7 +58,11 @@ class Conversation(models.Model):
     # /v1's shortcut to this conversation (``api.conversations``): the digest of its thread
     # as the client will send it back after its last /v1 turn, and that turn's reply (the
     # thread's last message then). Cleared whenever a message is stored or a reply ends.
-    api_digest = models.CharField(max_length=64, blank=True, default="", editable=False)
+    # Null when none (not ""): SQLite adds a nullable column in place, where a default would
+    # remake the table under the memory index's triggers.
+    api_digest = models.CharField(  # noqa: DJ001
+        max_length=64, null=True, blank=True, editable=False
+    )
     api_digest_tip = models.BigIntegerField(null=True, blank=True, editable=False)
 
     class Meta:
@@ -66,7 +70,9 @@ class Conversation(models.Model):
         indexes = [
             models.Index(fields=["user", "archived", "-updated_at"], name="conv_user_recent"),
             models.Index(
-                fields=["user", "api_digest"], name="conv_api_digest", condition=~Q(api_digest="")
+                fields=["user", "api_digest"],
+                name="conv_api_digest",
+                condition=Q(api_digest__isnull=False),
             ),
         ]
         constraints = [

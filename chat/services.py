@@ -251,7 +251,7 @@ def conversations_create_many(
 
 def _touch(conversation: Conversation, message: Message | None, now: datetime) -> None:
     # The thread changed: /v1's digest of it no longer holds (api.conversations).
-    fields: dict[str, object] = {"updated_at": now, "api_digest": ""}
+    fields: dict[str, object] = {"updated_at": now, "api_digest": None}
     if message is not None and message.role == Message.Role.USER and not conversation.title:
         title = title_from_text(message.content)
         if title:  # a stand-in until the first exchange gives a better one (chat.titles)
@@ -329,12 +329,12 @@ def thread_changes(conversation: Conversation) -> None:
     """A message stored earlier is about to change in place (edited, answered again, its
     reply continued) or the branch shown to switch: /v1's digest of the thread no longer
     holds (``api.conversations``). Appends clear it as they touch the conversation."""
-    plain_update(Conversation, {"api_digest": ""}, where={"pk": conversation.pk})
+    plain_update(Conversation, {"api_digest": None}, where={"pk": conversation.pk})
 
 
 def conversations_touch(*, conversation_ids: Iterable[int]) -> None:
     """The conversations' latest activity is now: one plain statement for them all."""
-    fields = {"updated_at": timezone.now(), "api_digest": ""}  # as _touch: the thread changed
+    fields = {"updated_at": timezone.now(), "api_digest": None}  # as _touch: the thread changed
     plain_update(Conversation, fields, ids=sorted(set(conversation_ids)))
 
 

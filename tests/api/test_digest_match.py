@@ -141,3 +141,17 @@ async def test_each_v1_reply_leaves_the_digest_of_what_the_client_holds(alice, a
     held.append({"role": "assistant", "content": answer.choices[0].message.content})
     [conversation] = await rows(Conversation, user=alice)
     assert conversation.api_digest == thread_digest([Turn(m["role"], m["content"]) for m in held])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_digest_migration_applies_under_the_memory_index_triggers(alice):
+    """SQLite adds the columns in place: a remade conversations table would fail under (or
+    drop) the memory index's triggers that name it."""
+    from django.db.migrations.executor import MigrationExecutor
+
+    executor = MigrationExecutor(connection)
+    executor.migrate([("chat", "0011_message_branch_title")])
+    MigrationExecutor(connection).migrate(executor.loader.graph.leaf_nodes())
+    assert match(alice)[0] is None
+    mine = answered(alice)
+    assert match(alice) == (mine, 1)
