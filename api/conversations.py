@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 
 from django.conf import settings
-from django.db.models import Exists, IntegerField, OuterRef, Value
+from django.db.models import Exists, IntegerField, OuterRef, Q, Value
 from django.db.models.functions import Coalesce
 
 from api.wire import ApiError, Turn
@@ -91,13 +91,10 @@ def _digest_read(*, temporary: bool, in_project: bool) -> CompiledRead[Conversat
     )
 
     def build(user_id, digest, *project_id):
+        place = Q(project_id=project_id[0]) if in_project else Q(project__isnull=True)
         return (
-            Conversation.objects.filter(
-                user_id=user_id,
-                api_digest=digest,
-                temporary=temporary,
-                project_id=project_id[0] if in_project else None,
-            )
+            Conversation.objects.filter(place, user_id=user_id, api_digest=digest)
+            .filter(temporary=temporary)
             .filter(Exists(tip_shown))
             .exclude(Exists(shown_after))
             .order_by("-api_digest_tip")[:1]
