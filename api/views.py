@@ -21,6 +21,7 @@ from api import wire
 from api.conversations import (
     conversation_discard,
     conversation_for_request,
+    conversation_remember,
     project_for_request,
 )
 from api.wire import ApiError
@@ -28,7 +29,7 @@ from chat.models import Message
 from chat.services import ChatError
 from chat.turn import TurnSetUp, in_db_thread, run_set_up_turn, run_setup, set_up_turn
 from llm.catalogue import server_models
-from profiles.keys import key_lookup, key_mark_used, key_used_due, key_user
+from profiles.keys import key_mark_used, key_owner, key_use_claim, key_user
 
 logger = logging.getLogger(__name__)
 
@@ -67,22 +68,22 @@ def _user(secret: str):
     return user
 
 
-def _key(secret: str):
-    """The key ``secret`` is (its user with it), or a 401. Not marked used here: that write
-    waits until the turn has started (``_mark_used_later``)."""
-    key = key_lookup(secret)
-    if key is None:
+def _owner(secret: str):
+    """The user whose key ``secret`` is, or a 401. The key is not marked used here: that
+    write waits until the turn has started (``_mark_used_later``)."""
+    user = key_owner(secret)
+    if user is None:
         raise ApiError(401, "Incorrect or revoked API key.", code="invalid_api_key")
-    return key
+    return user
 
 
 _marking: set[asyncio.Task] = set()  # the writes of last_used_at in flight (kept referenced)
 
 
-def _mark_used_later(key) -> None:
+def _mark_used_later(secret: str) -> None:
     """The key's last use written in a thread of its own, off the first token's path."""
-    if key_used_due(key):
-        task = asyncio.create_task(in_db_thread(key_mark_used)(key))
+    if key_use_claim(secret):
+        task = asyncio.create_task(in_db_thread(key_mark_used)(secret))
         _marking.add(task)
         task.add_done_callback(_marking.discard)
 
@@ -100,34 +101,34 @@ def _model_names() -> list[str]:
 def _turn_for(secret: str, chat: wire.ChatRequest):
     """The key, the model and the project checked, and the conversation the request
     continues or starts."""
-    key = _key(secret)
+    user = _owner(secret)
     if not _model_known(chat.model):
         raise ApiError(
             404, f"The model {chat.model!r} does not exist.", param="model", code="model_not_found"
         )
-    project = project_for_request(user=key.user, value=chat.project)
+    project = project_for_request(user=user, value=chat.project)
     conversation, created = conversation_for_request(
-        user=key.user,
+        user=user,
         history=chat.history,
         model=chat.model,
         temporary=chat.temporary,
         project=project,
     )
-    return key, conversation, created
+    return user, conversation, created
 
 
-def _set_up(*, secret: str, chat: wire.ChatRequest) -> tuple[object, TurnSetUp]:
+def _set_up(*, secret: str, chat: wire.ChatRequest) -> TurnSetUp:
     """``_turn_for`` and the turn's own set-up (admitted, stored, its context built) in one
     database thread trip, as a tab's turn makes one: each trip is a wait for a thread before
     the first token. A refused turn leaves no conversation it made behind."""
-    key, conversation, created = _turn_for(secret, chat)
+    user, conversation, created = _turn_for(secret, chat)
     try:
-        set_up = set_up_turn(user=key.user, conversation=conversation, text=chat.text)
+        set_up = set_up_turn(user=user, conversation=conversation, text=chat.text)
     except ChatError:
         if created:
             conversation_discard(conversation=conversation)
         raise
-    return key, set_up
+    return set_up
 
 
 def _refusal(error: ChatError) -> ApiError:
@@ -203,7 +204,7 @@ async def chat_completions(request: HttpRequest) -> HttpResponseBase:
             await in_db_thread(_user)(secret)  # a 401 before any word on the body
             raise
         started = time.monotonic()  # the request read: TTFT as the client sees it
-        key, set_up = await run_setup(_set_up, secret=secret, chat=chat)
+        set_up = await run_setup(_set_up, secret=secret, chat=chat)
     except ApiError as error:
         return _error(error)
     except ChatError as refused:
@@ -212,22 +213,31 @@ async def chat_completions(request: HttpRequest) -> HttpResponseBase:
     def drive(sink):
         return run_set_up_turn(set_up, sink=sink, started=started)
 
+    async def remember(reply: Message) -> None:
+        await in_db_thread(conversation_remember)(
+            conversation=set_up.conversation,
+            history=chat.history,
+            question=set_up.prepared.start.user_message.content,
+            reply=reply,
+        )
+
     if chat.stream:
-        response = await _streamed(drive, chat)
+        response = await _streamed(drive, chat, remember)
     else:
-        response = await _answered(drive, chat)
-    _mark_used_later(key)
+        response = await _answered(drive, chat, remember)
+    _mark_used_later(secret)
     response[CONVERSATION_HEADER] = str(set_up.conversation.pk)
     return response
 
 
-async def _answered(drive, chat: wire.ChatRequest) -> HttpResponseBase:
+async def _answered(drive, chat: wire.ChatRequest, remember) -> HttpResponseBase:
     async def ignore(frame):
         pass
 
     reply = await drive(ignore)
     if reply is None or _failed(reply):  # None: no reply stored (never for a new message)
         return _error(_upstream(reply))
+    await remember(reply)  # before the client has the reply, so its next request finds it
     body = wire.completion(
         id=f"chatcmpl-{reply.pk}",
         model=chat.model,
@@ -267,7 +277,7 @@ def _retrieve(task: asyncio.Task) -> None:
         logger.error("a /v1 turn failed", exc_info=error)
 
 
-async def _streamed(drive, chat: wire.ChatRequest) -> HttpResponseBase:
+async def _streamed(drive, chat: wire.ChatRequest, remember) -> HttpResponseBase:
     frames = _Frames(drive)
     # Until the reply starts, the turn may still be refused: then an error, not a stream.
     reply_id = None
@@ -283,14 +293,14 @@ async def _streamed(drive, chat: wire.ChatRequest) -> HttpResponseBase:
             raise error
         return _error(ApiError(500, "The turn gave no reply.", type="server_error"))
     response = StreamingHttpResponse(
-        _events(frames, reply_id, chat), content_type="text/event-stream"
+        _events(frames, reply_id, chat, remember), content_type="text/event-stream"
     )
     response["Cache-Control"] = "no-cache"
     response["X-Accel-Buffering"] = "no"  # a proxy must pass each event on at once
     return response
 
 
-async def _events(frames: _Frames, reply_id: int, chat: wire.ChatRequest):
+async def _events(frames: _Frames, reply_id: int, chat: wire.ChatRequest, remember):
     """The reply as OpenAI's chunks: its text as it streams, then how it ended."""
     chunk_id, created = f"chatcmpl-{reply_id}", int(time.time())
 
@@ -325,6 +335,7 @@ async def _events(frames: _Frames, reply_id: int, chat: wire.ChatRequest):
         yield wire.event(error.body())
         yield wire.DONE
         return
+    await remember(reply)  # before the stream ends, so the client's next request finds it
     yield chunk({}, finish=_finish(end["status"]))
     if chat.include_usage:
         usage = wire.usage(reply.prompt_tokens, reply.completion_tokens)

@@ -86,7 +86,7 @@ def instrument() -> None:
     import chat.live as live
     import chat.turn.drive as drive
 
-    views.key_lookup = timed_sync("key lookup", views.key_lookup)
+    views.key_owner = timed_sync("key lookup", views.key_owner)
     conversations.conversation_matching = timed_sync(
         "history match", conversations.conversation_matching
     )

@@ -104,7 +104,7 @@ def branch_switch(*, conversation: Conversation, message_id: int) -> Switched:
     """Show the branch that question ``message_id`` starts, in place of its sibling shown now.
     Refused while a reply streams (busy); a question of another conversation, or of a branch
     not reachable from the one shown, is not found."""
-    from chat.services import ChatError, lock_and_check_idle
+    from chat.services import ChatError, lock_and_check_idle, thread_changes
 
     with transaction.atomic():
         target = Message.objects.filter(
@@ -125,6 +125,7 @@ def branch_switch(*, conversation: Conversation, message_id: int) -> Switched:
             raise ChatError("That branch is not reachable from the one shown.", code="not_found")
         if shown.pk == target.pk:
             return Switched(question=target, hidden_id=shown.pk)
+        thread_changes(conversation)
         hide_from(shown)
         Message.objects.filter(conversation=conversation, hidden_by=target).update(hidden_by=None)
         target.hidden_by = None

@@ -55,11 +55,25 @@ class Conversation(models.Model):
         on_delete=models.RESTRICT,
         related_name="conversations",
     )
+    # /v1's shortcut to this conversation (``api.conversations``): the digest of its thread
+    # as the client will send it back after its last /v1 turn, and that turn's reply (the
+    # thread's last message then). Cleared whenever a message is stored or a reply ends.
+    # Null when none (not ""): SQLite adds a nullable column in place, where a default would
+    # remake the table under the memory index's triggers.
+    api_digest = models.CharField(  # noqa: DJ001
+        max_length=64, null=True, blank=True, editable=False
+    )
+    api_digest_tip = models.BigIntegerField(null=True, blank=True, editable=False)
 
     class Meta:
         ordering = ["-updated_at", "-id"]
         indexes = [
-            models.Index(fields=["user", "archived", "-updated_at"], name="conv_user_recent")
+            models.Index(fields=["user", "archived", "-updated_at"], name="conv_user_recent"),
+            models.Index(
+                fields=["user", "api_digest"],
+                name="conv_api_digest",
+                condition=Q(api_digest__isnull=False),
+            ),
         ]
         constraints = [
             # A temporary chat is never in a project (nothing of it is remembered, so it

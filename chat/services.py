@@ -62,8 +62,9 @@ def conversation_create(
         conversation.strategy = strategy
     # Every field checked but the user's existence: a query on each new conversation (a
     # /v1 request's, before its first token) for a row the caller just read (its session's,
-    # its key's), which the foreign key holds anyway.
-    conversation.full_clean(exclude=["user"])
+    # its key's), which the foreign key holds anyway. Nor the constraint by a query of its
+    # own: ``Conversation.clean`` checks the same rule, and the database holds it too.
+    conversation.full_clean(exclude=["user"], validate_constraints=False)
     conversation.save()
     return conversation
 
@@ -249,7 +250,8 @@ def conversations_create_many(
 
 
 def _touch(conversation: Conversation, message: Message | None, now: datetime) -> None:
-    fields: dict[str, object] = {"updated_at": now}
+    # The thread changed: /v1's digest of it no longer holds (api.conversations).
+    fields: dict[str, object] = {"updated_at": now, "api_digest": None}
     if message is not None and message.role == Message.Role.USER and not conversation.title:
         title = title_from_text(message.content)
         if title:  # a stand-in until the first exchange gives a better one (chat.titles)
@@ -323,9 +325,17 @@ def reply_finish(
     return reply
 
 
+def thread_changes(conversation: Conversation) -> None:
+    """A message stored earlier is about to change in place (edited, answered again, its
+    reply continued) or the branch shown to switch: /v1's digest of the thread no longer
+    holds (``api.conversations``). Appends clear it as they touch the conversation."""
+    plain_update(Conversation, {"api_digest": None}, where={"pk": conversation.pk})
+
+
 def conversations_touch(*, conversation_ids: Iterable[int]) -> None:
     """The conversations' latest activity is now: one plain statement for them all."""
-    plain_update(Conversation, {"updated_at": timezone.now()}, ids=sorted(set(conversation_ids)))
+    fields = {"updated_at": timezone.now(), "api_digest": None}  # as _touch: the thread changed
+    plain_update(Conversation, fields, ids=sorted(set(conversation_ids)))
 
 
 def reply_renew_lease(*, reply: Message, content: str) -> None:
@@ -616,6 +626,7 @@ def _turn_again(
         if user_message is None:
             raise ChatError("That message is not in this conversation.", code="not_found")
         lock_and_check_idle(conversation)
+        thread_changes(conversation)
         reply = user_message.replies.order_by("-id").first()
         last = _last_user_message_id(conversation) == user_message.pk
         if text is not None and not last:
@@ -742,6 +753,7 @@ def turn_continue(*, conversation: Conversation, reply_id: int) -> TurnStart:
             raise ChatError(
                 "Only a reply cut at its length limit can be continued.", code="bad_frame"
             )
+        thread_changes(conversation)
         reply.status = Message.Status.STREAMING
         reply.error = ""
         reply.lease_expires_at = timezone.now() + stream_lease()

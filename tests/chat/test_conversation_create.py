@@ -24,3 +24,14 @@ def test_a_field_out_of_its_choices_is_still_refused(alice):
         conversation_create(user=alice, strategy="nonsense")
     assert "strategy" in refused.value.message_dict
     assert not Conversation.objects.filter(user=alice).exists()
+
+
+def test_a_new_conversation_is_one_insert_and_a_temporary_one_stays_outside_projects(alice):
+    from projects.services import project_create
+
+    with CaptureQueriesContext(connection) as queries:
+        conversation_create(user=alice)
+    assert [q["sql"].split()[0] for q in queries.captured_queries] == ["INSERT"]
+    garden = project_create(user=alice, name="Garden")
+    with pytest.raises(ValidationError):  # Conversation.clean's rule, the constraint's too
+        conversation_create(user=alice, temporary=True, project=garden)
