@@ -51,7 +51,7 @@ ALLOWED = {
     "config": {"api", "chat", "mcp_server"},
     # The /v1 API: a key's user (profiles) through the chat's turn, in a project the client
     # names (projects' reads); config sends /v1/ to its handler (api.asgi).
-    "api": {"chat", "llm", "profiles", "projects.models", "projects.selectors"},
+    "api": {"chat", "llm", "profiles", "projects.models", "projects.selectors", "web"},
     # The MCP server: a key's user (profiles) over memory's services; config mounts it.
     "mcp_server": {
         "audit",
