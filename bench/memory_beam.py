@@ -350,8 +350,11 @@ def _one_set(path: Path, every: int, max_chats: int, args, log, embedder=None) -
             vectors = None
             if embed:
                 began = time.perf_counter()
-                while embeddings.embed_pending(limit=5000):
-                    pass
+                # This chat's turns only: another embedder's users of the same run have no
+                # vector for this model either, and are not this chat's to embed.
+                keys = [("message", message_id) for message_id in id_of]
+                for start in range(0, len(keys), 500):
+                    embeddings.embed_keys(keys[start : start + 500])
                 embed_s += time.perf_counter() - began
                 embedded += len(texts)
                 vectors = _stored_vectors(user, [m for m in id_of])
