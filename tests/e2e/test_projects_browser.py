@@ -133,6 +133,9 @@ def test_the_remembered_cue_in_a_project_leads_to_what_the_project_knows(
     page.get_by_label("Name").fill("Family notes")
     page.get_by_role("button", name="Create project").click()
     page.get_by_role("link", name="New chat in this project").click()
+    # The composer's script is deferred: Enter pressed before it runs is a newline in the box
+    # (what a user would see too, and send again); the CI beside a benchmark typed that early.
+    page.wait_for_load_state()
     box = page.get_by_role("textbox", name="Message")
     box.fill("My daughter's name is Ada.")
     box.press("Enter")
