@@ -29,7 +29,7 @@ from llm.catalogue import server_models
 from llm.clients import chat_endpoint
 from memory import services
 from memory.extraction import validation
-from memory.models import Decision, Fact, Summary, SummaryRun
+from memory.models import ActionItem, Decision, Fact, Summary, SummaryRun
 from memory.retrieval import search
 from memory.search import embeddings
 from tests.chat.helpers import connected, frames_until
@@ -223,10 +223,14 @@ def test_summary_runs_succeed_or_fall_back_with_a_record(request, alice, server,
             }
         )
         assert run.status == SummaryRun.Status.DONE, run.error
+    # Every stored item a statement: no bare word, placeholder, greeting or prompt echo.
     for fact in Fact.objects.all():
-        assert validation.meaningful(fact.text) and 0.0 <= fact.importance <= 1.0
+        assert not validation.rejection(fact.text), fact.text
+        assert 0.0 <= fact.importance <= 1.0
     for decision in Decision.objects.all():
-        assert validation.meaningful(decision.what)
+        assert not validation.rejection(decision.what), decision.what
+    for action in ActionItem.objects.all():
+        assert not validation.rejection(action.what), action.what
     FIGURES.setdefault("summary_runs", []).extend({**run, "cap": cap} for run in runs)
 
 
