@@ -19,7 +19,6 @@ import argparse
 import os
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -27,23 +26,11 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench.scratch import scratch_django  # noqa: E402
+
 
 def setup_django() -> None:
-    tmp = tempfile.mkdtemp()
-    os.environ.pop("REDIS_URL", None)
-    os.environ.update(
-        DATABASE_URL=f"sqlite:///{tmp}/db.sqlite3",
-        DJANGO_SETTINGS_MODULE="config.settings",
-        DEBUG="false",
-        SECRET_KEY="bench-" * 10,
-        ALLOWED_HOSTS="localhost",
-    )
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0)
+    scratch_django(DEBUG="false")
 
 
 def populate(turns: int, conversations: int):

@@ -14,7 +14,6 @@ import dataclasses
 import os
 import statistics
 import sys
-import tempfile
 import time
 
 PASSWORD = "bench-password-1"  # noqa: S105 (a throwaway user of a temporary database)
@@ -22,24 +21,12 @@ REPLY = "the same stock reply " * 20
 
 
 def setup_django() -> None:
-    tmp = tempfile.mkdtemp()
-    os.environ.pop("REDIS_URL", None)
-    os.environ.update(
-        DATABASE_URL=f"sqlite:///{tmp}/db.sqlite3",
-        DJANGO_SETTINGS_MODULE="config.settings",
-        DEBUG="true",
-        ALLOWED_HOSTS="localhost",
-        SECRET_KEY="bench-" * 10,
-        OPENAI_API_KEY="bench-key",
-        OPENAI_BASE_URL="http://127.0.0.1:9/v1",
-    )
     sys.path.insert(0, os.getcwd())
-    import django
+    from bench.scratch import scratch_django
 
-    django.setup()
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0)
+    scratch_django(
+        DEBUG="true", OPENAI_API_KEY="bench-key", OPENAI_BASE_URL="http://127.0.0.1:9/v1"
+    )
 
 
 def main(argv=None) -> int:

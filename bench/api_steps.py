@@ -20,7 +20,6 @@ import json
 import os
 import statistics
 import sys
-import tempfile
 import time
 from collections import defaultdict
 
@@ -55,14 +54,11 @@ def timed_async(name, fn):
 
 
 def setup_django(upstream_url: str) -> None:
-    tmp = tempfile.mkdtemp()
-    os.environ.pop("REDIS_URL", None)
-    os.environ.update(
-        DATABASE_URL=f"sqlite:///{tmp}/db.sqlite3",
-        DJANGO_SETTINGS_MODULE="config.settings",
+    sys.path.insert(0, os.getcwd())
+    from bench.scratch import scratch_django
+
+    scratch_django(
         DEBUG="false",
-        ALLOWED_HOSTS="localhost",
-        SECRET_KEY="bench-" * 10,
         SECURE_SSL_REDIRECT="false",
         SECURE_HSTS_SECONDS="0",
         OPENAI_API_KEY="bench-key",
@@ -70,13 +66,6 @@ def setup_django(upstream_url: str) -> None:
         OPENAI_MAX_RETRIES="0",
         MESSAGES_PER_MINUTE="10000",
     )
-    sys.path.insert(0, os.getcwd())
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0)
 
 
 def instrument() -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
@@ -31,3 +33,22 @@ def scratch_database(base_url: str | None, part: str, workdir: Path) -> tuple[st
     pg_admin(base_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
     pg_admin(base_url, f'CREATE DATABASE "{name}"')
     return url, lambda: pg_admin(base_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def scratch_django(**settings: str) -> None:
+    """Django set up in this process on a migrated SQLite file of a new temporary directory,
+    without Redis: the in-process benches' app. ``settings``: environment settings on top."""
+    os.environ.pop("REDIS_URL", None)
+    os.environ.update(
+        DATABASE_URL=f"sqlite:///{tempfile.mkdtemp()}/db.sqlite3",
+        DJANGO_SETTINGS_MODULE="config.settings",
+        ALLOWED_HOSTS="localhost",
+        SECRET_KEY="bench-" * 10,
+        **settings,
+    )
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
